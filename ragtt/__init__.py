@@ -1,0 +1,101 @@
+"""ragtt: time-travel debugging for retrieval-augmented generation.
+
+>>> import ragtt
+>>> with ragtt.Project.open("./proj", embedder=ragtt.HashEmbedder()) as proj:  # doctest: +SKIP
+...     proj.ingest(["docs/"])
+...     res = proj.query("What is the refund window?")
+...     proj.replay(res.query_id).matches_original
+True
+
+Public names are loaded on first use so that ``import ragtt`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # project and configuration
+    "Project": "ragtt.project",
+    "PipelineConfig": "ragtt.config",
+    # embedders
+    "Embedder": "ragtt.index.embedders",
+    "HashEmbedder": "ragtt.index.embedders",
+    "LiteLLMEmbedder": "ragtt.index.embedders",
+    "SentenceTransformerEmbedder": "ragtt.index.embedders",
+    # results
+    "Document": "ragtt.results",
+    "IngestReport": "ragtt.results",
+    "QueryResult": "ragtt.results",
+    "ReplayResult": "ragtt.results",
+    "RetrievedChunk": "ragtt.results",
+    "Snapshot": "ragtt.results",
+    "DiffReport": "ragtt.timetravel.diff",
+    # ingest building blocks
+    "Region": "ragtt.ingest.types",
+    "ParsedDocument": "ragtt.ingest.types",
+    "PageRoute": "ragtt.ingest.types",
+    "Block": "ragtt.ingest.types",
+    "build_chunks": "ragtt.ingest.chunk",
+    "register_loader": "ragtt.ingest.loaders",
+    # generation
+    "LiteLLMGenerator": "ragtt.generate",
+    "ExtractiveGenerator": "ragtt.generate",
+    # errors
+    "RagttError": "ragtt.errors",
+    "ConfigError": "ragtt.errors",
+    "IngestError": "ragtt.errors",
+    "NotFoundError": "ragtt.errors",
+    "ReplayError": "ragtt.errors",
+    "StoreError": "ragtt.errors",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragtt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from ragtt.config import PipelineConfig
+    from ragtt.errors import (
+        ConfigError,
+        IngestError,
+        NotFoundError,
+        RagttError,
+        ReplayError,
+        StoreError,
+    )
+    from ragtt.generate import ExtractiveGenerator, LiteLLMGenerator
+    from ragtt.index.embedders import (
+        Embedder,
+        HashEmbedder,
+        LiteLLMEmbedder,
+        SentenceTransformerEmbedder,
+    )
+    from ragtt.ingest.chunk import build_chunks
+    from ragtt.ingest.loaders import register_loader
+    from ragtt.ingest.types import Block, PageRoute, ParsedDocument, Region
+    from ragtt.project import Project
+    from ragtt.results import (
+        Document,
+        IngestReport,
+        QueryResult,
+        ReplayResult,
+        RetrievedChunk,
+        Snapshot,
+    )
+    from ragtt.timetravel.diff import DiffReport

@@ -1,0 +1,98 @@
+"""Persistent embedding cache: (embedder model id, sha256 of text) -> vector.
+
+A text is embedded once per embedder, ever: ingests, re-ingests, queries and replays all
+read through this cache, so a replay also searches with the bit-identical query vector.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt._hashing import sha256_hex
+from ragtt._sqlite import connect
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ragtt.index.embedders import Embedder
+
+__all__ = ["EmbeddingCache"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    text_sha256 TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, text_sha256)
+) WITHOUT ROWID;
+"""
+
+_BATCH = 256
+
+
+class EmbeddingCache:
+    def __init__(self, path: str | Path) -> None:
+        self._conn: Any = connect(path)
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def embed(self, embedder: Embedder, texts: list[str],
+              progress: Any = None) -> tuple[NDArray[np.float32], int, int]:
+        """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts."""
+        dim = embedder.dim
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        if not texts:
+            return out, 0, 0
+        keys = [sha256_hex(t) for t in texts]
+        positions: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            positions.setdefault(key, []).append(i)
+        found = self._lookup(embedder.model_id, list(positions))
+        for key, vector in found.items():
+            out[positions[key]] = vector
+        missing = [k for k in positions if k not in found]
+        for start in range(0, len(missing), _BATCH):
+            batch = missing[start : start + _BATCH]
+            vectors = np.asarray(embedder.embed([texts[positions[k][0]] for k in batch]), dtype=np.float32)
+            if vectors.shape != (len(batch), dim):
+                raise ValueError(
+                    f"embedder {embedder.model_id!r} returned shape {vectors.shape}; "
+                    f"expected ({len(batch)}, {dim})"
+                )
+            self._store(embedder.model_id, dim, batch, vectors)
+            for key, vector in zip(batch, vectors, strict=True):
+                out[positions[key]] = vector
+            if progress is not None:
+                progress.update(sum(len(positions[k]) for k in batch))
+        return out, len(missing), len(found)
+
+    def _lookup(self, model_id: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:
+        found: dict[str, NDArray[np.float32]] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            rows = self._conn.execute(
+                f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
+                [model_id, *batch],
+            ).fetchall()
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
+                [(model_id, k, dim, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)],
+            )
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
