@@ -1,4 +1,4 @@
-"""Loader registry: file suffix -> function that turns a file's bytes into a ParsedDocument.
+"""Loader registry: file suffix -> ``loader(data, source, options) -> ParsedDocument``.
 
 Text formats are registered here; the PDF loader registers itself from ``ragtt.ingest.pdf``.
 A loader raises ``IngestError`` with a reason a person can act on.
@@ -11,11 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ragtt.errors import IngestError
-from ragtt.ingest.types import ParsedDocument
+from ragtt.ingest.types import IngestOptions, ParsedDocument
 
 __all__ = ["Loader", "decode_text", "loader_for", "register_loader", "supported_suffixes"]
 
-Loader = Callable[[bytes, str], ParsedDocument]
+Loader = Callable[[bytes, str, IngestOptions], ParsedDocument]
 
 _LOADERS: dict[str, Loader] = {}
 # Loaders that live in modules with heavy imports register on first use.
@@ -59,7 +59,7 @@ def decode_text(data: bytes, source: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _load_text(data: bytes, source: str) -> ParsedDocument:
+def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocument:
     return ParsedDocument(source=source, markdown=decode_text(data, source))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-__all__ = ["Block", "PageRoute", "ParsedDocument", "Region", "TextChunk"]
+__all__ = ["Block", "IngestOptions", "PageRoute", "ParsedDocument", "Region", "TextChunk"]
 
 
 class Region(NamedTuple):
@@ -66,3 +66,15 @@ class TextChunk:
     char_end: int
     regions: tuple[Region, ...] = ()
     kind: str = "text"
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """How sources are read (not how they are chunked: that is PipelineConfig).
+
+    ``ocr_languages`` are Tesseract language codes joined by "+"; ``vision_model`` is a
+    litellm model that reads page images (None: no vision engine).
+    """
+
+    ocr_languages: str = "eng"
+    vision_model: str | None = None
