@@ -5,7 +5,10 @@
     ├── IngestError      a source cannot be read or parsed
     ├── NotFoundError    an unknown query id, snapshot label, version, source or chunk
     ├── ReplayError      a past run cannot be reproduced faithfully
-    └── StoreError       the event log or index is in a state ragtt cannot work with
+    ├── StoreError       the event log or index is in a state ragtt cannot work with
+    │   └── NamespaceLockedError   another maintenance run holds the namespace
+    └── ValidationError  a record or query breaks a rule of the temporal store
+        └── SupersessionError      a successor cannot replace its predecessor
 
 Messages say what was expected, what came, and what to do.
 """
@@ -15,10 +18,13 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "IngestError",
+    "NamespaceLockedError",
     "NotFoundError",
     "RagttError",
     "ReplayError",
     "StoreError",
+    "SupersessionError",
+    "ValidationError",
 ]
 
 
@@ -47,3 +53,19 @@ class ReplayError(RagttError):
 
 class StoreError(RagttError):
     """The event log or index is missing, corrupt or of an unknown schema."""
+
+
+class NamespaceLockedError(StoreError):
+    """A namespace is locked by a maintenance run (reindex) of another store or process."""
+
+
+class ValidationError(RagttError, ValueError):
+    """A record or query is invalid; ``errors`` lists every problem found, not just the first."""
+
+    def __init__(self, message: str, errors: list[str] | None = None) -> None:
+        self.errors: list[str] = list(errors) if errors else [message]
+        super().__init__(message)
+
+
+class SupersessionError(ValidationError):
+    """An assertion cannot supersede the one named by its ``supersedes_id``."""

@@ -1,0 +1,168 @@
+"""The one retrieval path, shared by live queries and replays.
+
+``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version.
+LanceDB does not order ties deterministically, so every fetch over-fetches until the tie
+group at the cut-off is complete, then sorts by (score descending, chunk_id ascending).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt.errors import ConfigError
+from ragtt.index.table import CHUNK_COLUMNS
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
+
+RRF_K = 60
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class RetrievalPlan:
+    """Everything that decides what a query retrieves: recorded in full, replayed exactly."""
+
+    mode: str
+    top_k: int
+    candidate_pool: int
+    hybrid_alpha: float
+    reranker: str
+    reranker_version: str
+    embedder_id: str
+    embedder_dim: int
+    table_name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "top_k": self.top_k, "candidate_pool": self.candidate_pool,
+            "hybrid_alpha": self.hybrid_alpha, "fusion": "rrf", "rrf_k": RRF_K,
+            "reranker": self.reranker, "reranker_version": self.reranker_version,
+            "embedder_id": self.embedder_id, "embedder_dim": self.embedder_dim,
+            "table_name": self.table_name,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetrievalPlan:
+        return cls(
+            mode=data["mode"], top_k=int(data["top_k"]), candidate_pool=int(data["candidate_pool"]),
+            hybrid_alpha=float(data["hybrid_alpha"]), reranker=data["reranker"],
+            reranker_version=data["reranker_version"], embedder_id=data["embedder_id"],
+            embedder_dim=int(data["embedder_dim"]), table_name=data["table_name"],
+        )
+
+
+@dataclass
+class Hit:
+    """One retrieved row with every score component kept beside the final score."""
+
+    row: dict[str, Any]
+    score: float
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def chunk_id(self) -> str:
+        return str(self.row["chunk_id"])
+
+
+def retrieve(view: Any, plan: RetrievalPlan, query: str,
+             query_vector: NDArray[np.float32] | None) -> list[Hit]:
+    """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
+    pool = max(plan.candidate_pool, plan.top_k)
+    if plan.mode == "vector":
+        hits = _vector(view, _need(query_vector), pool)
+    elif plan.mode == "bm25":
+        hits = _bm25(view, query, pool)
+    elif plan.mode == "hybrid":
+        hits = _fuse(_vector(view, _need(query_vector), pool), _bm25(view, query, pool), plan.hybrid_alpha)
+    else:
+        raise ConfigError(f"retrieval mode must be 'vector', 'bm25' or 'hybrid'; got {plan.mode!r}")
+    if plan.reranker != "none":
+        from ragtt.index.rerank import rerank
+
+        hits = rerank(plan.reranker, query, hits)
+    return hits[: plan.top_k]
+
+
+def _need(vector: NDArray[np.float32] | None) -> NDArray[np.float32]:
+    if vector is None:
+        raise ValueError("vector and hybrid retrieval need the query's embedding")
+    return vector
+
+
+def _ordered(hits: list[Hit]) -> list[Hit]:
+    return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
+
+
+def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
+    """Fetch at least n rows and every row tied with the n-th, however LanceDB breaks ties."""
+    limit = n + 8
+    while True:
+        rows = fetch(limit)
+        if len(rows) < limit:
+            return rows
+        scores = sorted((score_of(r) for r in rows), reverse=True)
+        if scores[n - 1] > scores[-1]:
+            return rows
+        limit *= 2
+
+
+def _vector(view: Any, vector: NDArray[np.float32], n: int) -> list[Hit]:
+    def fetch(limit: int) -> list[dict[str, Any]]:
+        return (view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
+                .distance_type("cosine").select([*CHUNK_COLUMNS, "_distance"]).limit(limit).to_arrow().to_pylist())
+
+    rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
+    hits = []
+    for row in rows:
+        similarity = 1.0 - float(row.pop("_distance"))
+        hits.append(Hit(row, similarity, {"vector": similarity}))
+    return _ordered(hits)[:n]
+
+
+def _bm25(view: Any, query: str, n: int) -> list[Hit]:
+    if not _TOKEN.search(query):
+        return []
+
+    def fetch(limit: int) -> list[dict[str, Any]]:
+        return (view.search(query, query_type="fts", fts_columns="text")
+                .select([*CHUNK_COLUMNS, "_score"]).limit(limit).to_arrow().to_pylist())
+
+    rows = _complete_fetch(fetch, n, lambda r: float(r["_score"]))
+    hits = []
+    for row in rows:
+        score = float(row.pop("_score"))
+        hits.append(Hit(row, score, {"bm25": score}))
+    return _ordered(hits)[:n]
+
+
+def _fuse(vector_hits: list[Hit], bm25_hits: list[Hit], alpha: float) -> list[Hit]:
+    """Weighted reciprocal-rank fusion: alpha weighs the vector side, 1 - alpha the BM25 side."""
+    fused: dict[str, Hit] = {}
+    for weight, hits in ((alpha, vector_hits), (1.0 - alpha, bm25_hits)):
+        for rank, hit in enumerate(hits, start=1):
+            entry = fused.setdefault(hit.chunk_id, Hit(hit.row, 0.0, {}))
+            entry.scores.update(hit.scores)
+            entry.score += weight / (RRF_K + rank)
+    for hit in fused.values():
+        hit.scores["fused"] = hit.score
+    return _ordered(list(fused.values()))
+
+
+def tokens(text: str) -> list[str]:
+    return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def lexical_overlap(query: str, text: str) -> float:
+    """Fraction of the query's distinct tokens that occur in ``text`` (0..1)."""
+    wanted = set(tokens(query))
+    if not wanted:
+        return 0.0
+    return len(wanted & set(tokens(text))) / len(wanted)

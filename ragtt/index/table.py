@@ -1,0 +1,158 @@
+"""The chunk table: a LanceDB table whose native versions are the index history.
+
+Writers go through one handle; every read of the past goes through a checked-out,
+read-only view of an exact version (cached: versions never change).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtt.errors import NotFoundError, StoreError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["CHUNK_COLUMNS", "ChunkTable", "chunk_schema", "sql_string_list"]
+
+# Everything a retrieved chunk carries; the vector travels only when asked for.
+CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
+_VIEW_CACHE = 64
+
+
+def chunk_schema(dim: int) -> pa.Schema:
+    import pyarrow as pa
+
+    region = pa.struct([("page", pa.int32()), ("x0", pa.float32()), ("y0", pa.float32()),
+                        ("x1", pa.float32()), ("y1", pa.float32())])
+    return pa.schema([
+        pa.field("chunk_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("doc_key", pa.string(), nullable=False),  # -> events.db documents (text, routes)
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("content_hash", pa.string(), nullable=False),
+        pa.field("text", pa.string(), nullable=False),
+        pa.field("char_start", pa.int64(), nullable=False),
+        pa.field("char_end", pa.int64(), nullable=False),
+        pa.field("regions", pa.list_(region)),
+        pa.field("ingest_id", pa.string(), nullable=False),
+        pa.field("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+def sql_string_list(values: list[str]) -> str:
+    """A SQL ``IN`` list with every quote doubled (source names are user data)."""
+    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+class ChunkTable:
+    """One LanceDB table of chunks; ``view(version)`` is how the past is read."""
+
+    def __init__(self, folder: str | Path, table_name: str, dim: int) -> None:
+        os.environ.setdefault("RUST_LOG", "error")
+        import lancedb
+
+        self.folder = Path(folder)
+        self.table_name = table_name
+        self.dim = dim
+        self._db = lancedb.connect(str(self.folder))
+        self._views: OrderedDict[int, Any] = OrderedDict()
+        self.created_versions: list[int] = []
+        if table_name in self._db.list_tables().tables:
+            self._table = self._db.open_table(table_name)
+            self._check_dim()
+        else:
+            self._table = self._create()
+
+    def _create(self) -> Any:
+        from lancedb.index import FTS
+
+        table = self._db.create_table(self.table_name, schema=chunk_schema(self.dim))
+        self.created_versions.append(table.version)
+        # Full-text search fails at any version older than its index: build it before any row.
+        table.create_index("text", config=FTS(with_position=False))
+        self.created_versions.append(table.version)
+        return table
+
+    def _check_dim(self) -> None:
+        field = self._table.schema.field("vector")
+        dim = field.type.list_size
+        if dim != self.dim:
+            from ragtt.errors import ConfigError
+
+            raise ConfigError(
+                f"the index at {self.folder} holds {dim}-dimensional vectors but the embedder makes "
+                f"{self.dim}; open the project with its original embedder, or re-embed it with "
+                "proj.reembed(new_embedder)"
+            )
+
+    # -- versions ---------------------------------------------------------------------------
+
+    def latest_version(self) -> int:
+        self._table.checkout_latest()  # another process may have written since
+        return int(self._table.version)
+
+    def view(self, version: int) -> Any:
+        """A read-only handle checked out at ``version`` (cached; never write to it)."""
+        cached = self._views.get(version)
+        if cached is not None:
+            self._views.move_to_end(version)
+            return cached
+        handle = self._db.open_table(self.table_name)
+        try:
+            handle.checkout(version)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise NotFoundError(
+                f"index version {version} does not exist in table {self.table_name!r} "
+                f"(latest is {self.latest_version()})"
+            ) from exc
+        self._views[version] = handle
+        if len(self._views) > _VIEW_CACHE:
+            self._views.popitem(last=False)
+        return handle
+
+    def tag(self, label: str, version: int) -> None:
+        try:
+            self._table.tags.create(label, version)
+        except (RuntimeError, ValueError, OSError) as exc:
+            message = str(exc)
+            if "already exists" in message:
+                raise StoreError(f"a snapshot labelled {label!r} already exists; pick another label") from None
+            raise StoreError(f"cannot tag version {version} as {label!r}: {message}") from None
+
+    def tags(self) -> dict[str, int]:
+        return {name: int(info["version"]) for name, info in self._table.tags.list().items()}
+
+    # -- writes (each is exactly one new version) ------------------------------------------------
+
+    def replace_sources(self, rows: pa.Table, sources: list[str]) -> int:
+        """Make ``rows`` the chunks of ``sources`` in ONE version: kept chunk ids keep their id
+        (their charspan and document pointer are refreshed: the passage may have moved), new
+        ones are inserted, stale ones of these sources are deleted, other sources untouched."""
+        self._table.checkout_latest()
+        where = f"source IN ({sql_string_list(sources)})"
+        (self._table.merge_insert("chunk_id")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .when_not_matched_by_source_delete(where)
+            .execute(rows))
+        return int(self._table.version)
+
+    def delete_sources(self, sources: list[str]) -> int:
+        self._table.checkout_latest()
+        self._table.delete(f"source IN ({sql_string_list(sources)})")
+        return int(self._table.version)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def scan(self, version: int, columns: list[str], where: str | None = None) -> pa.Table:
+        query = self.view(version).search().select(columns)
+        if where:
+            query = query.where(where)
+        return query.limit(None).to_arrow()
+
+    def count(self, version: int) -> int:
+        return int(self.view(version).count_rows())

@@ -1,0 +1,356 @@
+"""``Project``: one folder = ``events.db`` + ``embeddings.db`` + ``lancedb/`` (+ ``assertions.db``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtt._hashing import time_ordered_id
+from ragtt.config import PipelineConfig
+from ragtt.errors import ConfigError, NotFoundError, ReplayError
+from ragtt.events.store import Event, EventStore, format_ts, utc_now
+from ragtt.generate import ExtractiveGenerator, Generator, LiteLLMGenerator
+from ragtt.index.cache import EmbeddingCache
+from ragtt.index.embedders import Embedder, SentenceTransformerEmbedder, check_embedder, embedder_for_model_id
+from ragtt.index.rerank import reranker_version
+from ragtt.index.retrieve import RetrievalPlan
+from ragtt.index.table import ChunkTable, sql_string_list
+from ragtt.ingest.types import IngestOptions
+from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, Snapshot
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ragtt.timetravel.diff import DiffReport
+
+__all__ = ["At", "Project"]
+
+At = int | str | datetime
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class Project:
+    """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
+
+    def __init__(self, path: Path, config: PipelineConfig, embedder: Embedder, generator: Generator,
+                 ingest_options: IngestOptions, events: EventStore, progress: bool) -> None:
+        self.path = path
+        self.config = config
+        self.embedder = embedder
+        self.ingest_options = ingest_options
+        self.progress = progress
+        self._generator = generator
+        self._events = events
+        self._cache = EmbeddingCache(path / "embeddings.db")
+        self._table = ChunkTable(path / "lancedb", config.table_name, embedder.dim)
+        self._assertions: Any = None
+        if self._table.created_versions:
+            now = utc_now()
+            with events.transaction() as conn:
+                for v in self._table.created_versions:
+                    self._record_version(conn, v, "create", now)
+
+    @classmethod
+    def open(cls, path: str | Path, config: PipelineConfig | None = None, embedder: Embedder | None = None,
+             *, generator: Generator | None = None, ingest_options: IngestOptions | None = None,
+             progress: bool = True) -> Project:
+        """Open (or create) the project in ``path``.
+
+        ``config`` None reuses the project's last config (or the defaults); ``embedder`` None
+        rebuilds the one the project was built with (or the config's default model).
+        """
+        path = Path(path).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        events = EventStore(path / "events.db")
+        try:
+            stored = events.get_meta("config")
+            if config is None:
+                config = PipelineConfig.from_dict(json.loads(stored)) if stored else PipelineConfig()
+            elif not isinstance(config, PipelineConfig):
+                raise ConfigError(f"config must be a ragtt.PipelineConfig; got {type(config).__name__}")
+            embedder = _resolve_embedder(events, config, embedder)
+            if generator is None:
+                generator = LiteLLMGenerator(config.model) if config.model else ExtractiveGenerator()
+            with events.transaction() as conn:
+                events.set_meta("config", json.dumps(config.to_dict()), conn)
+                events.set_meta("embedder_id", embedder.model_id, conn)
+                events.set_meta("embedder_dim", str(embedder.dim), conn)
+                conn.execute("INSERT OR IGNORE INTO configs (config_id, config, created_at) VALUES (?, ?, ?)",
+                             (config.config_id, json.dumps(config.to_dict()), format_ts(utc_now())))
+            return cls(path, config, embedder, generator, ingest_options or IngestOptions(), events, progress)
+        except BaseException:
+            events.close()
+            raise
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        if self._assertions is not None:
+            self._assertions.close()
+            self._assertions = None
+        self._cache.close()
+        self._events.close()
+
+    def __enter__(self) -> Project:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"Project({str(self.path)!r}, v{self._table.latest_version()}, embedder={self.embedder.model_id}, "
+                f"config={self.config.config_id})")
+
+    @property
+    def events(self) -> EventStore:
+        return self._events
+
+    @property
+    def assertions(self) -> Any:
+        """The project's temporal assertion store (``assertions.db``), opened on first use."""
+        if self._assertions is None:
+            from ragtt.temporal import AssertionStore
+
+            self._assertions = AssertionStore.open(self.path / "assertions.db", embedder=self.embedder)
+        return self._assertions
+
+    # -- ingest ------------------------------------------------------------------------------
+
+    def ingest(self, paths: Iterable[str | Path] | str | Path) -> IngestReport:
+        """Ingest files and folders (a folder's files are named by their path inside it)."""
+        from ragtt.ingest.pipeline import collect_paths, run_ingest
+
+        items, failed = collect_paths(paths)
+        return run_ingest(self, items, failed)
+
+    def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
+        """Ingest in-memory sources: ``{source name: text}``."""
+        from ragtt.ingest.pipeline import SourceItem, run_ingest
+
+        if not isinstance(texts, dict):
+            raise TypeError(f"ingest_texts takes a dict of source name -> text; got {type(texts).__name__}")
+        items, failed = [], []
+        for source, text in texts.items():
+            if not isinstance(source, str) or not source or not isinstance(text, str):
+                failed.append((str(source), "source must be a non-empty str and its text a str"))
+            else:
+                items.append(SourceItem(source, data=text.encode("utf-8")))
+        return run_ingest(self, items, failed)
+
+    def remove(self, source: str) -> int:
+        """Remove a source's chunks (one new version); returns that version."""
+        from ragtt._hashing import doc_id_for
+
+        version = self._table.latest_version()
+        found = self._table.scan(version, ["chunk_id"], where=f"source IN ({sql_string_list([source])})")
+        if found.num_rows == 0:
+            raise NotFoundError(f"source {source!r} is not in the index (see proj.chunks()['source'].unique())")
+        new_version = self._table.delete_sources([source])
+        now = utc_now()
+        with self._events.transaction() as conn:
+            self._record_version(conn, new_version, "remove", now)
+            self._events.append_many([Event("document.removed", {
+                "doc_id": doc_id_for(source), "source": source,
+                "chunk_ids_removed": sorted(found.column("chunk_id").to_pylist()),
+            }, index_version=new_version, doc_id=doc_id_for(source), ts=now)], conn=conn)
+        return new_version
+
+    # -- query, replay, diff -----------------------------------------------------------------
+
+    def plan(self, *, top_k: int | None = None, mode: str | None = None) -> RetrievalPlan:
+        """The retrieval plan a live query would run now."""
+        config = self.config.replace(**{k: v for k, v in (("top_k", top_k), ("retrieval_mode", mode)) if v})
+        return RetrievalPlan(
+            mode=config.retrieval_mode, top_k=config.top_k,
+            candidate_pool=config.resolved_candidate_pool(config.top_k), hybrid_alpha=config.hybrid_alpha,
+            reranker=config.reranker, reranker_version=reranker_version(config.reranker),
+            embedder_id=self.embedder.model_id, embedder_dim=self.embedder.dim, table_name=config.table_name,
+        )
+
+    def query(self, text: str, *, top_k: int | None = None, mode: str | None = None,
+              generate: bool = True) -> QueryResult:
+        """Retrieve (and answer) at the latest index version; every step is logged."""
+        from ragtt.timetravel.run import execute, record
+
+        if not isinstance(text, str):
+            raise TypeError(f"query text must be a str; got {type(text).__name__}")
+        query_id = time_ordered_id()
+        run = execute(self, text, self.plan(top_k=top_k, mode=mode), self._table.latest_version(),
+                      generate=generate)
+        record(self, run, query_id, prefix="", config_id=self.config.config_id, extra={})
+        gen = run.generation
+        return QueryResult(query_id, text, run.index_version, self.config.config_id, run.chunks,
+                           gen.answer if gen else None, gen.model if gen else None, run.latency_ms)
+
+    def replay(self, query_id: str, *, generate: bool = False) -> ReplayResult:
+        """Re-run a logged query against the exact version and plan it ran with."""
+        from ragtt.timetravel.replay import replay
+
+        return replay(self, query_id, generate=generate)
+
+    def replay_text(self, text: str, at: At, *, top_k: int | None = None, mode: str | None = None,
+                    generate: bool = False) -> ReplayResult:
+        """Run ``text`` against the index as it was ``at`` (version, snapshot label or datetime)."""
+        from ragtt.timetravel.replay import replay_text
+
+        return replay_text(self, text, self.resolve_version(at), self.plan(top_k=top_k, mode=mode),
+                           generate=generate, at=at)
+
+    def diff(self, left_id: str, right_id: str) -> DiffReport:
+        from ragtt.timetravel.diff import diff_runs
+
+        return diff_runs(self, left_id, right_id)
+
+    # -- snapshots and versions ----------------------------------------------------------------
+
+    def snapshot(self, label: str) -> Snapshot:
+        """Tag the latest version as ``label`` (letters, digits, '.', '-', '_')."""
+        if not isinstance(label, str) or not _LABEL.match(label) or label.isdigit():
+            raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); "
+                              f"got {label!r}")
+        version = self._table.latest_version()
+        self._table.tag(label, version)
+        sources = self._table.scan(version, ["source"]).column("source")
+        snap = Snapshot(time_ordered_id(), label, version, utc_now(), len(set(sources.to_pylist())),
+                        len(sources))
+        self._events.append(Event("index.snapshot_taken", {
+            "snapshot_id": snap.snapshot_id, "label": label, "doc_count": snap.doc_count,
+            "chunk_count": snap.chunk_count,
+        }, index_version=version, ts=snap.created_at))
+        return snap
+
+    def snapshots(self) -> list[Snapshot]:
+        return [Snapshot(e.payload["snapshot_id"], e.payload["label"], int(e.index_version or 0), e.ts,
+                         e.payload["doc_count"], e.payload["chunk_count"])
+                for e in self._events.query(types="index.snapshot_taken")]
+
+    def _maybe_auto_snapshot(self, documents: int) -> None:
+        last = self._events.last("index.snapshot_taken")
+        since = self._events.query(types="document.ingested", since=last.ts if last else None)
+        if len(since) >= self.config.auto_snapshot_every:
+            self.snapshot(f"auto-v{self._table.latest_version()}")
+
+    @property
+    def version(self) -> int:
+        """The latest index version."""
+        return self._table.latest_version()
+
+    def resolve_version(self, at: At) -> int:
+        """A version number from a version, a snapshot label, or a datetime (latest at or before)."""
+        if isinstance(at, bool):
+            raise TypeError("at must be a version int, a snapshot label or a datetime; got a bool")
+        if isinstance(at, int):
+            latest = self._table.latest_version()
+            if not 1 <= at <= latest:
+                raise NotFoundError(f"index version {at} does not exist (versions are 1..{latest})")
+            return at
+        if isinstance(at, datetime):
+            if at.tzinfo is None:
+                raise ConfigError(f"at must be a timezone-aware datetime (e.g. UTC); got naive {at}")
+            row = self._events.connection.execute(
+                "SELECT MAX(version) FROM index_versions WHERE table_name = ? AND committed_at <= ?",
+                (self.config.table_name, format_ts(at))).fetchone()
+            if row is None or row[0] is None:
+                raise NotFoundError(f"the index did not exist yet at {at.isoformat()}")
+            return int(row[0])
+        if isinstance(at, str):
+            tags = self._table.tags()
+            if at in tags:
+                return tags[at]
+            if at.isdigit():
+                return self.resolve_version(int(at))
+            try:
+                parsed = datetime.fromisoformat(at.replace("Z", "+00:00"))
+            except ValueError:
+                raise NotFoundError(
+                    f"no snapshot labelled {at!r} (known: {', '.join(sorted(tags)) or 'none'}); "
+                    "at may also be a version number or an ISO datetime") from None
+            return self.resolve_version(parsed if parsed.tzinfo else parsed.replace(tzinfo=utc_now().tzinfo))
+        raise TypeError(f"at must be a version int, a snapshot label or a datetime; got {type(at).__name__}")
+
+    def versions(self) -> pl.DataFrame:
+        """Every table version with when it was committed and by which operation."""
+        import polars as pl
+
+        rows = self._events.connection.execute(
+            "SELECT version, committed_at, operation FROM index_versions WHERE table_name = ? ORDER BY version",
+            (self.config.table_name,)).fetchall()
+        frame = pl.DataFrame(rows, schema={"version": pl.Int64, "committed_at": pl.String,
+                                           "operation": pl.String}, orient="row")
+        return frame.with_columns(pl.col("committed_at").str.strptime(pl.Datetime("us", "UTC"),
+                                                                      "%Y-%m-%dT%H:%M:%S%.fZ"))
+
+    def _record_version(self, conn: Any, version: int, operation: str, ts: datetime) -> None:
+        conn.execute("INSERT OR IGNORE INTO index_versions (table_name, version, committed_at, operation) "
+                     "VALUES (?, ?, ?, ?)", (self.config.table_name, version, format_ts(ts), operation))
+
+    # -- inspection ----------------------------------------------------------------------------
+
+    def chunks(self, at: At | None = None, source: str | None = None) -> pl.DataFrame:
+        import polars as pl
+
+        version = self._table.latest_version() if at is None else self.resolve_version(at)
+        where = f"source IN ({sql_string_list([source])})" if source is not None else None
+        cols = ["chunk_id", "doc_id", "source", "text", "char_start", "char_end", "regions"]
+        frame = pl.from_arrow(self._table.scan(version, cols, where=where))
+        assert isinstance(frame, pl.DataFrame)
+        return frame.with_columns(pl.lit(version, dtype=pl.Int64).alias("index_version")).sort(
+            ["source", "char_start", "chunk_id"])
+
+    def document(self, source: str, at: At | None = None) -> Document:
+        from ragtt.ingest.types import PageRoute
+
+        version = self._table.latest_version() if at is None else self.resolve_version(at)
+        found = self._table.scan(version, ["doc_key"], where=f"source IN ({sql_string_list([source])})")
+        if found.num_rows == 0:
+            raise NotFoundError(f"source {source!r} is not in the index at version {version}")
+        doc_key = found.column("doc_key")[0].as_py()
+        row = self._events.connection.execute(
+            "SELECT doc_id, source, content_hash, text, routes FROM documents WHERE doc_key = ?",
+            (doc_key,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"the parsed text of {source!r} (document {doc_key}) is missing from events.db")
+        routes = [PageRoute.from_dict(r) for r in json.loads(row[4])]
+        return Document(row[0], row[1], row[2], row[3], routes)
+
+    def trace(self, query_id: str) -> pl.DataFrame:
+        """Every event of one query or replay, in order."""
+        frame = self._events.frame(query_id=query_id)
+        if frame.is_empty():
+            raise NotFoundError(f"no events for query id {query_id!r}")
+        return frame
+
+    # -- internal checks ---------------------------------------------------------------------
+
+    def _check_plan_embedder(self, plan: RetrievalPlan) -> None:
+        if plan.embedder_id != self.embedder.model_id or plan.embedder_dim != self.embedder.dim:
+            raise ReplayError(
+                f"this run searched with embedder {plan.embedder_id} ({plan.embedder_dim} dims) but the project "
+                f"is open with {self.embedder.model_id} ({self.embedder.dim} dims); reopen it with the "
+                "original embedder to replay"
+            )
+
+
+def _resolve_embedder(events: EventStore, config: PipelineConfig, embedder: Embedder | None) -> Embedder:
+    stored_id, stored_dim = events.get_meta("embedder_id"), events.get_meta("embedder_dim")
+    if embedder is None:
+        if stored_id and stored_dim:
+            rebuilt = embedder_for_model_id(stored_id, int(stored_dim))
+            if rebuilt is None:
+                raise ConfigError(
+                    f"this project was built with embedder {stored_id!r}, which ragtt cannot rebuild by "
+                    "itself; pass embedder=... to Project.open")
+            return rebuilt
+        return SentenceTransformerEmbedder(config.embedder_model)
+    embedder = check_embedder(embedder)
+    if stored_id and (stored_id != embedder.model_id or int(stored_dim or 0) != embedder.dim):
+        raise ConfigError(
+            f"this project's index was embedded with {stored_id} ({stored_dim} dims), not "
+            f"{embedder.model_id} ({embedder.dim} dims); open it with the original embedder, or switch "
+            "embedders with proj.reembed(new_embedder)")
+    return embedder
+

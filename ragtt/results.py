@@ -1,0 +1,183 @@
+"""Result objects: frozen, with ``to_dict()``, a readable repr and escaped HTML reprs."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ragtt._html import STYLE, esc, table
+from ragtt.ingest.types import PageRoute, Region
+
+__all__ = ["Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot"]
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Region):
+        return value._asdict()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class _Result:
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(self)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class RetrievedChunk(_Result):
+    chunk_id: str
+    doc_id: str
+    source: str
+    text: str
+    rank: int
+    score: float
+    scores: dict[str, float]
+    charspan: tuple[int, int]
+    regions: list[Region] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        preview = self.text[:60].replace("\n", " ")
+        return f"RetrievedChunk(#{self.rank} {self.score:.4f} {self.source} {self.chunk_id[:10]} {preview!r})"
+
+
+def _chunks_html(chunks: list[RetrievedChunk]) -> str:
+    return table(
+        ["rank", "score", "source", "chunk", "text"],
+        [(c.rank, f"{c.score:.4f}", c.source, c.chunk_id[:10], esc(c.text, 240)) for c in chunks],
+        raw_columns=frozenset({4}),
+    )
+
+
+@dataclass(frozen=True)
+class QueryResult(_Result):
+    query_id: str
+    text: str
+    index_version: int
+    config_id: str
+    chunks: list[RetrievedChunk]
+    answer: str | None
+    model: str | None
+    latency_ms: float
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return [c.chunk_id for c in self.chunks]
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}({self.query_id} @ v{self.index_version}, {self.latency_ms:.1f} ms) "
+                 f"{self.text!r}"]
+        lines += [f"  {c!r}" for c in self.chunks]
+        if self.answer is not None:
+            lines.append(f"  answer [{self.model}]: {self.answer[:200]!r}")
+        return "\n".join(lines)
+
+    def _header_html(self) -> str:
+        return (f"<b>{esc(type(self).__name__)}</b> <code>{esc(self.query_id)}</code> at index version "
+                f"<b>{self.index_version}</b>, {self.latency_ms:.1f} ms<br><i>{esc(self.text)}</i>")
+
+    def _repr_html_(self) -> str:
+        answer = ""
+        if self.answer is not None:
+            answer = f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span><pre>{esc(self.answer)}</pre></div>"
+        return f"{STYLE}<div class='ragtt-r'>{self._header_html()}{_chunks_html(self.chunks)}{answer}</div>"
+
+
+@dataclass(frozen=True)
+class ReplayResult(QueryResult):
+    original_query_id: str = ""
+    matches_original: bool = False
+
+    def _header_html(self) -> str:
+        verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
+        return (super()._header_html()
+                + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>")
+
+
+@dataclass(frozen=True)
+class IngestReport(_Result):
+    documents_added: list[str]
+    documents_updated: list[str]
+    documents_unchanged: list[str]
+    failed: list[tuple[str, str]]
+    chunks_added: int
+    chunks_removed: int
+    chunks_kept: int
+    embeddings_computed: int
+    embeddings_reused: int
+    index_version_before: int
+    index_version_after: int
+    elapsed_s: float
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def summary(self) -> str:
+        return (f"{len(self.documents_added)} added, {len(self.documents_updated)} updated, "
+                f"{len(self.documents_unchanged)} unchanged, {len(self.failed)} failed; chunks "
+                f"+{self.chunks_added} -{self.chunks_removed} ={self.chunks_kept}; embedded "
+                f"{self.embeddings_computed} (reused {self.embeddings_reused}); index v"
+                f"{self.index_version_before} -> v{self.index_version_after} in {self.elapsed_s:.2f} s")
+
+    def __repr__(self) -> str:
+        lines = [f"IngestReport({self.summary()})"]
+        lines += [f"  FAILED {s}: {r}" for s, r in self.failed]
+        lines += [f"  WARNING {s}: {w}" for s, w in self.warnings]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[str, str, str]] = []
+        for status, names in (("added", self.documents_added), ("updated", self.documents_updated),
+                              ("unchanged", self.documents_unchanged)):
+            rows += [(status, n, "") for n in names]
+        rows += [("FAILED", s, r) for s, r in self.failed]
+        rows += [("warning", s, w) for s, w in self.warnings]
+        return (f"{STYLE}<div class='ragtt-r'><b>IngestReport</b> {esc(self.summary())}"
+                f"{table(['status', 'source', 'detail'], rows)}</div>")
+
+
+@dataclass(frozen=True)
+class Snapshot(_Result):
+    snapshot_id: str
+    label: str
+    index_version: int
+    created_at: datetime
+    doc_count: int
+    chunk_count: int
+
+    def __repr__(self) -> str:
+        return (f"Snapshot({self.label!r} = v{self.index_version}, {self.doc_count} docs, "
+                f"{self.chunk_count} chunks, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)")
+
+    def _repr_html_(self) -> str:
+        return snapshots_html([self])
+
+
+def snapshots_html(snapshots: list[Snapshot]) -> str:
+    rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, f"{s.created_at:%Y-%m-%d %H:%M:%S}")
+            for s in snapshots]
+    return (f"{STYLE}<div class='ragtt-r'>"
+            f"{table(['label', 'version', 'documents', 'chunks', 'created (UTC)'], rows)}</div>")
+
+
+@dataclass(frozen=True)
+class Document(_Result):
+    doc_id: str
+    source: str
+    content_hash: str
+    text: str
+    routes: list[PageRoute] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (f"Document({self.source!r}, {len(self.text)} chars, {len(self.routes)} routed pages, "
+                f"sha256 {self.content_hash[:12]})")

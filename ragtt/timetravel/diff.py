@@ -1,0 +1,214 @@
+"""Diff two runs (queries or replays): what entered, left and moved in the top-k, and why it matters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt._html import STYLE, esc, table
+from ragtt.index.retrieve import tokens
+from ragtt.index.table import sql_string_list
+from ragtt.results import _Result
+
+if TYPE_CHECKING:
+    from ragtt.project import Project
+    from ragtt.timetravel.run import LoggedRun
+
+__all__ = ["DiffChunk", "DiffReport", "KeptChunk", "diff_runs", "jaccard", "rank_biased_overlap"]
+
+RBO_P = 0.9
+
+
+@dataclass(frozen=True)
+class DiffChunk(_Result):
+    """A chunk in only one of the two runs."""
+
+    chunk_id: str
+    source: str
+    rank: int
+    score: float
+    text: str
+
+
+@dataclass(frozen=True)
+class KeptChunk(_Result):
+    """A chunk in both runs, with how it moved."""
+
+    chunk_id: str
+    source: str
+    rank_before: int
+    rank_after: int
+    score_before: float
+    score_after: float
+    score_delta: float
+    text: str
+
+
+@dataclass(frozen=True)
+class DiffReport(_Result):
+    left_id: str
+    right_id: str
+    left_query: str
+    right_query: str
+    left_version: int
+    right_version: int
+    added: list[DiffChunk]
+    removed: list[DiffChunk]
+    kept: list[KeptChunk]
+    rbo: float
+    jaccard: float
+    answer_similarity: dict[str, float] | None
+    left_answer: str | None
+    right_answer: str | None
+    latency_delta_ms: float | None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.added and not self.removed and all(k.rank_before == k.rank_after for k in self.kept)
+
+    def to_text(self) -> str:
+        lines = [
+            f"diff {self.left_id} (v{self.left_version}) -> {self.right_id} (v{self.right_version})",
+            f"  query: {self.left_query!r}" + ("" if self.left_query == self.right_query
+                                                else f" -> {self.right_query!r}"),
+            f"  overlap: RBO {self.rbo:.3f}, Jaccard {self.jaccard:.3f}; +{len(self.added)} "
+            f"-{len(self.removed)} ={len(self.kept)}",
+        ]
+        for c in self.removed:
+            lines.append(f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)}")
+        for c in self.added:
+            lines.append(f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)}")
+        for k in self.kept:
+            lines.append(f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
+                         f"{k.score_delta:+.4f} {_preview(k.text)}")
+        if self.answer_similarity is not None:
+            lines.append(f"  answer similarity: cosine {self.answer_similarity['embedding_cosine']:.3f}, "
+                         f"token Jaccard {self.answer_similarity['token_jaccard']:.3f}")
+        if self.latency_delta_ms is not None:
+            lines.append(f"  latency delta: {self.latency_delta_ms:+.1f} ms")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"DiffReport(+{len(self.added)} -{len(self.removed)} ={len(self.kept)}, RBO {self.rbo:.3f})"
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        rows: list[tuple[Any, ...]] = []
+        for c in self.removed:
+            rows.append(("<span class='rem'>removed</span>", f"#{c.rank}", "", c.source, f"{c.score:.4f}",
+                         esc(c.text, 200)))
+        for c in self.added:
+            rows.append(("<span class='add'>added</span>", "", f"#{c.rank}", c.source, f"{c.score:.4f}",
+                         esc(c.text, 200)))
+        for k in self.kept:
+            rows.append(("kept", f"#{k.rank_before}", f"#{k.rank_after}", k.source, f"{k.score_delta:+.4f}",
+                         esc(k.text, 200)))
+        answers = ""
+        if self.left_answer is not None or self.right_answer is not None:
+            answers = table(["then", "now"], [(f"<pre>{esc(self.left_answer)}</pre>",
+                                               f"<pre>{esc(self.right_answer)}</pre>")],
+                            raw_columns=frozenset({0, 1}))
+        return (f"{STYLE}<div class='ragtt-r'><b>Diff</b> <code>{esc(self.left_id)}</code> (v{self.left_version})"
+                f" &rarr; <code>{esc(self.right_id)}</code> (v{self.right_version}): RBO {self.rbo:.3f}, "
+                f"Jaccard {self.jaccard:.3f}<br><i>{esc(self.left_query)}</i>"
+                + table(["change", "then", "now", "source", "score / delta", "text"], rows,
+                        raw_columns=frozenset({0, 5})) + answers + "</div>")
+
+    def to_html(self) -> str:
+        """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
+        return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt diff</title></head><body>"
+                + self._repr_html_() + f"<pre>{esc(self.to_text())}</pre></body></html>")
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat[:70] + ("…" if len(flat) > 70 else ""))
+
+
+def jaccard(a: list[str] | set[str], b: list[str] | set[str]) -> float:
+    sa, sb = set(a), set(b)
+    return 1.0 if not sa and not sb else len(sa & sb) / len(sa | sb)
+
+
+def rank_biased_overlap(left: list[str], right: list[str], p: float = RBO_P) -> float:
+    """Extrapolated rank-biased overlap (Webber et al. 2010, eq. 32) for lists of any length."""
+    if not left and not right:
+        return 1.0
+    if not left or not right:
+        return 0.0
+    short, long_ = (left, right) if len(left) <= len(right) else (right, left)
+    s, l_ = len(short), len(long_)
+    seen_s: set[str] = set()
+    seen_l: set[str] = set()
+    overlap = 0
+    x = [0] * (l_ + 1)
+    for d in range(1, l_ + 1):
+        item_l = long_[d - 1]
+        if d <= s:
+            item_s = short[d - 1]
+            if item_s == item_l:
+                overlap += 1
+            else:
+                overlap += (item_s in seen_l) + (item_l in seen_s)
+            seen_s.add(item_s)
+        elif item_l in seen_s:
+            overlap += 1
+        seen_l.add(item_l)
+        x[d] = overlap
+    total = sum(x[d] / d * p**d for d in range(1, l_ + 1))
+    total += sum(x[s] * (d - s) / (s * d) * p**d for d in range(s + 1, l_ + 1))
+    return float((1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p**l_)
+
+
+def diff_runs(proj: Project, left_id: str, right_id: str) -> DiffReport:
+    from ragtt.timetravel.run import load_run
+
+    left, right = load_run(proj, left_id), load_run(proj, right_id)
+    texts = {**_texts(proj, left), **_texts(proj, right)}
+    lmap = {c["chunk_id"]: c for c in left.chunks}
+    rmap = {c["chunk_id"]: c for c in right.chunks}
+    removed = [DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
+               for c in left.chunks if c["chunk_id"] not in rmap]
+    added = [DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
+             for c in right.chunks if c["chunk_id"] not in lmap]
+    kept = [KeptChunk(cid, c["source"], c["rank"], rmap[cid]["rank"], c["score"], rmap[cid]["score"],
+                      rmap[cid]["score"] - c["score"], texts.get(cid, ""))
+            for cid, c in lmap.items() if cid in rmap]
+    notes = []
+    if left.plan != right.plan:
+        changed = sorted(k for k, v in left.plan.to_dict().items() if right.plan.to_dict().get(k) != v)
+        notes.append(f"the two runs used different retrieval settings: {', '.join(changed)}")
+    left_ids, right_ids = [c["chunk_id"] for c in left.chunks], [c["chunk_id"] for c in right.chunks]
+    latency = (right.latency_ms - left.latency_ms
+               if left.latency_ms is not None and right.latency_ms is not None else None)
+    return DiffReport(
+        left_id=left_id, right_id=right_id, left_query=left.query, right_query=right.query,
+        left_version=left.index_version, right_version=right.index_version, added=added, removed=removed,
+        kept=kept, rbo=rank_biased_overlap(left_ids, right_ids), jaccard=jaccard(left_ids, right_ids),
+        answer_similarity=_answer_similarity(proj, left.answer, right.answer), left_answer=left.answer,
+        right_answer=right.answer, latency_delta_ms=latency, notes=notes,
+    )
+
+
+def _texts(proj: Project, run: LoggedRun) -> dict[str, str]:
+    ids = [c["chunk_id"] for c in run.chunks]
+    if not ids:
+        return {}
+    rows = proj._table.scan(run.index_version, ["chunk_id", "text"],
+                            where=f"chunk_id IN ({sql_string_list(ids)})").to_pylist()
+    return {r["chunk_id"]: r["text"] for r in rows}
+
+
+def _answer_similarity(proj: Project, left: str | None, right: str | None) -> dict[str, float] | None:
+    if left is None or right is None:
+        return None
+    vectors = proj._cache.embed(proj.embedder, [left, right])[0]
+    norms = np.linalg.norm(vectors, axis=1)
+    cosine = float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) if norms.all() else 0.0
+    return {"embedding_cosine": cosine, "token_jaccard": jaccard(tokens(left), tokens(right))}

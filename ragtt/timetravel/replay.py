@@ -1,0 +1,58 @@
+"""Replay: a logged query re-run against the exact version and plan it recorded."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragtt._hashing import time_ordered_id
+from ragtt.errors import ReplayError
+from ragtt.results import ReplayResult, RetrievedChunk
+from ragtt.timetravel.run import Run, execute, load_run, record
+
+if TYPE_CHECKING:
+    from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.project import Project
+
+__all__ = ["SCORE_TOLERANCE", "replay", "replay_text", "same_retrieval"]
+
+SCORE_TOLERANCE = 1e-6
+
+
+def replay(proj: Project, query_id: str, *, generate: bool = False) -> ReplayResult:
+    original = load_run(proj, query_id)
+    if original.plan.table_name != proj.config.table_name:
+        raise ReplayError(
+            f"query {query_id} searched table {original.plan.table_name!r}; this project is open on "
+            f"{proj.config.table_name!r}. Reopen it with PipelineConfig(table_name="
+            f"{original.plan.table_name!r}) to replay it")
+    # Never the live index: the version and plan are the recorded ones, or nothing.
+    run = execute(proj, original.query, original.plan, original.index_version, generate=generate)
+    matches = same_retrieval(original.chunks, run.chunks)
+    return _finish(proj, run, original_query_id=query_id, matches=matches, config_id=original.config_id,
+                   extra={"original_query_id": query_id, "matches_original": matches})
+
+
+def replay_text(proj: Project, text: str, version: int, plan: RetrievalPlan, *, generate: bool,
+                at: Any) -> ReplayResult:
+    run = execute(proj, text, plan, version, generate=generate)
+    return _finish(proj, run, original_query_id="", matches=False, config_id=proj.config.config_id,
+                   extra={"original_query_id": None, "at": str(at)})
+
+
+def same_retrieval(logged: list[dict[str, Any]], chunks: list[RetrievedChunk]) -> bool:
+    """Same chunk ids in the same order with scores equal to SCORE_TOLERANCE."""
+    if [c["chunk_id"] for c in logged] != [c.chunk_id for c in chunks]:
+        return False
+    return all(abs(float(a["score"]) - b.score) <= SCORE_TOLERANCE for a, b in zip(logged, chunks, strict=True))
+
+
+def _finish(proj: Project, run: Run, *, original_query_id: str, matches: bool, config_id: str,
+            extra: dict[str, Any]) -> ReplayResult:
+    replay_id = time_ordered_id()
+    record(proj, run, replay_id, prefix="replay.", config_id=config_id, extra=extra)
+    gen = run.generation
+    return ReplayResult(
+        query_id=replay_id, text=run.query, index_version=run.index_version, config_id=config_id,
+        chunks=run.chunks, answer=gen.answer if gen else None, model=gen.model if gen else None,
+        latency_ms=run.latency_ms, original_query_id=original_query_id, matches_original=matches,
+    )
