@@ -120,12 +120,23 @@ class Project:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def ingest(self, paths: Iterable[str | Path] | str | Path) -> IngestReport:
-        """Ingest files and folders (a folder's files are named by their path inside it)."""
+    def ingest(self, paths: Iterable[str | Path] | str | Path, *, prune: bool | None = None) -> IngestReport:
+        """Ingest files and folders in one index version; a folder's files are named by their
+        path inside it.
+
+        A folder is a corpus: when only folders are given, the index is made to mirror them,
+        so a file deleted or renamed since the last ingest leaves the index (``prune=None``,
+        the default). ``prune=False`` only adds and updates; ``prune=True`` always mirrors.
+        """
         from ragtt.ingest.pipeline import collect_paths, run_ingest
 
-        items, failed = collect_paths(paths)
-        return run_ingest(self, items, failed)
+        listed = [paths] if isinstance(paths, str | Path) else list(paths)
+        items, failed = collect_paths(listed)
+        if prune is None:
+            prune = bool(listed) and all(Path(p).expanduser().is_dir() for p in listed)
+        if prune and failed:
+            prune = False  # a path that could not be listed must not empty the index
+        return run_ingest(self, items, failed, prune=prune)
 
     def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
         """Ingest in-memory sources: ``{source name: text}``."""

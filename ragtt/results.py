@@ -116,6 +116,7 @@ class IngestReport(_Result):
     index_version_before: int
     index_version_after: int
     elapsed_s: float
+    documents_removed: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -123,7 +124,8 @@ class IngestReport(_Result):
         return not self.failed
 
     def summary(self) -> str:
-        return (f"{len(self.documents_added)} added, {len(self.documents_updated)} updated, "
+        removed = f"{len(self.documents_removed)} removed, " if self.documents_removed else ""
+        return (f"{len(self.documents_added)} added, {len(self.documents_updated)} updated, {removed}"
                 f"{len(self.documents_unchanged)} unchanged, {len(self.failed)} failed; chunks "
                 f"+{self.chunks_added} -{self.chunks_removed} ={self.chunks_kept}; embedded "
                 f"{self.embeddings_computed} (reused {self.embeddings_reused}); index v"
@@ -138,7 +140,7 @@ class IngestReport(_Result):
     def _repr_html_(self) -> str:
         rows: list[tuple[str, str, str]] = []
         for status, names in (("added", self.documents_added), ("updated", self.documents_updated),
-                              ("unchanged", self.documents_unchanged)):
+                              ("removed", self.documents_removed), ("unchanged", self.documents_unchanged)):
             rows += [(status, n, "") for n in names]
         rows += [("FAILED", s, r) for s, r in self.failed]
         rows += [("warning", s, w) for s, w in self.warnings]

@@ -25,8 +25,8 @@ _LAZY: dict[str, str] = {".pdf": "ragtt.ingest.pdf"}
 def register_loader(suffixes: list[str] | tuple[str, ...] | str, loader: Loader) -> None:
     """Make ``loader`` handle files with these suffixes (".md", ...); later calls win."""
     for suffix in [suffixes] if isinstance(suffixes, str) else suffixes:
-        if not suffix.startswith("."):
-            raise ValueError(f"suffix must start with '.', got {suffix!r}")
+        if suffix and not suffix.startswith("."):
+            raise ValueError(f"suffix must start with '.' (or be '' for no suffix), got {suffix!r}")
         _LOADERS[suffix.lower()] = loader
 
 
@@ -63,4 +63,5 @@ def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocume
     return ParsedDocument(source=source, markdown=decode_text(data, source))
 
 
-register_loader([".txt", ".md", ".markdown", ".rst", ".text"], _load_text)
+# "" is a file with no suffix (README, NOTICE): read as text; binary ones fail with a reason.
+register_loader(["", ".txt", ".md", ".markdown", ".rst", ".text"], _load_text)

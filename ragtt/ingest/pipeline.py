@@ -86,7 +86,10 @@ class _Prepared:
     chunk_ids: list[str]
 
 
-def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, str]]) -> IngestReport:
+def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, str]], *,
+               prune: bool = False) -> IngestReport:
+    """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
+    ``items`` are removed in that same version (a folder ingest mirrors the folder)."""
     started = time.perf_counter()
     table = proj._table
     version_before = table.latest_version()
@@ -124,16 +127,18 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
     if progress is not None:
         progress.close()
 
+    listed = {item.source for item in items}
+    pruned = sorted(s for s in current if s not in listed) if prune else []
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
-    if prepared:
-        version_after = _write(proj, prepared, current, counts)
+    if prepared or pruned:
+        version_after = _write(proj, prepared, pruned, current, counts)
     report = IngestReport(
         documents_added=added, documents_updated=updated, documents_unchanged=unchanged, failed=failed,
         chunks_added=counts["added"], chunks_removed=counts["removed"], chunks_kept=counts["kept"],
         embeddings_computed=counts["computed"], embeddings_reused=counts["reused"],
         index_version_before=version_before, index_version_after=version_after,
-        elapsed_s=round(time.perf_counter() - started, 4), warnings=warnings,
+        elapsed_s=round(time.perf_counter() - started, 4), documents_removed=pruned, warnings=warnings,
     )
     if prepared and proj.config.auto_snapshot_every:
         proj._maybe_auto_snapshot(len(prepared))
@@ -178,7 +183,7 @@ def _current_state(proj: Project, version: int) -> dict[str, dict[str, Any]]:
     return state
 
 
-def _write(proj: Project, prepared: list[_Prepared], current: dict[str, dict[str, Any]],
+def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current: dict[str, dict[str, Any]],
            counts: dict[str, int]) -> int:
     import pyarrow as pa
 
@@ -206,7 +211,7 @@ def _write(proj: Project, prepared: list[_Prepared], current: dict[str, dict[str
             rows["ingest_id"].append(ingest_id)
     rows["vector"] = list(vectors)
     arrow = pa.table(rows, schema=chunk_schema(proj.embedder.dim))
-    version = proj._table.replace_sources(arrow, [p.source for p in prepared])
+    version = proj._table.replace_sources(arrow, [p.source for p in prepared] + pruned)
 
     now = utc_now()
     events = []
@@ -223,8 +228,15 @@ def _write(proj: Project, prepared: list[_Prepared], current: dict[str, dict[str
             "chunk_count": len(new), "routes": [r.to_dict() for r in p.parsed.routes],
             "ingest_id": ingest_id,
         }, index_version=version, doc_id=p.doc_id, ts=now))
+    for source in pruned:
+        removed = sorted(current[source]["chunk_ids"])
+        counts["removed"] += len(removed)
+        events.append(Event("document.removed", {
+            "doc_id": doc_id_for(source), "source": source, "chunk_ids_removed": removed,
+            "reason": "absent from the ingested folder", "ingest_id": ingest_id,
+        }, index_version=version, doc_id=doc_id_for(source), ts=now))
     events.append(Event("ingest.completed", {
-        "ingest_id": ingest_id, "documents": [p.source for p in prepared],
+        "ingest_id": ingest_id, "documents": [p.source for p in prepared], "removed": pruned,
         "chunks_added": counts["added"], "chunks_removed": counts["removed"], "chunks_kept": counts["kept"],
         "embeddings_computed": computed, "embeddings_reused": reused,
         "embedder_id": proj.embedder.model_id, "config_id": proj.config.config_id,

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("RUST_LOG", "error")
+
+import ragtt  # noqa: E402
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+def corpus(*parts: str) -> Path:
+    """A path inside ../shared/corpora; fails (never skips) with where it was expected."""
+    path = CORPORA.joinpath(*parts)
+    if not path.exists():
+        pytest.fail(f"test corpus not found: expected {path} (the shared corpora live beside the repo "
+                    "in ../shared/corpora)")
+    return path
+
+
+def flask_releases() -> list[Path]:
+    root = corpus("evolving", "flask")
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[ragtt.Project]:
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        yield proj
+
+
+@pytest.fixture
+def open_project(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Open projects under tmp_path with the hash embedder; all closed at teardown."""
+    opened: list[ragtt.Project] = []
+
+    def _open(name: str = "proj", **kwargs):  # type: ignore[no-untyped-def]
+        kwargs.setdefault("embedder", ragtt.HashEmbedder())
+        kwargs.setdefault("progress", False)
+        proj = ragtt.Project.open(tmp_path / name, **kwargs)
+        opened.append(proj)
+        return proj
+
+    yield _open
+    for proj in opened:
+        proj.close()
