@@ -19,7 +19,13 @@ __all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator",
            "build_messages"]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)", re.MULTILINE)
+# A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses) or at a
+# blank line; Markdown headings and list bullets are not answers on their own.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+_STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from have how i if in is it many much of on or the "
+    "to what when where which who why will with you your my me we our long".split()
+)
 
 
 @dataclass(frozen=True)
@@ -44,20 +50,37 @@ class ExtractiveGenerator:
         self.max_sentences = max_sentences
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
-        from ragtt.index.retrieve import lexical_overlap
-
+        wanted = _stems(query)
         candidates: list[tuple[float, int, int, str]] = []
         for chunk in chunks:
-            for position, match in enumerate(_SENTENCE.finditer(chunk.text)):
-                sentence = " ".join(match.group(0).split())
+            for position, raw in enumerate(_SENTENCE_END.split(chunk.text)):
+                sentence = " ".join(line for line in raw.splitlines() if not line.lstrip().startswith("#"))
+                sentence = " ".join(sentence.split())
                 if len(sentence) >= 12:
-                    candidates.append((lexical_overlap(query, sentence), chunk.rank, position, sentence))
+                    score = len(wanted & _stems(sentence)) / len(wanted) if wanted else 0.0
+                    candidates.append((score, chunk.rank, position, sentence))
         best = sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))[: self.max_sentences]
         best = [c for c in best if c[0] > 0] or best[:1]
         if not best:
             return Generation(f"{EXTRACTIVE_LABEL}\nNo retrieved text to quote.", self.model_id)
         quoted = [f"{sentence} [{rank}]" for _, rank, _, sentence in sorted(best, key=lambda c: (c[1], c[2]))]
         return Generation(EXTRACTIVE_LABEL + "\n" + "\n".join(quoted), self.model_id)
+
+
+def _stems(text: str) -> set[str]:
+    """Content words, crudely stemmed, so "refund" meets "refunded" and "days" meets "day"."""
+    from ragtt.index.retrieve import tokens
+
+    out = set()
+    for token in tokens(text):
+        if token in _STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(token) > len(suffix) + 2 and token.endswith(suffix):
+                token = token[: -len(suffix)]
+                break
+        out.add(token)
+    return out
 
 
 def build_messages(query: str, chunks: list[RetrievedChunk]) -> list[dict[str, str]]:

@@ -148,6 +148,12 @@ class SentenceTransformerEmbedder:
                     f"embedder_model {self.model_name!r} is neither {DEFAULT_MODEL!r} nor a local "
                     "model folder; ragtt never downloads models"
                 )
+            try:  # its "Loading weights" bar is noise in a CLI run or a report
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except ImportError:
+                pass
             self._model = SentenceTransformer(path, device=self.device)
         return self._model
 

@@ -1,0 +1,218 @@
+"""The ``ragtt`` command: the same verbs as the notebook magics, for shells and CI jobs.
+
+User errors exit 2 with one line on stderr; a failed ingest exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragtt.errors import RagttError
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _open(args: argparse.Namespace) -> Any:
+    import ragtt
+
+    embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
+    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty())
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        report = proj.ingest(args.paths, prune=args.prune)
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        print(repr(report))
+    return 1 if report.failed else 0
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        snap = proj.snapshot(args.label)
+    _print_json(snap.to_dict()) if args.json else print(repr(snap))
+    return 0
+
+
+def cmd_snapshots(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        snaps = proj.snapshots()
+    if args.json:
+        _print_json([s.to_dict() for s in snaps])
+    else:
+        for snap in snaps:
+            print(repr(snap))
+        if not snaps:
+            print("no snapshots yet (ragtt snapshot LABEL)")
+    return 0
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        result = proj.query(args.text, top_k=args.top_k, mode=args.mode, generate=not args.no_generate)
+    _print_json(result.to_dict()) if args.json else print(_result_text(result))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    if bool(args.query_id) == bool(args.text):
+        raise _UsageError("replay needs either --query-id ID, or --text TEXT with --as-of VERSION|LABEL|DATETIME")
+    with _open(args) as proj:
+        if args.query_id:
+            result = proj.replay(args.query_id, generate=args.generate)
+        else:
+            if args.as_of is None:
+                raise _UsageError("--text needs --as-of VERSION|LABEL|DATETIME")
+            result = proj.replay_text(args.text, at=args.as_of, top_k=args.top_k, mode=args.mode,
+                                      generate=args.generate)
+    _print_json(result.to_dict()) if args.json else print(_result_text(result))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        report = proj.diff(args.left, args.right)
+    if args.html:
+        Path(args.html).write_text(report.to_html(), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    _print_json(report.to_dict()) if args.json else print(report.to_text())
+    return 0
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        frame = proj.trace(args.query_id)
+    if args.json:
+        _print_json(frame.to_dicts())
+    else:
+        for row in frame.iter_rows(named=True):
+            print(f"{row['ts']:%Y-%m-%d %H:%M:%S.%f}  v{row['index_version']}  {row['type']:<32} "
+                  f"{row['payload'][:100]}")
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        frame = proj.events.frame(types=args.type or None)
+    if args.out:
+        out = Path(args.out)
+        if out.suffix == ".parquet":
+            frame.write_parquet(out)
+        elif out.suffix == ".csv":
+            frame.write_csv(out)
+        else:
+            raise _UsageError(f"--out must end in .parquet or .csv; got {out.name!r}")
+        print(f"wrote {len(frame)} events to {out}", file=sys.stderr)
+    elif args.json:
+        _print_json(frame.to_dicts())
+    else:
+        for row in frame.iter_rows(named=True):
+            print(f"{row['ts']:%Y-%m-%d %H:%M:%S}  {row['type']:<34} v{row['index_version']}  "
+                  f"{row['query_id'] or row['doc_id'] or ''}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ragtt.demo import run_demo
+
+    return run_demo(Path(args.out), embedder=args.embedder)
+
+
+def _result_text(result: Any) -> str:
+    lines = [f"{type(result).__name__} {result.query_id} at index version {result.index_version} "
+             f"({result.latency_ms:.1f} ms)"]
+    if getattr(result, "original_query_id", ""):
+        verdict = "matches" if result.matches_original else "DIFFERS FROM"
+        lines.append(f"  replay {verdict} original {result.original_query_id}")
+    for c in result.chunks:
+        preview = " ".join(c.text.split())[:90]
+        lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")
+    if result.answer is not None:
+        lines.append(f"answer ({result.model}):")
+        lines.append(result.answer)
+    return "\n".join(lines)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--project", default=os.environ.get("RAGTT_PROJECT", "./ragtt-project"),
+                        help="project folder (default: $RAGTT_PROJECT or ./ragtt-project)")
+    common.add_argument("--embedder", choices=["default", "hash"], default=None,
+                        help="'hash' needs no torch; default: the embedder the project was built with")
+    common.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    parser = argparse.ArgumentParser(prog="ragtt", description="Time-travel debugging for RAG.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_, description=help_)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add("ingest", cmd_ingest, "ingest files and folders (a folder is mirrored) in one index version")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--prune", action=argparse.BooleanOptionalAction, default=None,
+                   help="remove indexed sources absent from the input (default: only for folder-only input)")
+    p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
+    p.add_argument("label")
+    add("snapshots", cmd_snapshots, "list snapshots")
+    p = add("query", cmd_query, "retrieve (and answer) at the latest index version")
+    p.add_argument("text")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
+    p.add_argument("--no-generate", action="store_true", help="retrieval only")
+    p = add("replay", cmd_replay, "replay a logged query, or a text as of a version/label/datetime")
+    p.add_argument("--query-id")
+    p.add_argument("--text")
+    p.add_argument("--as-of", help="version number, snapshot label, or ISO datetime")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
+    p.add_argument("--generate", action="store_true", help="also generate an answer")
+    p = add("diff", cmd_diff, "diff two queries or replays")
+    p.add_argument("--left", required=True)
+    p.add_argument("--right", required=True)
+    p.add_argument("--html", help="also write a self-contained HTML report here")
+    p = add("trace", cmd_trace, "every event of one query or replay")
+    p.add_argument("query_id")
+    p = add("events", cmd_events, "the event log")
+    p.add_argument("--type", action="append", help="only these event types (repeatable)")
+    p.add_argument("--out", help="write to FILE.parquet or FILE.csv")
+    p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
+    p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("RUST_LOG", "error")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except _UsageError as exc:
+        parser.exit(2, f"ragtt {args.command}: {exc}\n")
+    except (RagttError, OSError) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"ragtt {args.command}: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
