@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragtt
+from ragtt.index.cache import EmbeddingCache
+
+
+class CountingEmbedder:
+    def __init__(self) -> None:
+        self.inner = ragtt.HashEmbedder(64)
+        self.model_id = "counting-64"
+        self.dim = 64
+        self.calls: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_hash_embedder_is_deterministic_across_processes() -> None:
+    code = "import ragtt; print(ragtt.HashEmbedder(32).embed(['time travel'])[0].tolist())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    here = ragtt.HashEmbedder(32).embed(["time travel"])[0]
+    assert np.allclose(np.array(eval(out)), here)
+    assert here.dtype == np.float32 and np.isclose(np.linalg.norm(here), 1.0)
+    sims = ragtt.HashEmbedder().embed(["refund window days", "refund days", "uptime of the sync service"])
+    assert sims[0] @ sims[1] > sims[0] @ sims[2]
+
+
+def test_cache_embeds_each_text_once_ever(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    cache = EmbeddingCache(tmp_path / "e.db")
+    vectors, computed, reused = cache.embed(embedder, ["a", "b", "a"])
+    assert (computed, reused) == (2, 0) and embedder.calls == ["a", "b"]
+    assert np.array_equal(vectors[0], vectors[2])
+    cache.close()
+    cache = EmbeddingCache(tmp_path / "e.db")  # persisted
+    again, computed, reused = cache.embed(embedder, ["b", "c", "a"])
+    assert (computed, reused) == (1, 2) and embedder.calls == ["a", "b", "c"]
+    assert np.array_equal(again[0], vectors[1])
+    cache.close()
+
+
+def test_project_accepts_any_object_with_the_protocol(tmp_path: Path) -> None:
+    embedder = CountingEmbedder()
+    with ragtt.Project.open(tmp_path / "p", embedder=embedder, progress=False) as proj:
+        proj.ingest_texts({"a.md": "alpha beta gamma", "b.md": "delta epsilon"})
+        proj.query("alpha", generate=False)
+        proj.query("alpha", generate=False)
+    assert embedder.calls.count("alpha") == 1
+
+
+def test_bad_embedder_and_mismatched_embedder_fail_clearly(tmp_path: Path) -> None:
+    with pytest.raises(ragtt.ConfigError, match="model_id"):
+        ragtt.Project.open(tmp_path / "p", embedder=object())  # type: ignore[arg-type]
+    with ragtt.Project.open(tmp_path / "q", embedder=ragtt.HashEmbedder(64), progress=False) as proj:
+        proj.ingest_texts({"a.md": "text"})
+    with pytest.raises(ragtt.ConfigError, match="reembed"):
+        ragtt.Project.open(tmp_path / "q", embedder=ragtt.HashEmbedder(128))
+    # Opening without an embedder rebuilds the one the project was built with.
+    with ragtt.Project.open(tmp_path / "q", progress=False) as proj:
+        assert proj.embedder.model_id == ragtt.HashEmbedder(64).model_id
+
+
+@pytest.mark.slow
+def test_default_embedder_loads_offline() -> None:
+    embedder = ragtt.SentenceTransformerEmbedder()
+    vectors = embedder.embed(["How many days for a refund?", "Refunds within 30 days", "TLS 1.3 encryption"])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
