@@ -1,0 +1,276 @@
+"""The retrieval pipeline: middleware, query embedding, vector + full-text search at the
+anchor, scoring, link expansion, trajectories, then middleware again.
+
+Both sides filter by validity inside their search (the vector side in the vec0 KNN or in
+the mask before the in-memory top-k, the full-text side in its SQL), so claims valid at
+the anchor are never crowded out by a global top-k of invalid ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt.errors import ValidationError
+from ragtt.temporal.fts import match_expression
+from ragtt.temporal.graph import neighbourhood
+from ragtt.temporal.models import Assertion
+from ragtt.temporal.results import RetrievalQuery, RetrievalResult, RetrievedAssertion
+from ragtt.temporal.rows import load_assertions
+from ragtt.temporal.scoring import Candidate, ScoringContext
+from ragtt.temporal.vectors import VectorFilter, vec0_search
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from ragtt.temporal.namespaces import NamespaceInfo
+    from ragtt.temporal.store import AssertionStore
+
+__all__ = ["retrieve", "supersession_chains"]
+
+MAX_CHAIN = 10_000  # guards the predecessor walk against cycles written around the API
+LINK_DECAY = 0.5
+
+
+def _before(store: AssertionStore, query: RetrievalQuery) -> RetrievalQuery:
+    for mw in store.middleware:
+        hook = getattr(mw, "before", None)
+        if hook is not None:
+            changed = hook(query)
+            if changed is not None:
+                if not isinstance(changed, RetrievalQuery):
+                    raise ValidationError(
+                        f"middleware {mw!r}.before returned {type(changed).__name__}, not a RetrievalQuery"
+                    )
+                query = changed
+    return query
+
+
+def _after(store: AssertionStore, query: RetrievalQuery, result: RetrievalResult) -> RetrievalResult:
+    for mw in reversed(store.middleware):  # onion order: the first middleware sees the final result
+        hook = getattr(mw, "after", None)
+        if hook is not None:
+            changed = hook(query, result)
+            if changed is not None:
+                result = changed
+    return result
+
+
+def _query_vector(
+    store: AssertionStore, query: RetrievalQuery, info: NamespaceInfo, warnings: list[str]
+) -> NDArray[np.float32] | None:
+    """The normalised query vector, or None (with the reason in ``warnings``)."""
+    if query.strategy == "bm25":
+        return None
+    if info.vectorless:
+        warnings.append(f"namespace {info.name!r} is vectorless: full-text only")
+        return None
+    if not store.vector_enabled or info.vec_table is None:
+        warnings.append("sqlite-vec is not loaded: vector search skipped, full-text only")
+        return None
+    if query.query_embedding is not None:
+        vector = query.query_embedding
+        if vector.shape[0] != info.embedding_dimension:
+            raise ValidationError(
+                f"query_embedding has {vector.shape[0]} dimensions; namespace {info.name!r} "
+                f"has {info.embedding_dimension}"
+            )
+    elif query.query_text:
+        embedder, reason = store.namespaces.embedder_for(info)
+        if embedder is None:
+            warnings.append(f"vector search skipped: {reason}")
+            return None
+        vector = np.asarray(embedder.embed([query.query_text]), dtype=np.float32).reshape(-1)
+    else:
+        return None
+    norm = float(np.linalg.norm(vector))
+    if not np.isfinite(norm) or norm == 0.0:
+        warnings.append("the query vector is zero: vector search skipped")
+        return None
+    return (vector / norm).astype(np.float32)
+
+
+def _text_hits(conn: Any, query: RetrievalQuery, k: int) -> list[tuple[int, float]] | None:
+    if query.strategy == "vector" or query.query_text is None:
+        return None
+    expression = match_expression(query.query_text, query.query_text_mode)
+    if expression is None:
+        return []
+    where = ["assertions_fts MATCH ?", "a.namespace = ?", "a.valid_from <= ?"]
+    params: list[Any] = [expression, query.namespace, query.temporal_anchor]
+    if not query.include_superseded:
+        where.append("(a.valid_until IS NULL OR a.valid_until > ?)")
+        params.append(query.temporal_anchor)
+    if query.min_confidence is not None:
+        where.append("a.confidence >= ?")
+        params.append(query.min_confidence)
+    for column, values in (("a.type", query.assertion_types), ("a.entity_type", query.entity_types)):
+        if values is not None:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+    sql = (
+        f"SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts JOIN assertions a "
+        f"ON a.seq = assertions_fts.rowid WHERE {' AND '.join(where)} ORDER BY s DESC, a.seq LIMIT ?"
+    )
+    try:
+        return [(int(seq), float(score)) for seq, score in conn.execute(sql, [*params, k])]
+    except Exception as exc:
+        if query.query_text_mode == "fts5" and "fts5" in str(exc).lower():
+            raise ValidationError(
+                f"invalid FTS5 query {query.query_text!r}: {exc} (use query_text_mode='terms' for untrusted input)"
+            ) from exc
+        raise
+
+
+def _vector_hits(
+    store: AssertionStore, conn: Any, info: NamespaceInfo, query: RetrievalQuery, vector: NDArray[np.float32], k: int
+) -> tuple[list[tuple[int, float]], str]:
+    flt = VectorFilter(
+        query.temporal_anchor, query.include_superseded, query.min_confidence, query.assertion_types, query.entity_types
+    )
+    matrix = store.namespaces.matrix(conn, info)
+    if matrix is not None:
+        return matrix.search(vector, k, flt), "memory"
+    assert info.vec_table is not None
+    return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec"
+
+
+def supersession_chains(conn: Any, heads: list[Assertion], ext: list[str]) -> dict[str, list[Assertion]]:
+    """Each head's predecessors, oldest first (empty when it replaced nothing)."""
+    chains: dict[str, list[Assertion]] = {}
+    for head in heads:
+        ids: list[str] = []
+        seen = {head.id}
+        current = head.supersedes_id
+        while current and current not in seen and len(ids) < MAX_CHAIN:
+            ids.append(current)
+            seen.add(current)
+            row = conn.execute("SELECT supersedes_id FROM assertions WHERE id = ?", (current,)).fetchone()
+            current = row[0] if row else None
+        loaded = load_assertions(conn, ids, ext) if ids else {}
+        chains[head.id] = [loaded[i] for i in reversed(ids) if i in loaded]
+    return chains
+
+
+def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
+    started = time.perf_counter()
+    if not isinstance(query, RetrievalQuery):
+        raise ValidationError(f"retrieve() takes a RetrievalQuery; got {type(query).__name__}")
+    query = _before(store, query)
+    if query.query_text is None and query.query_embedding is None:
+        raise ValidationError(
+            "a RetrievalQuery needs query_text or query_embedding (use snapshot() to list "
+            "everything valid at a position)"
+        )
+    warnings: list[str] = []
+    vector = _query_vector(store, query, store.namespaces.info(query.namespace), warnings)
+    k = query.candidate_limit or max(50, 5 * query.limit)
+    ext = store._columns("assertions")
+    with store._read() as conn:
+        info = store.namespaces.info(query.namespace, conn=conn)
+        vector_hits, backend = _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None)
+        text_hits = _text_hits(conn, query, k)
+        evidence: dict[int, dict[str, Any]] = {}
+        for rank, (seq, sim) in enumerate(vector_hits, 1):
+            evidence.setdefault(seq, {})["vector"] = (sim, rank)
+        for rank, (seq, bm25) in enumerate(text_hits or [], 1):
+            evidence.setdefault(seq, {})["bm25"] = (bm25, rank)
+        loaded = load_assertions(conn, list(evidence), ext, by="seq")
+        candidates = []
+        for seq, ev in evidence.items():
+            a = loaded[seq]
+            sim, vrank = ev.get("vector", (None, None))
+            bm25, brank = ev.get("bm25", (None, None))
+            candidates.append(
+                Candidate(
+                    a.id, a.valid_from, a.valid_until, a.confidence, a.type, a.entity_type, sim, vrank, bm25, brank
+                )
+            )
+        bounds = conn.execute(
+            "SELECT MIN(valid_from), MAX(valid_from) FROM assertions WHERE namespace = ?", (query.namespace,)
+        ).fetchone()
+        context = ScoringContext(
+            query.namespace,
+            query.temporal_anchor,
+            query.query_text,
+            query.strategy,
+            None if bounds[0] is None else (float(bounds[0]), float(bounds[1])),
+        )
+        scores = list(store.scorer.score_batch(candidates, context)) if candidates else []
+        if len(scores) != len(candidates):
+            raise ValidationError(
+                f"scorer {store.scorer!r} returned {len(scores)} scores for {len(candidates)} candidates"
+            )
+        explain = getattr(store.scorer, "explain_batch", None)
+        extra = explain(candidates, context) if explain and candidates else [{} for _ in candidates]
+        by_id = {a.id: a for a in loaded.values()}
+        ranked = sorted(zip(candidates, scores, extra, strict=True), key=lambda t: (-t[1], t[0].id))
+        results = []
+        for cand, score, parts in ranked[: query.limit]:
+            components = {
+                name: value
+                for name, value in (
+                    ("vector_similarity", cand.vector_similarity),
+                    ("vector_rank", cand.vector_rank),
+                    ("bm25", cand.bm25),
+                    ("bm25_rank", cand.bm25_rank),
+                )
+                if value is not None
+            }
+            components.update(parts)
+            components["score"] = float(score)
+            results.append(RetrievedAssertion.build(by_id[cand.id], float(score), components))
+        if query.expand_links and results:
+            results += _expanded(store, conn, query, results)
+        if query.mode == "trajectory":
+            chains = supersession_chains(conn, [r.assertion for r in results], ext)
+            results = [dataclasses.replace(r, supersession_chain=chains[r.id]) for r in results]
+    took = round((time.perf_counter() - started) * 1000, 3)
+    meta = {
+        "namespace": query.namespace,
+        "anchor": query.temporal_anchor,
+        "limit": query.limit,
+        "candidate_count": len(candidates),
+        "strategy": query.strategy,
+        "vector_applied": vector is not None,
+        "bm25_applied": text_hits is not None,
+        "vector_backend": backend,
+        "query_text_mode": query.query_text_mode,
+        "mode": query.mode,
+        "took_ms": took,
+        "warnings": warnings,
+    }
+    store._emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)
+    return _after(store, query, RetrievalResult(results, meta))
+
+
+def _expanded(
+    store: AssertionStore, conn: Any, query: RetrievalQuery, results: list[RetrievedAssertion]
+) -> list[RetrievedAssertion]:
+    """Assertions linked to the results (valid links, valid at the anchor), after them, decayed."""
+    have = {r.id for r in results}
+    found = neighbourhood(
+        conn, query.namespace, [r.id for r in results], query.temporal_anchor, query.max_depth or 1, None, "both"
+    )
+    loaded = load_assertions(conn, [aid for aid, _, _ in found if aid not in have], store._columns("assertions"))
+    score_of = {r.id: r.score for r in results}
+    out = []
+    for aid, depth, path in found:
+        if aid in have or aid not in loaded:
+            continue
+        origin = path[0].from_id if path[0].from_id in score_of else path[0].to_id
+        score = score_of.get(origin, 0.0) * LINK_DECAY**depth
+        out.append(
+            RetrievedAssertion.build(
+                loaded[aid],
+                score,
+                {"link_decay": LINK_DECAY**depth, "score": score},
+                link_depth=depth,
+                linked_from=origin,
+            )
+        )
+        have.add(aid)
+    return out

@@ -1,0 +1,210 @@
+"""Vector side: the vec0 table of a namespace, and an in-memory matrix beside it.
+
+sqlite-vec is the persistent index and applies validity inside its KNN query (metadata
+filter). A KNN over 100,000 rows costs tens of milliseconds, so a store also keeps the
+namespace's vectors as one float32 matrix with the filter columns as arrays: the mask is
+applied before the top-k, exactly like the vec0 filter, in a few milliseconds. The matrix
+follows writes of any process through ``assertions.change_seq``: each write transaction
+bumps the namespace's counter and stamps the rows it touched, so a refresh reads only them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt.temporal.schema import OPEN_END
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+__all__ = ["VectorFilter", "VectorMatrix", "as_matrix", "vec0_search", "vec0_upsert"]
+
+_IN_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class VectorFilter:
+    """What a vector search may return: validity at ``anchor`` plus optional field filters."""
+
+    anchor: float
+    include_superseded: bool = False
+    min_confidence: float | None = None
+    types: tuple[str, ...] | None = None
+    entity_types: tuple[str, ...] | None = None
+
+
+def as_matrix(vectors: Any, n: int, dim: int, what: str) -> NDArray[np.float32]:
+    """A C-contiguous float32 (n, dim) array, or ValueError saying what came instead."""
+    array = np.ascontiguousarray(vectors, dtype=np.float32)
+    if array.ndim == 1 and n == 1:
+        array = array.reshape(1, -1)
+    if array.shape != (n, dim):
+        raise ValueError(f"{what} must have shape ({n}, {dim}); got {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{what} contains NaN or infinity")
+    return array
+
+
+def vec0_upsert(
+    conn: Any,
+    table: str,
+    rows: list[tuple[int, float, float | None, float, str, str | None]],
+    vectors: NDArray[np.float32],
+) -> None:
+    """Insert (or replace) embeddings with their filter columns; rows = (seq, from, until, conf, type, etype)."""
+    for start in range(0, len(rows), _IN_CHUNK):
+        batch = rows[start : start + _IN_CHUNK]
+        conn.execute(f"DELETE FROM {table} WHERE rowid IN ({','.join('?' * len(batch))})", [r[0] for r in batch])
+    conn.executemany(
+        f"INSERT INTO {table}(rowid, embedding, valid_from, valid_until, confidence, type, entity_type) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (seq, vectors[i].tobytes(), float(vf), OPEN_END if vu is None else float(vu), float(conf), typ, etype or "")
+            for i, (seq, vf, vu, conf, typ, etype) in enumerate(rows)
+        ],
+    )
+
+
+def vec0_search(
+    conn: Any,
+    table: str,
+    query: NDArray[np.float32],
+    k: int,
+    flt: VectorFilter,
+) -> list[tuple[int, float]]:
+    """KNN in sqlite-vec with validity (and filters) inside the query: [(seq, cosine similarity)]."""
+    where = ["embedding MATCH ?", "k = ?", "valid_from <= ?"]
+    params: list[Any] = [query.tobytes(), int(k), float(flt.anchor)]
+    if not flt.include_superseded:
+        where.append("valid_until > ?")
+        params.append(float(flt.anchor))
+    if flt.min_confidence is not None:
+        where.append("confidence >= ?")
+        params.append(float(flt.min_confidence))
+    for column, values in (("type", flt.types), ("entity_type", flt.entity_types)):
+        if values is not None:
+            where.append(f"{column} IN ({','.join('?' * len(values))})")
+            params.extend(values)
+    sql = f"SELECT rowid, distance FROM {table} WHERE {' AND '.join(where)} ORDER BY distance, rowid"
+    return [(int(seq), 1.0 - float(distance)) for seq, distance in conn.execute(sql, params)]
+
+
+class VectorMatrix:
+    """One namespace's vectors in memory, with the filter columns as parallel arrays."""
+
+    def __init__(self, table: str, dimension: int) -> None:
+        self.table = table
+        self.dimension = dimension
+        self.change_seq = -1
+        self.size = 0
+        self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._seq = np.zeros(0, dtype=np.int64)
+        self._from = np.zeros(0, dtype=np.float64)
+        self._until = np.zeros(0, dtype=np.float64)
+        self._conf = np.zeros(0, dtype=np.float32)
+        self._type = np.zeros(0, dtype=np.int32)
+        self._etype = np.zeros(0, dtype=np.int32)
+        self._row_of: dict[int, int] = {}
+        self._codes: dict[str | None, int] = {}
+
+    def _code(self, value: str | None) -> int:
+        return self._codes.setdefault(value or None, len(self._codes))
+
+    def _grow(self, needed: int) -> None:
+        capacity = len(self._seq)
+        if needed <= capacity:
+            return
+        new = max(needed, capacity * 2, 1024)
+        grown = np.zeros((new, self.dimension), dtype=np.float32)
+        grown[: self.size] = self._matrix[: self.size]
+        self._matrix = grown
+        for name, dtype in (
+            ("_seq", np.int64),
+            ("_from", np.float64),
+            ("_until", np.float64),
+            ("_conf", np.float32),
+            ("_type", np.int32),
+            ("_etype", np.int32),
+        ):
+            old = getattr(self, name)
+            array = np.zeros(new, dtype=dtype)
+            array[: self.size] = old[: self.size]
+            setattr(self, name, array)
+
+    def refresh(self, conn: Any, namespace: str, since: int | None) -> None:
+        """Load rows of ``namespace`` stamped after ``since`` (None: everything) from SQLite."""
+        sql = "SELECT seq, valid_from, valid_until, confidence, type, entity_type FROM assertions WHERE namespace = ?"
+        params: list[Any] = [namespace]
+        if since is not None:
+            sql += " AND change_seq > ?"
+            params.append(since)
+        meta = {int(r[0]): r[1:] for r in conn.execute(sql, params)}
+        for seq, (vf, vu, conf, typ, etype) in meta.items():
+            row = self._row_of.get(seq)
+            if row is not None:
+                self._set_meta(row, vf, vu, conf, typ, etype)
+        missing = [seq for seq in meta if seq not in self._row_of]
+        if since is None:
+            vectors = conn.execute(f"SELECT rowid, embedding FROM {self.table}").fetchall()
+        else:
+            vectors = []
+            for start in range(0, len(missing), _IN_CHUNK):
+                batch = missing[start : start + _IN_CHUNK]
+                vectors += conn.execute(
+                    f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(batch))})",
+                    batch,
+                ).fetchall()
+        vectors = [(int(seq), blob) for seq, blob in vectors if int(seq) in meta and int(seq) not in self._row_of]
+        if not vectors:
+            return
+        block = np.frombuffer(b"".join(blob for _, blob in vectors), dtype=np.float32)
+        block = block.reshape(len(vectors), self.dimension)
+        norms = np.linalg.norm(block, axis=1, keepdims=True)
+        block = (block / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        self._grow(self.size + len(vectors))
+        self._matrix[self.size : self.size + len(vectors)] = block
+        for offset, (seq, _) in enumerate(vectors):
+            row = self.size + offset
+            self._seq[row] = seq
+            self._row_of[seq] = row
+            self._set_meta(row, *meta[seq])
+        self.size += len(vectors)
+
+    def _set_meta(self, row: int, vf: float, vu: float | None, conf: float, typ: str, etype: str | None) -> None:
+        self._from[row] = vf
+        self._until[row] = np.inf if vu is None else vu
+        self._conf[row] = conf
+        self._type[row] = self._code(typ)
+        self._etype[row] = self._code(etype)
+
+    def _codes_of(self, values: tuple[str, ...]) -> list[int]:
+        return [self._codes[v] for v in values if v in self._codes]
+
+    def search(self, query: NDArray[np.float32], k: int, flt: VectorFilter) -> list[tuple[int, float]]:
+        """Exact cosine top-``k`` among the rows the filter admits: [(seq, similarity)]."""
+        n = self.size
+        if n == 0 or k <= 0:
+            return []
+        mask = self._from[:n] <= flt.anchor
+        if not flt.include_superseded:
+            mask &= self._until[:n] > flt.anchor
+        if flt.min_confidence is not None:
+            mask &= self._conf[:n] >= flt.min_confidence
+        if flt.types is not None:
+            mask &= np.isin(self._type[:n], self._codes_of(flt.types))
+        if flt.entity_types is not None:
+            mask &= np.isin(self._etype[:n], self._codes_of(flt.entity_types))
+        scores = self._matrix[:n] @ query
+        scores[~mask] = -np.inf
+        admitted = int(mask.sum())
+        k = min(k, admitted)
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+        top = top[np.isfinite(scores[top])]
+        seqs = self._seq[top]
+        order = np.lexsort((seqs, -scores[top]))  # similarity descending, then seq: deterministic ties
+        return [(int(seqs[i]), float(scores[top][i])) for i in order]
