@@ -53,7 +53,36 @@ _EXPORTS: dict[str, str] = {
     "StoreError": "ragtt.errors",
 }
 
-__all__ = sorted([*_EXPORTS, "__version__"])
+__all__ = [
+    "Block",
+    "ConfigError",
+    "DiffReport",
+    "Document",
+    "Embedder",
+    "ExtractiveGenerator",
+    "HashEmbedder",
+    "IngestError",
+    "IngestReport",
+    "LiteLLMEmbedder",
+    "LiteLLMGenerator",
+    "NotFoundError",
+    "PageRoute",
+    "ParsedDocument",
+    "PipelineConfig",
+    "Project",
+    "QueryResult",
+    "RagttError",
+    "Region",
+    "ReplayError",
+    "ReplayResult",
+    "RetrievedChunk",
+    "SentenceTransformerEmbedder",
+    "Snapshot",
+    "StoreError",
+    "__version__",
+    "build_chunks",
+    "register_loader",
+]
 
 
 def __getattr__(name: str) -> Any:

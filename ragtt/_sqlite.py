@@ -7,6 +7,7 @@ extension and works with either.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3 as _stdlib_sqlite3
 from pathlib import Path
 from types import ModuleType
@@ -54,8 +55,6 @@ def load_sqlite_vec(conn: Any) -> bool:
     except Exception:
         return False
     finally:
-        try:
+        with contextlib.suppress(Exception):
             conn.enable_load_extension(False)
-        except Exception:
-            pass
     return True

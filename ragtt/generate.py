@@ -15,17 +15,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ragtt.results import RetrievedChunk
 
-__all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator", "LiteLLMGenerator",
-           "build_messages"]
+__all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator", "LiteLLMGenerator", "build_messages"]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
 # A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses) or at a
 # blank line; Markdown headings and list bullets are not answers on their own.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
-_STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from have how i if in is it many much of on or the "
-    "to what when where which who why will with you your my me we our long".split()
-)
+_STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "have",
+    "how", "i", "if", "in", "is", "it", "many", "much", "of", "on", "or", "the", "to", "what",
+    "when", "where", "which", "who", "why", "will", "with", "you", "your", "my", "me", "we", "our",
+    "long",
+})
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,8 @@ class QueryResult(_Result):
     def _repr_html_(self) -> str:
         answer = ""
         if self.answer is not None:
-            answer = f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span><pre>{esc(self.answer)}</pre></div>"
+            answer = (f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span>"
+                      f"<pre>{esc(self.answer)}</pre></div>")
         return f"{STYLE}<div class='ragtt-r'>{self._header_html()}{_chunks_html(self.chunks)}{answer}</div>"
 
 

@@ -35,10 +35,13 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What ragtt needs of an embedding model."""
+    """What ragtt needs of an embedding model (plain attributes or properties both fit)."""
 
-    model_id: str
-    dim: int
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]: ...
 

@@ -95,7 +95,9 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
     version_before = table.latest_version()
     current = _current_state(proj, version_before)
     chunking = _chunking_signature(proj)
-    added, updated, unchanged = [], [], []
+    added: list[str] = []
+    updated: list[str] = []
+    unchanged: list[str] = []
     warnings: list[tuple[str, str]] = []
     prepared: list[_Prepared] = []
     progress = _progress(len(items), "parse", proj)

@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragtt.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "ragtt" / "sample"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proj = ["--project", str(tmp_path / "p"), "--embedder", "hash"]
+    code, out, _ = run(capsys, "ingest", str(SAMPLE / "release-1"), *proj)
+    assert code == 0 and "4 added" in out
+    assert run(capsys, "snapshot", "r1", *proj)[0] == 0
+    code, out, _ = run(capsys, "query", "refund days", "--json", *proj)
+    first = json.loads(out)
+    assert code == 0 and first["chunks"][0]["source"] == "refund-policy.md"
+    run(capsys, "ingest", str(SAMPLE / "release-3"), *proj)
+    code, out, _ = run(capsys, "replay", "--query-id", first["query_id"], *proj)
+    assert code == 0 and "matches original" in out
+    code, out, _ = run(capsys, "replay", "--text", "refund days", "--as-of", "r1", "--json", *proj)
+    assert json.loads(out)["index_version"] == first["index_version"]
+    code, out, _ = run(capsys, "query", "refund days", "--json", "--no-generate", *proj)
+    second = json.loads(out)["query_id"]
+    html = tmp_path / "diff.html"
+    code, out, _ = run(capsys, "diff", "--left", first["query_id"], "--right", second, "--html", str(html), *proj)
+    assert code == 0 and "RBO" in out and html.read_text().startswith("<!DOCTYPE html>")
+    code, out, _ = run(capsys, "trace", first["query_id"], *proj)
+    assert "retrieval.executed" in out
+    code, out, _ = run(capsys, "snapshots", *proj)
+    assert "'r1'" in out
+    for suffix in ("parquet", "csv"):
+        target = tmp_path / f"events.{suffix}"
+        assert run(capsys, "events", "--out", str(target), *proj)[0] == 0 and target.stat().st_size > 0
+
+
+def test_cli_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proj = ["--project", str(tmp_path / "p"), "--embedder", "hash"]
+    code, _, err = run(capsys, "replay", "--query-id", "nope", *proj)
+    assert code == 2 and err.count("\n") == 1 and "nope" in err
+    with pytest.raises(SystemExit) as info:
+        main(["replay", *proj])
+    assert info.value.code == 2
+    code, _, err = run(capsys, "ingest", str(tmp_path / "missing"), *proj)
+    assert code == 1
+
+
+def test_cli_project_from_environment_and_no_torch_needed(tmp_path: Path) -> None:
+    env = {**os.environ, "RAGTT_PROJECT": str(tmp_path / "envproj")}
+    code = ("import sys, ragtt.cli; rc = ragtt.cli.main(sys.argv[1:]); "
+            "assert 'torch' not in sys.modules, 'hash embedder must not import torch'; sys.exit(rc)")
+    done = subprocess.run([sys.executable, "-c", code, "ingest", str(SAMPLE / "release-1"), "--embedder", "hash"],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "envproj" / "events.db").exists()
