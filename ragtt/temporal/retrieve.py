@@ -118,7 +118,7 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int) -> list[tuple[int, floa
     try:
         return [(int(seq), float(score)) for seq, score in conn.execute(sql, [*params, k])]
     except Exception as exc:
-        if query.query_text_mode == "fts5" and "fts5" in str(exc).lower():
+        if query.query_text_mode == "fts5" and type(exc).__name__ == "OperationalError":
             raise ValidationError(
                 f"invalid FTS5 query {query.query_text!r}: {exc} (use query_text_mode='terms' for untrusted input)"
             ) from exc
@@ -136,6 +136,15 @@ def _vector_hits(
         return matrix.search(vector, k, flt), "memory"
     assert info.vec_table is not None
     return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec"
+
+
+def _ranked(hits: list[tuple[int, float]]) -> list[tuple[int, float, int]]:
+    """Competition ranks (1, 2, 2, 4): equal evidence earns an equal rank, whatever the tie order."""
+    out: list[tuple[int, float, int]] = []
+    for position, (seq, value) in enumerate(hits, 1):
+        rank = out[-1][2] if out and out[-1][1] == value else position
+        out.append((seq, value, rank))
+    return out
 
 
 def supersession_chains(conn: Any, heads: list[Assertion], ext: list[str]) -> dict[str, list[Assertion]]:
@@ -174,10 +183,9 @@ def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
         vector_hits, backend = _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None)
         text_hits = _text_hits(conn, query, k)
         evidence: dict[int, dict[str, Any]] = {}
-        for rank, (seq, sim) in enumerate(vector_hits, 1):
-            evidence.setdefault(seq, {})["vector"] = (sim, rank)
-        for rank, (seq, bm25) in enumerate(text_hits or [], 1):
-            evidence.setdefault(seq, {})["bm25"] = (bm25, rank)
+        for side, hits in (("vector", vector_hits), ("bm25", text_hits or [])):
+            for seq, value, rank in _ranked(hits):
+                evidence.setdefault(seq, {})[side] = (value, rank)
         loaded = load_assertions(conn, list(evidence), ext, by="seq")
         candidates = []
         for seq, ev in evidence.items():

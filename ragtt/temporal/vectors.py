@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["VectorFilter", "VectorMatrix", "as_matrix", "vec0_search", "vec0_upsert"]
 
 _IN_CHUNK = 500
+VEC0_MAX_K = 4096  # sqlite-vec refuses a larger k
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def vec0_search(
 ) -> list[tuple[int, float]]:
     """KNN in sqlite-vec with validity (and filters) inside the query: [(seq, cosine similarity)]."""
     where = ["embedding MATCH ?", "k = ?", "valid_from <= ?"]
-    params: list[Any] = [query.tobytes(), int(k), float(flt.anchor)]
+    params: list[Any] = [query.tobytes(), min(int(k), VEC0_MAX_K), float(flt.anchor)]
     if not flt.include_superseded:
         where.append("valid_until > ?")
         params.append(float(flt.anchor))
@@ -88,8 +89,9 @@ def vec0_search(
         if values is not None:
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             params.extend(values)
-    sql = f"SELECT rowid, distance FROM {table} WHERE {' AND '.join(where)} ORDER BY distance, rowid"
-    return [(int(seq), 1.0 - float(distance)) for seq, distance in conn.execute(sql, params)]
+    sql = f"SELECT rowid, distance FROM {table} WHERE {' AND '.join(where)}"
+    hits = [(int(seq), 1.0 - float(distance)) for seq, distance in conn.execute(sql, params)]
+    return sorted(hits, key=lambda hit: (-hit[1], hit[0]))  # vec0 allows no tie-breaking ORDER BY
 
 
 class VectorMatrix:

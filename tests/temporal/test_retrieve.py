@@ -1,0 +1,225 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragtt.errors import ValidationError
+from ragtt.index.embedders import HashEmbedder
+from ragtt.temporal import (
+    AssertionStore,
+    Candidate,
+    LinearScorer,
+    RetrievalQuery,
+    RetrievalResult,
+    RRFScorer,
+    ScoringContext,
+)
+from tests.temporal.conftest import NS, Fact, episode, make
+
+DIM = 16
+
+
+def unit(i: int, dim: int = DIM) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+@pytest.fixture(params=[True, False], ids=["memory", "sqlite-vec"])
+def vstore(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """A store searched through the in-memory matrix, and one through the vec0 KNN."""
+    with AssertionStore.open(tmp_path / "v.db", embedding_dimension=DIM, vector_cache=request.param) as s:
+        episode(s)
+        yield s
+
+
+def test_valid_claims_are_not_crowded_out_by_invalid_neighbours(vstore: AssertionStore) -> None:
+    # 200 superseded near-duplicates of the query sit closer than the one valid claim
+    rng = np.random.default_rng(0)
+    q = unit(0)
+    near = np.stack([q + 0.01 * rng.standard_normal(DIM).astype(np.float32) for _ in range(200)])
+    olds = [make(f"old{i}", f"old claim {i}", 10, valid_until=20) for i in range(200)]
+    vstore.write_assertions(olds, near)
+    far = (unit(0) * 0.2 + unit(1)).astype(np.float32)
+    vstore.write_assertion(make("valid", "the valid claim", 30), far)
+    res = vstore.retrieve(RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=1,
+                                         candidate_limit=1))
+    assert res.ids == ["valid"]
+    assert res.meta["vector_backend"] == ("memory" if vstore.vector_cache else "sqlite-vec")
+    at15 = vstore.retrieve(RetrievalQuery(NS, 15, query_embedding=q, strategy="vector", limit=5))
+    assert len(at15) == 5 and all(i.startswith("old") for i in at15.ids)
+    hist = vstore.retrieve(RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=300,
+                                          include_superseded=True))
+    assert len(hist) == 201
+    before = vstore.retrieve(RetrievalQuery(NS, 5, query_embedding=q, strategy="vector"))
+    assert before.ids == []  # nothing had started yet
+
+
+def test_both_backends_agree_and_follow_supersession(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((300, DIM)).astype(np.float32)
+    ids_by_backend = []
+    for cache in (True, False):
+        with AssertionStore.open(tmp_path / f"b{cache}.db", embedding_dimension=DIM, vector_cache=cache) as s:
+            episode(s)
+            s.write_assertions([make(f"a{i}", f"claim {i}", i) for i in range(300)], vectors)
+            q = vectors[7] + 0.1
+            s.retrieve(RetrievalQuery(NS, 400, query_embedding=q, strategy="vector"))  # warm the matrix
+            s.write_assertion(make("new7", "claim 7 revised", 350, supersedes_id="a7"), vectors[7])
+            out = []
+            for anchor in (100, 349, 350, 400):
+                res = s.retrieve(RetrievalQuery(NS, anchor, query_embedding=q, strategy="vector", limit=10))
+                out.append(res.ids)
+                sims = [r.score_components["vector_similarity"] for r in res]
+                assert sims == sorted(sims, reverse=True)
+            assert "a7" in out[1] and "new7" not in out[1]
+            assert "new7" in out[2] and "a7" not in out[2]
+            ids_by_backend.append(out)
+    assert ids_by_backend[0] == ids_by_backend[1]
+
+
+def test_hybrid_includes_full_text_hits_the_vector_side_missed(tmp_path: Path) -> None:
+    with AssertionStore.open(tmp_path / "h.db", embedding_dimension=DIM) as s:
+        episode(s)
+        s.write_assertions([make(f"v{i}", f"filler sentence {i}", 1) for i in range(60)],
+                           np.stack([unit(0) + 0.001 * i for i in range(60)]))
+        s.write_assertion(make("kw", "the zebra clause applies", 1), unit(5))
+        res = s.retrieve(RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=60,
+                                        candidate_limit=10))
+        assert "kw" in res.ids
+        kw = res[res.ids.index("kw")]
+        assert "bm25" in kw.score_components and "vector_similarity" not in kw.score_components
+        assert res.meta["vector_applied"] and res.meta["bm25_applied"]
+        assert res.meta["candidate_count"] == 11
+
+
+def test_text_query_is_embedded_with_the_store_embedder(store: AssertionStore, fact: Fact) -> None:
+    fact("a", "the cat sat on the mat", 1)
+    fact("b", "quarterly revenue grew", 1)
+    res = store.retrieve(RetrievalQuery(NS, 5, query_text="cat mat", strategy="vector"))
+    assert res.ids[0] == "a" and res.meta["vector_applied"] and not res.meta["bm25_applied"]
+    res = store.retrieve(RetrievalQuery(NS, 5, query_text="revenue", strategy="bm25"))
+    assert res.ids == ["b"] and not res.meta["vector_applied"]
+
+
+def test_filters_apply_on_both_sides(store: AssertionStore, fact: Fact) -> None:
+    fact("p", "alice likes tea", 1, type="preference", entity_type="person", confidence=0.4)
+    fact("f", "alice works at acme", 1, type="fact", entity_type="person", confidence=0.95)
+    fact("o", "acme likes tea too", 1, type="fact", entity_type="org", confidence=0.95)
+    for strategy in ("hybrid", "vector", "bm25"):
+        q = dict(namespace=NS, temporal_anchor=2, query_text="alice tea acme", strategy=strategy)
+        assert set(store.retrieve(RetrievalQuery(**q, assertion_types=["fact"])).ids) == {"f", "o"}
+        assert set(store.retrieve(RetrievalQuery(**q, entity_types=["person"])).ids) == {"p", "f"}
+        assert set(store.retrieve(RetrievalQuery(**q, min_confidence=0.9)).ids) == {"f", "o"}
+
+
+def test_trajectory_sets_predecessors_oldest_first(store: AssertionStore, fact: Fact) -> None:
+    fact("v1", "plan costs 10", 1)
+    fact("v2", "plan costs 12", 2, supersedes_id="v1")
+    fact("v3", "plan costs 15", 3, supersedes_id="v2")
+    fact("other", "plan name is gold", 1)
+    res = store.retrieve(RetrievalQuery(NS, 10, query_text="plan costs", mode="trajectory"))
+    chains = {r.id: [a.id for a in r.supersession_chain or []] for r in res}
+    assert chains == {"v3": ["v1", "v2"], "other": []}
+    snap = store.retrieve(RetrievalQuery(NS, 10, query_text="plan costs"))
+    assert all(r.supersession_chain is None for r in snap)
+
+
+def test_scorers(store: AssertionStore, fact: Fact) -> None:
+    fact("old", "renewal policy text", 1)
+    fact("new", "renewal policy text", 90)
+    q = RetrievalQuery(NS, 100, query_text="renewal policy")
+    default = store.retrieve(q)
+    assert default.ids == ["new", "old"] or default.ids == ["old", "new"]
+    assert default[0].score == pytest.approx(default[1].score)  # no recency unless asked for
+    assert default.ids == sorted(default.ids)  # equal scores: deterministic id order
+    store.scorer = RRFScorer(recency_weight=1.0)
+    assert store.retrieve(q).ids == ["new", "old"]
+    assert "recency" in store.retrieve(q)[0].score_components
+    store.scorer = LinearScorer(recency_weight=0.5)
+    res = store.retrieve(q)
+    assert res.ids == ["new", "old"] and "linear_bm25" in res[0].score_components
+
+    class Shortest:
+        def score_batch(self, candidates: list[Candidate], context: ScoringContext) -> list[float]:
+            assert context.anchor == 100 and context.position_range == (1, 90)
+            return [-float(len(c.id)) for c in candidates]
+
+    fact("x", "renewal", 5)
+    store.scorer = Shortest()
+    assert store.retrieve(q).ids[0] == "x"
+
+
+def test_middleware_order_and_rewrites(store: AssertionStore, fact: Fact) -> None:
+    fact("a", "apples are red", 1)
+    fact("b", "bananas are yellow", 1)
+    calls: list[str] = []
+
+    class Hook:
+        def __init__(self, name: str, rewrite: str | None = None) -> None:
+            self.name, self.rewrite = name, rewrite
+
+        def before(self, query: RetrievalQuery) -> RetrievalQuery | None:
+            calls.append(f"{self.name}.before")
+            if self.rewrite:
+                import dataclasses
+
+                return dataclasses.replace(query, query_text=self.rewrite)
+            return None
+
+        def after(self, query: RetrievalQuery, result: RetrievalResult) -> RetrievalResult | None:
+            calls.append(f"{self.name}.after")
+            return RetrievalResult(result.results, {**result.meta, "seen_by": self.name})
+
+    store.middleware = (Hook("outer"), Hook("inner", rewrite="bananas"))
+    res = store.retrieve(RetrievalQuery(NS, 5, query_text="apples"))
+    assert calls == ["outer.before", "inner.before", "inner.after", "outer.after"]
+    assert res.ids[0] == "b"  # the rewrite happened before the query was embedded and searched
+    assert res.meta["seen_by"] == "outer"
+
+
+def test_query_text_modes_and_errors(store: AssertionStore, fact: Fact) -> None:
+    fact("a", "the quick brown fox", 1)
+    fact("b", "brown quick", 1)
+    phrase = store.retrieve(RetrievalQuery(NS, 5, query_text="quick brown", query_text_mode="phrase",
+                                           strategy="bm25"))
+    assert phrase.ids == ["a"]
+    raw = store.retrieve(RetrievalQuery(NS, 5, query_text="quick NOT fox", query_text_mode="fts5",
+                                        strategy="bm25"))
+    assert raw.ids == ["b"]
+    with pytest.raises(ValidationError, match="invalid FTS5 query"):
+        store.retrieve(RetrievalQuery(NS, 5, query_text='"unbalanced', query_text_mode="fts5", strategy="bm25"))
+    with pytest.raises(ValidationError, match="query_text or query_embedding"):
+        store.retrieve(RetrievalQuery(NS, 5))
+    with pytest.raises(ValidationError, match="dimensions"):
+        store.retrieve(RetrievalQuery(NS, 5, query_embedding=np.ones(3)))
+    with pytest.raises(ValidationError) as info:
+        RetrievalQuery(NS, 5, "x", strategy="magic", limit=0, mode="movie")
+    assert len(info.value.errors) == 3
+
+
+def test_matrix_follows_writes_from_another_connection(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    reader = AssertionStore.open(path, embedder=HashEmbedder(32))
+    writer = AssertionStore.open(path, embedder=HashEmbedder(32))
+    episode(writer)
+    writer.write_assertion(make("a", "solar panels on the roof", 1))
+    q = RetrievalQuery(NS, 10, query_text="solar panels", strategy="vector")
+    assert reader.retrieve(q).ids == ["a"]
+    writer.write_assertion(make("b", "solar panels were removed", 5, supersedes_id="a"))
+    assert reader.retrieve(q).ids == ["b"]
+    assert reader.retrieve(RetrievalQuery(NS, 3, query_text="solar panels", strategy="vector")).ids == ["a"]
+    reader.close()
+    writer.close()
+
+
+def test_result_reprs_escape_text(store: AssertionStore, fact: Fact) -> None:
+    fact("a", "<script>alert(1)</script> refund", 1)
+    res = store.retrieve(RetrievalQuery(NS, 2, query_text="refund"))
+    assert "<script>" not in res._repr_html_() and "&lt;script&gt;" in res._repr_html_()
+    assert "1 results" in repr(res)
+    assert res.to_dict()["results"][0]["id"] == "a"
+    assert res[0].assertion == store.get_assertion("a")
