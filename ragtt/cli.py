@@ -197,7 +197,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write to FILE.parquet or FILE.csv")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
+    _add_plugins(sub, common)
     return parser
+
+
+def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Verbs from other packages (``ragtt report`` comes from ragtt_nb) via the ``ragtt.cli``
+    entry-point group: each is ``register(subparsers, common_parent)`` and sets ``handler``.
+    The core never imports the notebook layer itself."""
+    from importlib.metadata import entry_points
+
+    for entry in sorted(entry_points(group="ragtt.cli"), key=lambda e: e.name):
+        try:
+            register = entry.load()
+        except ImportError:
+            continue  # the extra that provides it is not installed
+        register(sub, common)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
