@@ -1,0 +1,55 @@
+"""Ingest: load -> route pages -> parse -> chunk -> locate regions.
+
+Names load on first use so ``import ragtt.ingest`` does not pull PyMuPDF or litellm.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = [
+    "IngestOptions",
+    "LocatedChunks",
+    "RegionIndex",
+    "RouteThresholds",
+    "build_chunks",
+    "locate_chunks",
+    "parse",
+    "pixel_box",
+    "render_page",
+]
+
+_EXPORTS = {
+    "IngestOptions": "ragtt.ingest.types",
+    "LocatedChunks": "ragtt.ingest.provenance",
+    "RegionIndex": "ragtt.ingest.provenance",
+    "RouteThresholds": "ragtt.ingest.route",
+    "build_chunks": "ragtt.ingest.chunk",
+    "locate_chunks": "ragtt.ingest.provenance",
+    "parse": "ragtt.ingest.parse",
+    "pixel_box": "ragtt.ingest.render",
+    "render_page": "ragtt.ingest.render",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragtt.ingest' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:
+    from ragtt.ingest.chunk import build_chunks
+    from ragtt.ingest.parse import parse
+    from ragtt.ingest.provenance import LocatedChunks, RegionIndex, locate_chunks
+    from ragtt.ingest.render import pixel_box, render_page
+    from ragtt.ingest.route import RouteThresholds
+    from ragtt.ingest.types import IngestOptions

@@ -1,18 +1,32 @@
 """Chunking that never loses track of where a chunk came from.
 
 Every splitter works on spans of the original Markdown, never on copies, so a chunk's
-``markdown[char_start:char_end] == text`` holds by construction.
+``markdown[char_start:char_end] == text`` holds by construction, for every strategy:
+
+* ``recursive``: paragraphs, then lines, sentences, words, as far down as needed;
+* ``markdown``: one section per heading, split recursively only when too long;
+* ``sentence``: whole sentences packed up to ``max_size``, overlapping by sentences;
+* ``fixed``: windows of ``max_size`` characters every ``max_size - overlap``.
+
+Markdown tables (which the PDF loader writes with ``IngestOptions(tables=True)``, and any
+.md file may hold) are carved out first, whatever the strategy: one roll-up chunk for the
+table (row groups under ``max_size`` when it is longer, the header repeated in their
+``context``) plus one ``table_row`` chunk per row. A row's header cannot sit inside its
+text without breaking the charspan, so it travels in ``TextChunk.context`` and
+``TextChunk.embed_text`` puts it in front: the row is found by what its columns mean,
+and its span and page box are still those of the row alone.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ragtt.errors import ConfigError
+from ragtt.ingest.provenance import RegionIndex
 from ragtt.ingest.types import Block, TextChunk
 
-__all__ = ["build_chunks"]
+__all__ = ["STRATEGIES", "build_chunks"]
 
 Span = tuple[int, int]
 
@@ -23,6 +37,10 @@ _RECURSIVE = (
     re.compile(r"(?<=[.!?。！？])\s+"),  # sentences
     re.compile(r"[ \t]+"),  # words
 )
+_SENTENCE_LEVEL = 2
+_SENTENCE_END = re.compile(r"\n[ \t]*\n\s*|(?<=[.!?])\s+|(?<=[。！？])\s*")
+_HEADING = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
+_TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
 
 
 def build_chunks(
@@ -31,19 +49,113 @@ def build_chunks(
     max_size: int = 800,
     overlap: int = 120,
     strategy: str = "recursive",
+    *,
+    tables: bool = True,
 ) -> list[TextChunk]:
-    """Split ``markdown`` into chunks of at most ``max_size`` characters.
+    """Split ``markdown`` into chunks of at most ``max_size`` characters (a table row is
+    never split); with ``blocks`` each chunk carries its page regions.
 
     >>> [c.text for c in build_chunks("One.\\n\\nTwo.", max_size=5, overlap=0)]
     ['One.', 'Two.']
     """
     if max_size < 1 or overlap < 0 or overlap >= max_size:
         raise ConfigError(f"need 0 <= overlap < max_size; got max_size={max_size}, overlap={overlap}")
-    if strategy != "recursive":
-        raise ConfigError(f"chunk strategy must be 'recursive'; got {strategy!r}")
-    pieces = _split(markdown, 0, len(markdown), max_size, 0)
-    spans = _merge(markdown, pieces, max_size, overlap)
-    return [TextChunk(markdown[s:e], s, e) for s, e in spans]
+    splitter = _STRATEGIES.get(strategy)
+    if splitter is None:
+        raise ConfigError(f"chunk strategy must be one of {list(STRATEGIES)}; got {strategy!r}")
+    pieces: list[tuple[int, int, str, str]] = []
+    prose_start = 0
+    for table in _tables(markdown) if tables else []:
+        pieces.extend((s, e, "text", "") for s, e in splitter(markdown, prose_start, table[0][0], max_size, overlap))
+        pieces.extend(_table_chunks(markdown, table, max_size))
+        prose_start = table[-1][1]
+    pieces.extend((s, e, "text", "") for s, e in splitter(markdown, prose_start, len(markdown), max_size, overlap))
+    index = RegionIndex(blocks) if blocks else None
+    return [
+        TextChunk(markdown[s:e], s, e, index.regions_for(s, e) if index is not None else (), kind, context)
+        for s, e, kind, context in pieces
+    ]
+
+
+def _recursive(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
+    return _merge(text, _split(text, start, end, max_size, 0), max_size, overlap)
+
+
+def _sentences(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
+    pieces: list[Span] = []
+    prev = start
+    for cut in [*(m.end() for m in _SENTENCE_END.finditer(text, start, end)), end]:
+        if prev < cut <= end:
+            pieces.extend(_split(text, prev, cut, max_size, _SENTENCE_LEVEL + 1))
+            prev = cut
+    return _merge(text, pieces, max_size, overlap)
+
+
+def _sections(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
+    """One run of chunks per heading's section; no chunk straddles two sections."""
+    cuts = [m.start() for m in _HEADING.finditer(text, start, end) if m.start() > start]
+    out: list[Span] = []
+    for s, e in zip([start, *cuts], [*cuts, end], strict=True):
+        out.extend(_recursive(text, s, e, max_size, overlap))
+    return out
+
+
+def _fixed(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
+    out: list[Span] = []
+    for s in range(start, end, max_size - overlap):
+        span = _strip(text, s, min(s + max_size, end))
+        if span[1] > span[0] and (not out or span[1] > out[-1][1]):
+            out.append(span)
+        if s + max_size >= end:
+            break
+    return out
+
+
+_STRATEGIES: dict[str, Callable[[str, int, int, int, int], list[Span]]] = {
+    "recursive": _recursive,
+    "markdown": _sections,
+    "sentence": _sentences,
+    "fixed": _fixed,
+}
+STRATEGIES = tuple(_STRATEGIES)
+
+
+def _tables(text: str) -> list[list[Span]]:
+    """Markdown tables as lists of line spans: header, rule, rows."""
+    lines: list[Span] = []
+    pos = 0
+    for line in text.split("\n"):
+        lines.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    found: list[list[Span]] = []
+    i = 0
+    while i + 1 < len(lines):
+        header, rule = lines[i], lines[i + 1]
+        if text[header[0] : header[1]].lstrip().startswith("|") and _TABLE_RULE.match(text, rule[0], rule[1]):
+            j = i + 2
+            while j < len(lines) and text[lines[j][0] : lines[j][1]].lstrip().startswith("|"):
+                j += 1
+            found.append(lines[i:j])
+            i = j
+        else:
+            i += 1
+    return found
+
+
+def _table_chunks(text: str, table: list[Span], max_size: int) -> list[tuple[int, int, str, str]]:
+    header = text[table[0][0] : table[0][1]].strip()
+    rows = table[2:]
+    out: list[tuple[int, int, str, str]] = []
+    group_start, context = table[0][0], ""
+    for i, row in enumerate(rows):
+        if row[1] - group_start > max_size and i > 0:
+            out.append((group_start, rows[i - 1][1], "table", context))
+            group_start, context = row[0], header
+    out.append((group_start, table[-1][1], "table", context))
+    for row in rows:
+        start, end = _strip(text, *row)
+        out.append((start, end, "table_row", header))
+    return out
 
 
 def _split(text: str, start: int, end: int, max_size: int, level: int) -> list[Span]:

@@ -108,7 +108,7 @@ def _read_page(
     skip: list[Box] = []
     tables: list[tuple[Box, Paragraph]] = []
     if options.tables and signals["chars"]:
-        tables = table_paragraphs(page, box)
+        tables = table_paragraphs(page, box, page_dict)
         skip = [area for area, _ in tables]
     paragraphs = paragraphs_from_dict(page_dict, box, skip=skip)
     if tables:

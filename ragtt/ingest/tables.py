@@ -7,7 +7,7 @@ which lets the chunker make one chunk per row that still points at its row on th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragtt.ingest.layout import Line, Paragraph, clip_box
 
@@ -19,28 +19,48 @@ __all__ = ["table_paragraphs"]
 Box = tuple[float, float, float, float]
 
 
-def table_paragraphs(page: pymupdf.Page, page_box: Box) -> list[tuple[Box, Paragraph]]:
-    """``(table box, table paragraph)`` for every table PyMuPDF finds on the page."""
+def table_paragraphs(page: pymupdf.Page, page_box: Box, page_dict: dict[str, Any]) -> list[tuple[Box, Paragraph]]:
+    """``(table box, table paragraph)`` for every table PyMuPDF finds on the page.
+
+    Cell text is gathered from the same spans as the rest of the page (``page_dict``):
+    ``Table.extract`` re-reads characters and puts a minus sign after its number.
+    """
+    spans = [
+        (span["bbox"], span["text"])
+        for block in page_dict["blocks"]
+        if block["type"] == 0
+        for line in block["lines"]
+        for span in line["spans"]
+        if span["text"].strip()
+    ]
     out = []
     for table in page.find_tables().tables:
-        rows = table.extract()
-        if len(rows) < 2 or table.col_count < 2:
+        if table.row_count < 2 or table.col_count < 2:
             continue
-        box = clip_box(tuple(table.bbox), page_box)
-        header_box = clip_box(tuple(table.rows[0].bbox), page_box)
-        lines = [Line(_row(rows[0]), header_box, None), Line(_rule(table.col_count), header_box, None)]
-        for cells, row in zip(rows[1:], table.rows[1:], strict=False):
-            lines.append(Line(_row(cells), clip_box(tuple(row.bbox), page_box), None))
-        out.append((box, Paragraph(tuple(lines), "table")))
+        lines = []
+        for i, row in enumerate(table.rows):
+            row_box = clip_box(tuple(row.bbox), page_box)
+            lines.append(Line(_row([_cell(cell, spans) for cell in row.cells]), row_box, None))
+            if i == 0:
+                lines.append(Line(_rule(table.col_count), row_box, None))
+        out.append((clip_box(tuple(table.bbox), page_box), Paragraph(tuple(lines), "table")))
     return out
 
 
-def _row(cells: list[str | None]) -> str:
-    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
-def _cell(cell: str | None) -> str:
-    return " ".join((cell or "").split()).replace("|", "\\|")
+def _cell(cell: tuple[float, float, float, float] | None, spans: list[tuple[Any, str]]) -> str:
+    if cell is None:  # a merged cell's continuation
+        return ""
+    x0, y0, x1, y1 = cell
+    inside = [
+        (bbox[1], bbox[0], text)
+        for bbox, text in spans
+        if x0 <= (bbox[0] + bbox[2]) / 2 <= x1 and y0 <= (bbox[1] + bbox[3]) / 2 <= y1
+    ]
+    return " ".join(" ".join(text for _, _, text in sorted(inside)).split()).replace("|", "\\|")
 
 
 def _rule(columns: int) -> str:
