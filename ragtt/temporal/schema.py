@@ -6,6 +6,7 @@ vec0 table of a namespace is named from a hash of the namespace, never from its 
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Sequence
@@ -282,9 +283,12 @@ def _definition(item: ExtensionColumn | ExtensionTable) -> tuple[str, str, str]:
     return "table", item.name, stable_json([list(map(list, item.columns)), item.references_assertions])
 
 
-def apply_extensions(conn: Any, extensions: SchemaExtensions | None) -> dict[str, list[str]]:
-    """Create what is missing; refuse a name already applied with a different definition."""
-    applied: dict[str, list[str]] = {table: [] for table in EXTENSIBLE_TABLES}
+def apply_extensions(conn: Any, extensions: SchemaExtensions | None) -> dict[str, dict[str, Any]]:
+    """Create what is missing; refuse a name already applied with a different definition.
+
+    Returns every applied extension column (this store's and earlier ones): ``{table: {column: default}}``.
+    """
+    applied: dict[str, dict[str, Any]] = {table: {} for table in EXTENSIBLE_TABLES}
     conn.execute("BEGIN IMMEDIATE")
     try:
         items: list[ExtensionColumn | ExtensionTable] = [*extensions.columns, *extensions.tables] if extensions else []
@@ -301,11 +305,11 @@ def apply_extensions(conn: Any, extensions: SchemaExtensions | None) -> dict[str
             if row is None:
                 conn.execute(item.ddl())
                 conn.execute("INSERT INTO schema_extensions VALUES (?, ?, ?)", (kind, name, definition))
-        for _kind, name, _ in conn.execute(
-            "SELECT kind, name, definition FROM schema_extensions WHERE kind = 'column' ORDER BY name"
+        for name, definition in conn.execute(
+            "SELECT name, definition FROM schema_extensions WHERE kind = 'column' ORDER BY name"
         ).fetchall():
             table, column = name.split(".", 1)
-            applied.setdefault(table, []).append(column)
+            applied.setdefault(table, {})[column] = json.loads(definition)[1]
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

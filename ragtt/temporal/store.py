@@ -222,7 +222,10 @@ class AssertionStore:
             raise StoreError("this AssertionStore is closed; open a new one")
 
     def _columns(self, table: str) -> list[str]:
-        return self._ext.get(table, [])
+        return list(self._ext.get(table, {}))
+
+    def _defaults(self, table: str) -> dict[str, Any]:
+        return dict(self._ext.get(table, {}))
 
     def _emit(self, name: str, value: float, **tags: str) -> None:
         if self.metrics is not None:
@@ -320,7 +323,7 @@ class AssertionStore:
         infos = {ns: self.namespaces.ensure(ns) for ns in namespaces}
         vectors = self.namespaces.vectors_for(items, infos, embeddings) if items else None
         with self._write() as conn:
-            writes.insert_episodes(conn, [episode], self._columns("episodes"))
+            writes.insert_episodes(conn, [episode], self._defaults("episodes"))
             if items:
                 self._insert_assertions(conn, items, infos, vectors)
             for link in link_items:
@@ -331,7 +334,7 @@ class AssertionStore:
         self, conn: Any, items: list[Assertion], infos: dict[str, NamespaceInfo], vectors: VectorPlan | None
     ) -> None:
         change = self.namespaces.bump(conn, list(infos))
-        rows, closes = writes.insert_assertions(conn, items, self._columns("assertions"), change)
+        rows, closes = writes.insert_assertions(conn, items, self._defaults("assertions"), change)
         if closes:  # predecessors share their successor's namespace (checked), so one lookup serves all
             found = conn.execute(
                 f"SELECT namespace, seq, id FROM assertions WHERE id IN ({','.join('?' * len(closes))})",

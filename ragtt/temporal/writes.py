@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +47,7 @@ def _duplicates(ids: Sequence[str]) -> set[str]:
     return {i for i in ids if i in seen or seen.add(i)}  # type: ignore[func-returns-value]
 
 
-def _check_extensions(errors: list[str], what: str, values: Mapping[str, Any] | None, known: Sequence[str]) -> None:
+def _check_extensions(errors: list[str], what: str, values: Mapping[str, Any] | None, known: Collection[str]) -> None:
     unknown = sorted(set(values or {}) - set(known))
     if unknown:
         errors.append(f"{what}: unknown extension columns {unknown}; known: {sorted(known)}")
@@ -58,7 +58,8 @@ def bump_change_seq(conn: Any, namespace: str) -> int:
     return int(conn.execute("SELECT change_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0])
 
 
-def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Sequence[str]) -> None:
+def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Mapping[str, Any]) -> None:
+    """Insert episodes; an extension column a record leaves out gets its declared default."""
     errors: list[str] = []
     ids = [e.id for e in episodes]
     for dup in sorted(_duplicates(ids)):
@@ -84,7 +85,7 @@ def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Sequenc
                 e.type,
                 e.content,
                 None if e.metadata is None else stable_json(e.metadata),
-                *((e.extensions or {}).get(c) for c in ext_columns),
+                *((e.extensions or {}).get(c, default) for c, default in ext_columns.items()),
             )
             for e in episodes
         ],
@@ -178,7 +179,7 @@ def _check_supersession(conn: Any, assertions: Sequence[Assertion]) -> tuple[lis
 
 
 def insert_assertions(
-    conn: Any, assertions: Sequence[Assertion], ext_columns: Sequence[str], change_seq: int
+    conn: Any, assertions: Sequence[Assertion], ext_columns: Mapping[str, Any], change_seq: int
 ) -> tuple[list[VectorRow], list[tuple[str, float]]]:
     """Insert a batch and close its predecessors; returns the vector rows and the stored closes."""
     errors: list[str] = []
@@ -262,7 +263,7 @@ def insert_assertions(
                 None if a.metadata is None else stable_json(a.metadata),
                 change_seq,
                 now,
-                *((a.extensions or {}).get(c) for c in ext_columns),
+                *((a.extensions or {}).get(c, default) for c, default in ext_columns.items()),
             )
         )
         vector_rows.append((seq + offset + 1, a.valid_from, until, a.confidence, a.type, a.entity_type))

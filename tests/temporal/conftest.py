@@ -25,10 +25,20 @@ def episode(store: AssertionStore, eid: str = "e1", namespace: str = NS, positio
     return store.get_episode(eid)  # type: ignore[return-value]
 
 
-def make(aid: str, content: str, valid_from: float, *, namespace: str = NS, episode_id: str = "e1",
-         **kw: Any) -> Assertion:
-    return Assertion(aid, namespace, kw.pop("type", "fact"), content, valid_from, kw.pop("confidence", 0.9),
-                     episode_id, [Citation(f"c-{aid}", episode_id, f"ref:{aid}", content)], **kw)
+def make(
+    aid: str, content: str, valid_from: float, *, namespace: str = NS, episode_id: str = "e1", **kw: Any
+) -> Assertion:
+    return Assertion(
+        aid,
+        namespace,
+        kw.pop("type", "fact"),
+        content,
+        valid_from,
+        kw.pop("confidence", 0.9),
+        episode_id,
+        [Citation(f"c-{aid}", episode_id, f"ref:{aid}", content)],
+        **kw,
+    )
 
 
 Fact = Callable[..., Assertion]

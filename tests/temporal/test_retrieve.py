@@ -45,14 +45,14 @@ def test_valid_claims_are_not_crowded_out_by_invalid_neighbours(vstore: Assertio
     vstore.write_assertions(olds, near)
     far = (unit(0) * 0.2 + unit(1)).astype(np.float32)
     vstore.write_assertion(make("valid", "the valid claim", 30), far)
-    res = vstore.retrieve(RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=1,
-                                         candidate_limit=1))
+    res = vstore.retrieve(RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=1, candidate_limit=1))
     assert res.ids == ["valid"]
     assert res.meta["vector_backend"] == ("memory" if vstore.vector_cache else "sqlite-vec")
     at15 = vstore.retrieve(RetrievalQuery(NS, 15, query_embedding=q, strategy="vector", limit=5))
     assert len(at15) == 5 and all(i.startswith("old") for i in at15.ids)
-    hist = vstore.retrieve(RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=300,
-                                          include_superseded=True))
+    hist = vstore.retrieve(
+        RetrievalQuery(NS, 50, query_embedding=q, strategy="vector", limit=300, include_superseded=True)
+    )
     assert len(hist) == 201
     before = vstore.retrieve(RetrievalQuery(NS, 5, query_embedding=q, strategy="vector"))
     assert before.ids == []  # nothing had started yet
@@ -84,11 +84,14 @@ def test_both_backends_agree_and_follow_supersession(tmp_path: Path) -> None:
 def test_hybrid_includes_full_text_hits_the_vector_side_missed(tmp_path: Path) -> None:
     with AssertionStore.open(tmp_path / "h.db", embedding_dimension=DIM) as s:
         episode(s)
-        s.write_assertions([make(f"v{i}", f"filler sentence {i}", 1) for i in range(60)],
-                           np.stack([unit(0) + 0.001 * i for i in range(60)]))
+        s.write_assertions(
+            [make(f"v{i}", f"filler sentence {i}", 1) for i in range(60)],
+            np.stack([unit(0) + 0.001 * i for i in range(60)]),
+        )
         s.write_assertion(make("kw", "the zebra clause applies", 1), unit(5))
-        res = s.retrieve(RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=60,
-                                        candidate_limit=10))
+        res = s.retrieve(
+            RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=60, candidate_limit=10)
+        )
         assert "kw" in res.ids
         kw = res[res.ids.index("kw")]
         assert "bm25" in kw.score_components and "vector_similarity" not in kw.score_components
@@ -184,11 +187,9 @@ def test_middleware_order_and_rewrites(store: AssertionStore, fact: Fact) -> Non
 def test_query_text_modes_and_errors(store: AssertionStore, fact: Fact) -> None:
     fact("a", "the quick brown fox", 1)
     fact("b", "brown quick", 1)
-    phrase = store.retrieve(RetrievalQuery(NS, 5, query_text="quick brown", query_text_mode="phrase",
-                                           strategy="bm25"))
+    phrase = store.retrieve(RetrievalQuery(NS, 5, query_text="quick brown", query_text_mode="phrase", strategy="bm25"))
     assert phrase.ids == ["a"]
-    raw = store.retrieve(RetrievalQuery(NS, 5, query_text="quick NOT fox", query_text_mode="fts5",
-                                        strategy="bm25"))
+    raw = store.retrieve(RetrievalQuery(NS, 5, query_text="quick NOT fox", query_text_mode="fts5", strategy="bm25"))
     assert raw.ids == ["b"]
     with pytest.raises(ValidationError, match="invalid FTS5 query"):
         store.retrieve(RetrievalQuery(NS, 5, query_text='"unbalanced', query_text_mode="fts5", strategy="bm25"))

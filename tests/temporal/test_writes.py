@@ -34,17 +34,24 @@ def test_supersession_closes_predecessor_at_successor_start(store: AssertionStor
     ("setup", "successor", "reason"),
     [
         ([], make("b", "x", 200, supersedes_id="missing"), "does not exist"),
-        ([make("a", "x", 100, namespace="other", episode_id="e-other")], make("b", "x", 200, supersedes_id="a"),
-         "is in namespace 'other'"),
+        (
+            [make("a", "x", 100, namespace="other", episode_id="e-other")],
+            make("b", "x", 200, supersedes_id="a"),
+            "is in namespace 'other'",
+        ),
         ([make("a", "x", 100)], make("b", "x", 100, supersedes_id="a"), "must start after"),
         ([make("a", "x", 100)], make("b", "x", 50, supersedes_id="a"), "must start after"),
         ([make("a", "x", 100, valid_until=150)], make("b", "x", 200, supersedes_id="a"), "closed at 150"),
-        ([make("a", "x", 100), make("b", "y", 200, supersedes_id="a")], make("c", "z", 300, supersedes_id="a"),
-         "closed at 200"),
+        (
+            [make("a", "x", 100), make("b", "y", 200, supersedes_id="a")],
+            make("c", "z", 300, supersedes_id="a"),
+            "closed at 200",
+        ),
     ],
 )
-def test_supersession_refusals_write_nothing(store: AssertionStore, setup: list[Assertion],
-                                            successor: Assertion, reason: str) -> None:
+def test_supersession_refusals_write_nothing(
+    store: AssertionStore, setup: list[Assertion], successor: Assertion, reason: str
+) -> None:
     store.init_namespace("other")
     episode(store, "e1")
     episode(store, "e-other", "other")
@@ -57,8 +64,7 @@ def test_supersession_refusals_write_nothing(store: AssertionStore, setup: list[
     assert {a.id: store.get_assertion(a.id) for a in setup} == before
 
 
-def test_already_superseded_is_refused_even_when_closed_at_the_same_position(store: AssertionStore,
-                                                                             fact: Fact) -> None:
+def test_already_superseded_is_refused_even_when_closed_at_the_same_position(store: AssertionStore, fact: Fact) -> None:
     fact("a", "x", 100)
     fact("b", "y", 200, supersedes_id="a")
     with pytest.raises(SupersessionError, match="already supersedes it"):
@@ -102,8 +108,13 @@ def test_model_validation_lists_every_error() -> None:
     with pytest.raises(ValidationError) as info:
         Assertion("", "ns", "fact", "", 10, 1.5, "e", [], valid_until=5)
     text = " | ".join(info.value.errors)
-    for part in ("id must not be empty", "content must not be empty", "confidence", "valid_until (5)",
-                 "at least one citation"):
+    for part in (
+        "id must not be empty",
+        "content must not be empty",
+        "confidence",
+        "valid_until (5)",
+        "at least one citation",
+    ):
         assert part in text
     with pytest.raises(ValidationError, match="finite"):
         Assertion("a", "ns", "fact", "x", float("nan"), 0.5, "e", [Citation("c", "e", "r", "x")])
@@ -138,8 +149,11 @@ def test_episode_bundle_is_one_transaction(store: AssertionStore) -> None:
     link = Link("l1", NS, "x1", "x2", "related", 5)
     assert store.write_episode_bundle(ep, good, [link]) == (ep, 2, 1)
     with pytest.raises(ValidationError):
-        store.write_episode_bundle(Episode("e10", NS, 6, 6.0, "chat", "hi"), [make("x3", "t", 6, episode_id="e10")],
-                                   [Link("l2", NS, "x3", "missing", "related", 6)])
+        store.write_episode_bundle(
+            Episode("e10", NS, 6, 6.0, "chat", "hi"),
+            [make("x3", "t", 6, episode_id="e10")],
+            [Link("l2", NS, "x3", "missing", "related", 6)],
+        )
     assert store.get_episode("e10") is None and store.get_assertion("x3") is None
 
 
