@@ -34,6 +34,15 @@ _EXPORTS: dict[str, str] = {
     "RetrievedChunk": "ragtt.results",
     "Snapshot": "ragtt.results",
     "DiffReport": "ragtt.timetravel.diff",
+    # analysis
+    "LineageReport": "ragtt.timetravel.lineage",
+    "SnapshotDiff": "ragtt.timetravel.snapshot_diff",
+    "DriftReport": "ragtt.timetravel.drift",
+    "GoldenSuite": "ragtt.timetravel.regression",
+    "RegressionReport": "ragtt.timetravel.regression",
+    "BisectReport": "ragtt.timetravel.bisect",
+    "ConfigComparison": "ragtt.timetravel.compare",
+    "compare_configs": "ragtt.timetravel.compare",
     # ingest building blocks
     "Region": "ragtt.ingest.types",
     "ParsedDocument": "ragtt.ingest.types",
@@ -54,15 +63,20 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "BisectReport",
     "Block",
+    "ConfigComparison",
     "ConfigError",
     "DiffReport",
     "Document",
+    "DriftReport",
     "Embedder",
     "ExtractiveGenerator",
+    "GoldenSuite",
     "HashEmbedder",
     "IngestError",
     "IngestReport",
+    "LineageReport",
     "LiteLLMEmbedder",
     "LiteLLMGenerator",
     "NotFoundError",
@@ -73,14 +87,17 @@ __all__ = [
     "QueryResult",
     "RagttError",
     "Region",
+    "RegressionReport",
     "ReplayError",
     "ReplayResult",
     "RetrievedChunk",
     "SentenceTransformerEmbedder",
     "Snapshot",
+    "SnapshotDiff",
     "StoreError",
     "__version__",
     "build_chunks",
+    "compare_configs",
     "register_loader",
 ]
 
@@ -127,4 +144,10 @@ if TYPE_CHECKING:
         RetrievedChunk,
         Snapshot,
     )
+    from ragtt.timetravel.bisect import BisectReport
+    from ragtt.timetravel.compare import ConfigComparison, compare_configs
     from ragtt.timetravel.diff import DiffReport
+    from ragtt.timetravel.drift import DriftReport
+    from ragtt.timetravel.lineage import LineageReport
+    from ragtt.timetravel.regression import GoldenSuite, RegressionReport
+    from ragtt.timetravel.snapshot_diff import SnapshotDiff

@@ -126,6 +126,83 @@ def cmd_events(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show(args: argparse.Namespace, report: Any) -> None:
+    _print_json(report.to_dict()) if args.json else print(report.to_text())
+
+
+def cmd_lineage(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        _show(args, proj.lineage(args.left, args.right))
+    return 0
+
+
+def cmd_snapshot_diff(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        _show(args, proj.snapshot_diff(args.a, args.b))
+    return 0
+
+
+def cmd_drift(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        _show(args, proj.drift(args.a, args.b, threshold=args.threshold))
+    return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    versions = [int(v) for v in args.versions.split(",")] if args.versions else None
+    with _open(args) as proj:
+        _show(args, proj.bisect(args.query, args.predicate, versions))
+    return 0
+
+
+def cmd_compare_configs(args: argparse.Namespace) -> int:
+    import ragtt
+
+    def config(text: str) -> ragtt.PipelineConfig:
+        try:
+            return ragtt.PipelineConfig.from_dict(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise _UsageError(f"a config must be a JSON object of PipelineConfig fields: {exc}") from None
+
+    queries = _queries(args)
+    embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
+    _show(args, ragtt.compare_configs(args.corpus, config(args.config_a), config(args.config_b), queries,
+                                      embedder=embedder))
+    return 0
+
+
+def _queries(args: argparse.Namespace) -> list[str]:
+    queries = list(args.query or [])
+    if args.queries_file:
+        lines = Path(args.queries_file).read_text(encoding="utf-8").splitlines()
+        queries += [line.strip() for line in lines if line.strip()]
+    if not queries:
+        raise _UsageError("give queries with --query TEXT (repeatable) or --queries-file FILE (one per line)")
+    return queries
+
+
+def cmd_test_capture(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode)
+    suite.save(args.out)
+    print(f"captured {len(suite.queries)} golden queries at v{suite.index_version} into {args.out}")
+    return 0
+
+
+def cmd_test_run(args: argparse.Namespace) -> int:
+    from ragtt.timetravel.regression import EXIT_ERROR, GoldenSuite
+
+    try:
+        suite = GoldenSuite.load(args.suite)
+    except RagttError as exc:
+        print(f"ragtt test run: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    with _open(args) as proj:
+        report = proj.regression.run(suite, threshold=args.threshold)
+    _show(args, report)
+    return report.exit_code
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -195,6 +272,40 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("events", cmd_events, "the event log")
     p.add_argument("--type", action="append", help="only these event types (repeatable)")
     p.add_argument("--out", help="write to FILE.parquet or FILE.csv")
+    p = add("lineage", cmd_lineage, "why chunks entered or left the top-k between two runs")
+    p.add_argument("--left", required=True)
+    p.add_argument("--right", required=True)
+    p = add("snapshot-diff", cmd_snapshot_diff, "documents and chunks changed between two versions")
+    p.add_argument("a", help="version, snapshot label or ISO datetime")
+    p.add_argument("b")
+    p = add("drift", cmd_drift, "embedding drift per source between two versions")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--threshold", type=float, default=0.9)
+    p = add("bisect", cmd_bisect, "first version where a predicate on a query's result changes")
+    p.add_argument("query", help="a query id (its recorded plan is used) or a query text")
+    p.add_argument("--predicate", required=True, help="chunk:<id> | source:<name> | answer:<substring>")
+    p.add_argument("--versions", help="comma-separated versions to search (default: every data version)")
+    p = add("compare-configs", cmd_compare_configs, "two PipelineConfigs on one corpus, query by query")
+    p.add_argument("corpus", nargs="+")
+    p.add_argument("--config-a", required=True, help='JSON, e.g. \'{"retrieval_mode": "vector"}\'')
+    p.add_argument("--config-b", required=True)
+    p.add_argument("--query", action="append")
+    p.add_argument("--queries-file")
+    test = sub.add_parser("test", help="golden-query regression suites", description="golden-query regression")
+    test_sub = test.add_subparsers(dest="test_command", required=True, metavar="ACTION")
+    p = test_sub.add_parser("capture", parents=[common], help="record golden queries from the current index")
+    p.set_defaults(handler=cmd_test_capture)
+    p.add_argument("--name", required=True)
+    p.add_argument("-o", "--out", required=True, help="suite JSON file to write")
+    p.add_argument("--query", action="append")
+    p.add_argument("--queries-file")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
+    p = test_sub.add_parser("run", parents=[common], help="run a golden suite; exit 0 pass, 1 drift, 2 error")
+    p.set_defaults(handler=cmd_test_run)
+    p.add_argument("suite")
+    p.add_argument("--threshold", type=float, default=0.8)
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     _add_plugins(sub, common)

@@ -25,7 +25,12 @@ from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, Sna
 if TYPE_CHECKING:
     import polars as pl
 
+    from ragtt.timetravel.bisect import BisectReport
     from ragtt.timetravel.diff import DiffReport
+    from ragtt.timetravel.drift import DriftReport
+    from ragtt.timetravel.lineage import LineageReport
+    from ragtt.timetravel.regression import Regression
+    from ragtt.timetravel.snapshot_diff import SnapshotDiff
 
 __all__ = ["At", "Project"]
 
@@ -37,7 +42,8 @@ class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
     def __init__(self, path: Path, config: PipelineConfig, embedder: Embedder, generator: Generator,
-                 ingest_options: IngestOptions, events: EventStore, progress: bool) -> None:
+                 ingest_options: IngestOptions, events: EventStore, progress: bool,
+                 embedding_cache: Path | None = None) -> None:
         self.path = path
         self.config = config
         self.embedder = embedder
@@ -45,7 +51,7 @@ class Project:
         self.progress = progress
         self._generator = generator
         self._events = events
-        self._cache = EmbeddingCache(path / "embeddings.db")
+        self._cache = EmbeddingCache(embedding_cache or path / "embeddings.db")
         self._table = ChunkTable(path / "lancedb", config.table_name, embedder.dim)
         self._assertions: Any = None
         if self._table.created_versions:
@@ -57,11 +63,12 @@ class Project:
     @classmethod
     def open(cls, path: str | Path, config: PipelineConfig | None = None, embedder: Embedder | None = None,
              *, generator: Generator | None = None, ingest_options: IngestOptions | None = None,
-             progress: bool = True) -> Project:
+             progress: bool = True, embedding_cache: str | Path | None = None) -> Project:
         """Open (or create) the project in ``path``.
 
         ``config`` None reuses the project's last config (or the defaults); ``embedder`` None
         rebuilds the one the project was built with (or the config's default model).
+        ``embedding_cache`` points several projects at one cache file (default: the project's own).
         """
         path = Path(path).expanduser()
         path.mkdir(parents=True, exist_ok=True)
@@ -81,7 +88,8 @@ class Project:
                 events.set_meta("embedder_dim", str(embedder.dim), conn)
                 conn.execute("INSERT OR IGNORE INTO configs (config_id, config, created_at) VALUES (?, ?, ?)",
                              (config.config_id, json.dumps(config.to_dict()), format_ts(utc_now())))
-            return cls(path, config, embedder, generator, ingest_options or IngestOptions(), events, progress)
+            return cls(path, config, embedder, generator, ingest_options or IngestOptions(), events, progress,
+                       Path(embedding_cache) if embedding_cache is not None else None)
         except BaseException:
             events.close()
             raise
@@ -216,6 +224,49 @@ class Project:
 
         return diff_runs(self, left_id, right_id)
 
+    # -- analysis ------------------------------------------------------------------------------
+
+    def lineage(self, left_id: str, right_id: str) -> LineageReport:
+        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed, ranking)."""
+        from ragtt.timetravel.lineage import lineage
+
+        return lineage(self, left_id, right_id)
+
+    def snapshot_diff(self, a: At, b: At) -> SnapshotDiff:
+        """Documents and chunks added, removed and changed between two versions."""
+        from ragtt.timetravel.snapshot_diff import snapshot_diff
+
+        return snapshot_diff(self, a, b)
+
+    def drift(self, a: At, b: At, threshold: float = 0.9) -> DriftReport:
+        """Embedding drift per source (centroid cosine) and per common chunk between two versions."""
+        from ragtt.timetravel.drift import drift
+
+        return drift(self, a, b, threshold)
+
+    def reembed(self, embedder: Embedder) -> IngestReport:
+        """Re-embed every current chunk with ``embedder`` (ids unchanged); the project switches to it."""
+        from ragtt.index.reembed import reembed
+
+        return reembed(self, embedder)
+
+    def bisect(self, query: str, predicate: Any, versions: list[int] | None = None) -> BisectReport:
+        """First version where ``predicate`` on ``query``'s result differs from the start.
+
+        ``query`` is a query id (its recorded plan is used) or a text; ``predicate`` a callable
+        on a ReplayResult or "chunk:<id>", "source:<name>", "answer:<substring>".
+        """
+        from ragtt.timetravel.bisect import bisect
+
+        return bisect(self, query, predicate, versions)
+
+    @property
+    def regression(self) -> Regression:
+        """Golden-query suites: ``capture(queries, name)`` and ``run(suite, threshold)``."""
+        from ragtt.timetravel.regression import Regression
+
+        return Regression(self)
+
     # -- snapshots and versions ----------------------------------------------------------------
 
     def snapshot(self, label: str) -> Snapshot:
@@ -337,13 +388,18 @@ class Project:
 
     # -- internal checks ---------------------------------------------------------------------
 
-    def _check_plan_embedder(self, plan: RetrievalPlan) -> None:
-        if plan.embedder_id != self.embedder.model_id or plan.embedder_dim != self.embedder.dim:
+    def _query_vector(self, plan: RetrievalPlan, query: str) -> Any:
+        """The query's vector under the plan's embedder: computed once, then always from the cache,
+        so a run recorded before an embedder swap still replays with its exact vector."""
+        if plan.embedder_id == self.embedder.model_id and plan.embedder_dim == self.embedder.dim:
+            return self._cache.embed(self.embedder, [query])[0][0]
+        cached = self._cache.get(plan.embedder_id, query)
+        if cached is None or cached.shape[0] != plan.embedder_dim:
             raise ReplayError(
-                f"this run searched with embedder {plan.embedder_id} ({plan.embedder_dim} dims) but the project "
-                f"is open with {self.embedder.model_id} ({self.embedder.dim} dims); reopen it with the "
-                "original embedder to replay"
-            )
+                f"this run searched with embedder {plan.embedder_id} ({plan.embedder_dim} dims), but the project "
+                f"is open with {self.embedder.model_id} and the query's vector is not in the cache; reopen the "
+                "project with the original embedder to replay it")
+        return cached
 
 
 def _resolve_embedder(events: EventStore, config: PipelineConfig, embedder: Embedder | None) -> Embedder:

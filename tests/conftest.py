@@ -11,7 +11,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("RUST_LOG", "error")
 
-import ragtt  # noqa: E402
+import ragtt
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

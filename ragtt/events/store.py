@@ -114,10 +114,12 @@ class EventStore:
         until: datetime | None = None,
         query_id: str | None = None,
         doc_id: str | None = None,
+        version_range: tuple[int, int] | None = None,
         limit: int | None = None,
         newest_first: bool = False,
     ) -> list[Event]:
-        sql, params = self._select(types, since, until, query_id, doc_id)
+        """Events in log order; ``version_range=(low, high)`` keeps low < index_version <= high."""
+        sql, params = self._select(types, since, until, query_id, doc_id, version_range)
         sql += " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -137,7 +139,7 @@ class EventStore:
         """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text."""
         import polars as pl
 
-        sql, params = self._select(types, since, until, query_id, None)
+        sql, params = self._select(types, since, until, query_id, None, None)
         rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
         schema = {
             "seq": pl.Int64, "event_id": pl.String, "ts": pl.String, "type": pl.String,
@@ -149,7 +151,8 @@ class EventStore:
         )
 
     def _select(self, types: Iterable[str] | str | None, since: datetime | None, until: datetime | None,
-                query_id: str | None, doc_id: str | None) -> tuple[str, list[Any]]:
+                query_id: str | None, doc_id: str | None,
+                version_range: tuple[int, int] | None) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if types is not None:
@@ -168,6 +171,9 @@ class EventStore:
         if doc_id is not None:
             clauses.append("doc_id = ?")
             params.append(doc_id)
+        if version_range is not None:
+            clauses.append("index_version > ? AND index_version <= ?")
+            params.extend(version_range)
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
 

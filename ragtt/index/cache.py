@@ -72,6 +72,10 @@ class EmbeddingCache:
                 progress.update(sum(len(positions[k]) for k in batch))
         return out, len(missing), len(found)
 
+    def get(self, model_id: str, text: str) -> NDArray[np.float32] | None:
+        """The cached vector of ``text`` under ``model_id``, or None (never computes)."""
+        return self._lookup(model_id, [sha256_hex(text)]).get(sha256_hex(text))
+
     def _lookup(self, model_id: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:
         found: dict[str, NDArray[np.float32]] = {}
         for start in range(0, len(keys), 500):

@@ -60,6 +60,7 @@ class ChunkTable:
         self.dim = dim
         self._db = lancedb.connect(str(self.folder))
         self._views: OrderedDict[int, Any] = OrderedDict()
+        self._id_cache: dict[int, dict[str, str]] = {}
         self.created_versions: list[int] = []
         if table_name in self._db.list_tables().tables:
             self._table = self._db.open_table(table_name)
@@ -141,6 +142,20 @@ class ChunkTable:
             .execute(rows))
         return int(self._table.version)
 
+    def rewrite_vectors(self, rows: pa.Table, dim: int) -> list[int]:
+        """Replace every row's vector (the rows are the whole table); returns the new versions."""
+        self._table.checkout_latest()
+        if dim == self.dim:
+            self._table.merge_insert("chunk_id").when_matched_update_all().execute(rows)
+            return [int(self._table.version)]
+        from lancedb.index import FTS
+
+        self._table.add(rows, mode="overwrite")  # a new version with the new schema; history stays
+        first = int(self._table.version)
+        self._table.create_index("text", config=FTS(with_position=False))
+        self.dim = dim
+        return [first, int(self._table.version)]
+
     def delete_sources(self, sources: list[str]) -> int:
         self._table.checkout_latest()
         self._table.delete(f"source IN ({sql_string_list(sources)})")
@@ -156,3 +171,18 @@ class ChunkTable:
 
     def count(self, version: int) -> int:
         return int(self.view(version).count_rows())
+
+    def chunk_sources(self, version: int) -> dict[str, str]:
+        """chunk_id -> source at ``version`` (cached: a version never changes)."""
+        cached = self._id_cache.get(version)
+        if cached is None:
+            table = self.scan(version, ["chunk_id", "source"])
+            cached = dict(zip(table.column("chunk_id").to_pylist(), table.column("source").to_pylist(), strict=True))
+            self._id_cache[version] = cached
+            if len(self._id_cache) > _VIEW_CACHE:
+                self._id_cache.pop(next(iter(self._id_cache)))
+        return cached
+
+    def vector_dim(self, version: int) -> int:
+        """The vector width stored at ``version`` (a re-embed may have changed it)."""
+        return int(self.view(version).schema.field("vector").type.list_size)

@@ -40,8 +40,7 @@ def execute(proj: Project, query: str, plan: RetrievalPlan, version: int, *, gen
     view = proj._table.view(version)
     vector = None
     if plan.mode in ("vector", "hybrid"):
-        proj._check_plan_embedder(plan)
-        vector = proj._cache.embed(proj.embedder, [query])[0][0]
+        vector = proj._query_vector(plan, query)
     embedded = time.perf_counter()
     hits = retrieve(view, plan, query, vector)
     chunks = [_to_chunk(hit, rank) for rank, hit in enumerate(hits, start=1)]

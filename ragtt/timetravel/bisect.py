@@ -1,0 +1,136 @@
+"""Bisect the index history: the first version where a predicate on a query's result flips.
+
+Uses at most ceil(log2 n) + 2 retrievals over n versions (the two ends, then halving),
+unlogged, through the same ``execute`` as live queries and replays. When budget is left,
+one sample after the change point checks monotonicity and warns if it fails.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragtt.errors import ConfigError, NotFoundError
+from ragtt.results import ReplayResult, _Result
+
+if TYPE_CHECKING:
+    from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.project import Project
+
+__all__ = ["BisectReport", "bisect", "make_predicate"]
+
+Predicate = Callable[[ReplayResult], Any]
+
+
+@dataclass(frozen=True)
+class BisectReport(_Result):
+    query: str
+    predicate: str
+    first_version: int | None
+    start_value: Any
+    end_value: Any
+    replays_used: int
+    steps: list[tuple[int, Any]]
+    versions_searched: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_text(self) -> str:
+        if self.first_version is None:
+            head = f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
+        else:
+            head = (f"bisect {self.predicate} for {self.query!r}: first changed at version {self.first_version} "
+                    f"({self.start_value!r} -> {self.end_value!r})")
+        lines = [head, f"  {self.replays_used} replays: " + ", ".join(f"v{v}={val!r}" for v, val in self.steps)]
+        lines += [f"  warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
+    """(function, description, needs an answer) from a callable or "chunk:", "source:", "answer:"."""
+    if callable(predicate):
+        return predicate, getattr(predicate, "__name__", "predicate"), bool(getattr(predicate, "needs_answer", False))
+    if isinstance(predicate, str) and ":" in predicate:
+        kind, _, arg = predicate.partition(":")
+        if kind == "chunk":
+            return (lambda r: arg in {c.chunk_id for c in r.chunks}), predicate, False
+        if kind == "source":
+            return (lambda r: arg in {c.source for c in r.chunks}), predicate, False
+        if kind == "answer":
+            return (lambda r: arg.casefold() in (r.answer or "").casefold()), predicate, True
+    raise ConfigError(f"predicate must be a callable or 'chunk:<id>', 'source:<name>', 'answer:<substring>'; "
+                      f"got {predicate!r}")
+
+
+def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequence[int] | None = None,
+           *, generate: bool | None = None) -> BisectReport:
+    from ragtt.timetravel.run import load_run
+
+    fn, description, needs_answer = make_predicate(predicate)
+    generate = needs_answer if generate is None else generate
+    try:
+        logged = load_run(proj, query)
+        text, plan = logged.query, logged.plan
+        start = logged.index_version
+    except NotFoundError:
+        if len(query) == 32 and all(ch in "0123456789abcdef" for ch in query):
+            raise
+        text, plan, start = query, proj.plan(), None
+    candidates = sorted(set(versions)) if versions is not None else _data_versions(proj, start)
+    if len(candidates) < 2:
+        raise ConfigError(f"bisect needs at least two versions to compare; got {candidates}")
+    steps: list[tuple[int, Any]] = []
+
+    def value_at(i: int) -> Any:
+        result = _evaluate(proj, text, plan, candidates[i], generate)
+        value = fn(result)
+        steps.append((candidates[i], value))
+        return value
+
+    n = len(candidates)
+    budget = math.ceil(math.log2(n)) + 2
+    start_value, end_value = value_at(0), value_at(n - 1)
+    warnings: list[str] = []
+    if end_value == start_value:
+        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
+                            ["the predicate has the same value at both ends; a change that reverted is not found"])
+    lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if value_at(mid) == start_value:
+            lo = mid
+        else:
+            hi = mid
+    if len(steps) < budget and n - 1 - hi > 1:
+        probe = (hi + n - 1) // 2
+        if value_at(probe) == start_value:
+            warnings.append(f"not monotone: the value is back to {start_value!r} at version {candidates[probe]}; "
+                            "the reported version is one change point, maybe not the only one")
+    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings)
+
+
+def _evaluate(proj: Project, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:
+    from ragtt.timetravel.run import execute
+
+    run = execute(proj, text, plan, version, generate=generate)
+    gen = run.generation
+    return ReplayResult(query_id="", text=text, index_version=version, config_id=proj.config.config_id,
+                        chunks=run.chunks, answer=gen.answer if gen else None, model=gen.model if gen else None,
+                        latency_ms=run.latency_ms)
+
+
+def _data_versions(proj: Project, start: int | None) -> list[int]:
+    """Versions that changed the data (ingests, removals, re-embeds), from ``start`` on."""
+    rows = proj._events.connection.execute(
+        "SELECT version FROM index_versions WHERE table_name = ? AND operation != 'create' ORDER BY version",
+        (proj.config.table_name,)).fetchall()
+    versions = [int(r[0]) for r in rows]
+    if start is not None:
+        versions = [v for v in versions if v >= start]
+        if start not in versions:
+            versions.insert(0, start)
+    return versions

@@ -1,0 +1,158 @@
+"""Embedding drift between two index versions: per-source centroids and per-chunk cosines.
+
+One scan per version; all arithmetic in numpy. A change of embedder is flagged; vectors of
+different dimensions are reported as incomparable rather than compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt._html import STYLE, table
+from ragtt.results import _Result
+
+if TYPE_CHECKING:
+    import polars as pl
+    from numpy.typing import NDArray
+
+    from ragtt.project import At, Project
+
+__all__ = ["DriftReport", "SourceDrift", "drift", "embedder_at"]
+
+
+@dataclass(frozen=True)
+class SourceDrift(_Result):
+    source: str
+    centroid_cosine: float | None  # None: the source is in one version only, or incomparable
+    chunks_left: int
+    chunks_right: int
+    chunks_common: int
+    chunk_cosine_mean: float | None
+    chunk_cosine_min: float | None
+    drifted: bool | None  # None when incomparable
+
+
+@dataclass(frozen=True)
+class DriftReport(_Result):
+    left_version: int
+    right_version: int
+    embedder_left: str
+    embedder_right: str
+    embedder_changed: bool
+    comparable: bool
+    threshold: float
+    sources: list[SourceDrift]
+    chunk_cosines: dict[str, float]
+
+    @property
+    def drifted_sources(self) -> list[str]:
+        return [s.source for s in self.sources if s.drifted]
+
+    def to_text(self) -> str:
+        lines = [f"drift v{self.left_version} -> v{self.right_version} (threshold {self.threshold}): "
+                 f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"]
+        if self.embedder_changed:
+            lines.append(f"  embedder changed: {self.embedder_left} -> {self.embedder_right}")
+        if not self.comparable:
+            lines.append("  vectors have different dimensions: incomparable, no cosine computed")
+        for s in self.sources:
+            cos = "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}"
+            flag = " DRIFTED" if s.drifted else ""
+            lines.append(f"  {s.source}: centroid cosine {cos} ({s.chunks_common} common chunks){flag}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def frame(self) -> pl.DataFrame:
+        import polars as pl
+
+        schema = {"source": pl.String, "centroid_cosine": pl.Float64, "drifted": pl.Boolean,
+                  "chunks_left": pl.Int64, "chunks_right": pl.Int64, "chunks_common": pl.Int64,
+                  "chunk_cosine_mean": pl.Float64, "chunk_cosine_min": pl.Float64}
+        return pl.DataFrame([{k: getattr(s, k) for k in schema} for s in self.sources], schema=schema,
+                            orient="row")
+
+    def chunks_frame(self) -> pl.DataFrame:
+        import polars as pl
+
+        return pl.DataFrame({"chunk_id": list(self.chunk_cosines), "cosine": list(self.chunk_cosines.values())},
+                            schema={"chunk_id": pl.String, "cosine": pl.Float64})
+
+    def _repr_html_(self) -> str:
+        rows = [(s.source, "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}",
+                 "yes" if s.drifted else "", s.chunks_common) for s in self.sources]
+        head = (f"<b>Drift</b> v{self.left_version} &rarr; v{self.right_version}: "
+                f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted")
+        if self.embedder_changed:
+            head += " (embedder changed)"
+        return (f"{STYLE}<div class='ragtt-r'>{head}"
+                + table(["source", "centroid cosine", "drifted", "common chunks"], rows) + "</div>")
+
+
+def embedder_at(proj: Project, version: int) -> str:
+    """The embedder model id whose vectors the table holds at ``version``."""
+    row = proj._events.connection.execute(
+        "SELECT type, payload FROM events WHERE type IN ('ingest.completed', 'index.reembedded') "
+        "AND index_version <= ? ORDER BY seq DESC LIMIT 1", (version,)).fetchone()
+    if row is None:
+        return proj.embedder.model_id
+    import json
+
+    payload = json.loads(row[1])
+    return str(payload["to_model"] if row[0] == "index.reembedded" else payload["embedder_id"])
+
+
+def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
+    left_v, right_v = proj.resolve_version(a), proj.resolve_version(b)
+    left, right = _load(proj, left_v), _load(proj, right_v)
+    model_left, model_right = embedder_at(proj, left_v), embedder_at(proj, right_v)
+    comparable = left["vectors"].shape[1] == right["vectors"].shape[1]
+    chunk_cos: dict[str, float] = {}
+    if comparable:
+        common = sorted(set(left["index"]) & set(right["index"]))
+        if common:
+            li = [left["index"][c] for c in common]
+            ri = [right["index"][c] for c in common]
+            sims = np.einsum("ij,ij->i", left["vectors"][li], right["vectors"][ri])
+            chunk_cos = dict(zip(common, sims.astype(float).tolist(), strict=True))
+    sources = []
+    for source in sorted(set(left["groups"]) | set(right["groups"])):
+        lrows, rrows = left["groups"].get(source, []), right["groups"].get(source, [])
+        lids = {left["ids"][i] for i in lrows}
+        rids = {right["ids"][i] for i in rrows}
+        common_ids = lids & rids
+        cos = None
+        if comparable and lrows and rrows:
+            cos = _cosine(left["vectors"][lrows].mean(axis=0), right["vectors"][rrows].mean(axis=0))
+        sims = [chunk_cos[c] for c in common_ids if c in chunk_cos]
+        sources.append(SourceDrift(
+            source=source, centroid_cosine=cos, chunks_left=len(lrows), chunks_right=len(rrows),
+            chunks_common=len(common_ids), chunk_cosine_mean=float(np.mean(sims)) if sims else None,
+            chunk_cosine_min=float(np.min(sims)) if sims else None,
+            drifted=None if not comparable else (cos is not None and cos < threshold),
+        ))
+    return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
+                       threshold, sources, chunk_cos)
+
+
+def _load(proj: Project, version: int) -> dict[str, Any]:
+    data = proj._table.scan(version, ["chunk_id", "source", "vector"])
+    ids = data.column("chunk_id").to_pylist()
+    dim = proj._table.vector_dim(version)
+    flat = data.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    vectors: NDArray[np.float32] = np.asarray(flat, dtype=np.float32).reshape(len(ids), dim)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+    groups: dict[str, list[int]] = {}
+    for i, source in enumerate(data.column("source").to_pylist()):
+        groups.setdefault(source, []).append(i)
+    return {"ids": ids, "index": {c: i for i, c in enumerate(ids)}, "vectors": vectors, "groups": groups}
+
+
+def _cosine(a: NDArray[np.float32], b: NDArray[np.float32]) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(a @ b / (na * nb)) if na and nb else 0.0
