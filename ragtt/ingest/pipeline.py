@@ -120,7 +120,7 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
             warnings += [(item.source, w) for w in parsed.warnings]
             (updated if state is not None else added).append(item.source)
         except IngestError as exc:
-            failed.append((item.source, str(exc)))
+            failed.append((item.source, str(exc).removeprefix(f"{item.source}: ")))
         except Exception as exc:  # a loader bug must not sink the batch either
             failed.append((item.source, f"{type(exc).__name__}: {exc}"))
         finally:
