@@ -84,31 +84,45 @@ def _narrow(box: Box, block: Block, start: int, end: int) -> Box:
 
 
 def _merge(boxes: list[tuple[int, Box, tuple[float, float] | None]]) -> list[tuple[int, Box]]:
-    """Join each box into the previous one of its page when they are neighbouring lines
-    of one column: overlapping along the writing direction, at most a line apart across."""
+    """Join each box into the last region of its page when it continues it: the next line
+    of the same column, or the next cell of the same row (judged against the previous
+    line alone, so a column's top line never joins a tall region of the column before)."""
     out: list[tuple[int, Box]] = []
-    last_on_page: dict[int, int] = {}
+    last: dict[int, tuple[int, Box]] = {}  # page -> (index in out, previous raw box)
     for page, box, direction in boxes:
-        j = last_on_page.get(page)
-        if j is not None and _neighbours(out[j][1], box, direction):
-            a = out[j][1]
-            out[j] = (page, (min(a[0], box[0]), min(a[1], box[1]), max(a[2], box[2]), max(a[3], box[3])))
-            continue
-        last_on_page[page] = len(out)
+        vertical = direction is not None and abs(direction[1]) > abs(direction[0])
+        if page in last:
+            j, previous = last[page]
+            merged = out[j][1]
+            if _same_column(merged, box, vertical) or _same_row(previous, box, vertical):
+                out[j] = (
+                    page,
+                    (min(merged[0], box[0]), min(merged[1], box[1]), max(merged[2], box[2]), max(merged[3], box[3])),
+                )
+                last[page] = (j, box)
+                continue
+        last[page] = (len(out), box)
         out.append((page, box))
     return out
 
 
-def _neighbours(a: Box, b: Box, direction: tuple[float, float] | None) -> bool:
-    """Lines of one column (overlapping along the text, at most a line apart across it)
-    or cells of one row (sharing at least half a line height across the text)."""
-    vertical = direction is not None and abs(direction[1]) > abs(direction[0])
-    along = (0, 2) if not vertical else (1, 3)
-    across = (1, 3) if not vertical else (0, 2)
-    line = max(b[across[1]] - b[across[0]], 1.0)
-    along_gap = max(a[along[0]], b[along[0]]) - min(a[along[1]], b[along[1]])
-    across_gap = max(a[across[0]], b[across[0]]) - min(a[across[1]], b[across[1]])
-    return (along_gap < 0 and across_gap <= line) or across_gap <= -line / 2
+def _axes(vertical: bool) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(along the text, across the text) coordinate indexes of a box."""
+    return ((1, 3), (0, 2)) if vertical else ((0, 2), (1, 3))
+
+
+def _same_column(region: Box, box: Box, vertical: bool) -> bool:
+    along, across = _axes(vertical)
+    overlap = min(region[along[1]], box[along[1]]) - max(region[along[0]], box[along[0]])
+    gap = max(region[across[0]], box[across[0]]) - min(region[across[1]], box[across[1]])
+    return overlap > 0 and gap <= max(box[across[1]] - box[across[0]], 1.0)
+
+
+def _same_row(previous: Box, box: Box, vertical: bool) -> bool:
+    _, across = _axes(vertical)
+    shared = min(previous[across[1]], box[across[1]]) - max(previous[across[0]], box[across[0]])
+    line = min(previous[across[1]] - previous[across[0]], box[across[1]] - box[across[0]])
+    return shared >= max(line, 1.0) / 2
 
 
 @dataclass(frozen=True)
