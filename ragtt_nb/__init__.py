@@ -1,5 +1,52 @@
-"""ragtt_nb: the notebook layer of ragtt (magics and widgets)."""
+"""ragtt_nb: the notebook layer of ragtt: ``%ragtt`` magics, widgets and offline reports.
+
+>>> %load_ext ragtt_nb                       # doctest: +SKIP
+>>> %ragtt open ./proj                       # doctest: +SKIP
+>>> res = %ragtt query How many days for a refund?   # doctest: +SKIP
+>>> %ragtt timeline last                     # doctest: +SKIP
+
+Widgets: ``Timeline(proj, query_id)`` and ``ChunkDiff(diff_report)``. Reports:
+``export_report("nb.ipynb", "report.html")`` or ``ragtt report nb.ipynb -o report.html``.
+Names load on first use, so importing ragtt_nb does not import the widget stack.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["ChunkDiff", "RagttMagics", "Timeline", "export_report", "load_ipython_extension"]
+
+_EXPORTS = {
+    "ChunkDiff": "ragtt_nb.chunk_diff",
+    "RagttMagics": "ragtt_nb.magics",
+    "Timeline": "ragtt_nb.timeline",
+    "export_report": "ragtt_nb.export",
+}
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext ragtt_nb``: registers the ``%ragtt`` line and cell magic."""
+    from ragtt_nb.magics import RagttMagics
+
+    ipython.register_magics(RagttMagics)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ragtt_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from ragtt_nb.chunk_diff import ChunkDiff
+    from ragtt_nb.export import export_report
+    from ragtt_nb.magics import RagttMagics
+    from ragtt_nb.timeline import Timeline

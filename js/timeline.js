@@ -1,0 +1,367 @@
+// ragtt Timeline: the index's history on a time axis, a draggable cursor, and what the
+// focal query retrieves at the cursor's version. Self-contained ES module (anywidget).
+// Untrusted text (sources, labels, queries, chunk text) reaches the DOM only as text.
+
+const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
+const ROW = 16;          // lane height, CSS px
+const LABEL_W = 150;     // lane label column, CSS px
+const PAD = 8;           // horizontal padding inside the plot, CSS px
+const MAX_DOC_LANES = 40;
+
+/** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
+function typed(buf) {
+  const types = { int32: Int32Array, float32: Float32Array };
+  const T = types[buf && buf.dtype];
+  if (!T) throw new Error(`ragtt: unsupported buffer dtype ${buf && buf.dtype}`);
+  const v = buf.view;
+  const bytes = v instanceof ArrayBuffer ? v : v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
+  const arr = new T(bytes);
+  if (arr.length !== buf.shape[0]) throw new Error(`ragtt: buffer length ${arr.length} != shape ${buf.shape[0]}`);
+  return arr;
+}
+
+/** An element with a class and (untrusted-safe) text. */
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+function decode(data) {
+  const versions = typed(data.versions.version);
+  const ev = data.events;
+  const focal = data.focal && {
+    ...data.focal,
+    offsets: typed(data.focal.result_offsets),
+    resultChunks: typed(data.focal.result_chunks),
+    scores: typed(data.focal.result_scores),
+    byVersion: typed(data.focal.version_result),
+  };
+  return {
+    t0: data.t0_ms, unit: data.t_unit_ms,
+    versions, vt: typed(data.versions.t), ops: data.versions.operation,
+    et: typed(ev.t), kind: typed(ev.kind), lane: typed(ev.lane), ev: typed(ev.version),
+    docs: data.docs, presence: typed(data.presence), snapshots: data.snapshots, focal,
+  };
+}
+
+function fmtTime(d, ticks) {
+  const ms = d.t0 + ticks * d.unit;
+  return new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC");
+}
+
+function render({ model, el: host }) {
+  let d = decode(model.get("_data"));
+  let index = 0;          // index into d.versions of the cursor
+  let playing = null;     // interval id while playing
+  let docLanes = [];      // doc index per drawn lane (the most active documents first)
+
+  const root = el("div", "ragtt-timeline");
+  root.tabIndex = 0;
+  root.setAttribute("role", "group");
+  root.setAttribute("aria-label", "ragtt timeline: arrow keys move the cursor between index versions");
+
+  const head = el("div", "ragtt-tl-head");
+  const title = el("span", "ragtt-tl-title", "Timeline");
+  const focalText = el("span", "ragtt-tl-query");
+  head.append(title, focalText);
+
+  const controls = el("div", "ragtt-tl-controls");
+  const button = (label, aria, fn) => {
+    const b = el("button", "ragtt-tl-btn", label);
+    b.type = "button";
+    b.setAttribute("aria-label", aria);
+    b.addEventListener("click", fn);
+    controls.append(b);
+    return b;
+  };
+  button("|◀", "first version", () => go(0));
+  button("◀", "previous version", () => go(index - 1));
+  const playBtn = button("Play", "play", () => (playing ? stop() : play()));
+  button("▶", "next version", () => go(index + 1));
+  button("▶|", "latest version", () => go(d.versions.length - 1));
+  const where = el("span", "ragtt-tl-where");
+  controls.append(where);
+
+  const scroller = el("div", "ragtt-tl-plot");
+  const canvas = el("canvas", "ragtt-tl-canvas");
+  const cursor = el("div", "ragtt-timeline-cursor");
+  cursor.setAttribute("role", "slider");
+  cursor.setAttribute("aria-label", "index version");
+  scroller.append(canvas, cursor);
+
+  const info = el("div", "ragtt-tl-info");
+  const panes = el("div", "ragtt-tl-panes");
+  const docsPane = el("div", "ragtt-tl-docs");
+  const chunksPane = el("div", "ragtt-tl-chunks");
+  panes.append(docsPane, chunksPane);
+  const status = el("div", "ragtt-tl-status");
+  root.append(head, controls, scroller, info, panes, status);
+  host.append(root);
+
+  // -- geometry -------------------------------------------------------------------------
+  const span = () => {
+    let lo = Infinity, hi = -Infinity;
+    for (const arr of [d.vt, d.et]) for (let i = 0; i < arr.length; i++) {
+      if (arr[i] < lo) lo = arr[i];
+      if (arr[i] > hi) hi = arr[i];
+    }
+    return hi > lo ? [lo, hi] : [lo - 1, lo + 1];
+  };
+  let [tLo, tHi] = span();
+  const plotW = () => Math.max(40, scroller.clientWidth - LABEL_W - 2 * PAD);
+  const xOf = (ticks) => LABEL_W + PAD + ((ticks - tLo) / (tHi - tLo)) * plotW();
+  /** The version at x: the latest one committed at or before that time (or the first). */
+  function indexAt(x) {
+    const ticks = tLo + ((x - LABEL_W - PAD) / plotW()) * (tHi - tLo);
+    let best = 0;
+    for (let i = 0; i < d.vt.length; i++) if (d.vt[i] <= ticks) best = i;
+    return best;
+  }
+
+  function chooseLanes() {
+    const counts = new Map();
+    for (let i = 0; i < d.lane.length; i++) if (d.lane[i] >= 0) counts.set(d.lane[i], (counts.get(d.lane[i]) || 0) + 1);
+    docLanes = [...counts.keys()].sort((a, b) => a - b).slice(0, MAX_DOC_LANES);
+  }
+
+  function colors() {
+    const cs = getComputedStyle(root);
+    const v = (name, fallback) => cs.getPropertyValue(name).trim() || fallback;
+    return {
+      fg: v("--jp-ui-font-color1", "#333"), dim: v("--jp-ui-font-color2", "#777"),
+      grid: v("--jp-border-color2", "#ddd"), bg: v("--jp-layout-color1", "#fff"),
+      ingest: v("--jp-brand-color1", "#1976d2"), remove: v("--jp-error-color1", "#d32f2f"),
+      snapshot: v("--jp-warn-color1", "#f57c00"), query: v("--jp-success-color1", "#388e3c"),
+      replay: v("--jp-ui-font-color2", "#777"), font: v("--jp-ui-font-family", "system-ui, sans-serif"),
+    };
+  }
+
+  // Lanes: queries, snapshots, then one per document.
+  const laneY = (lane) => lane * ROW;
+  function draw() {
+    const c = colors();
+    const lanes = 2 + docLanes.length;
+    const w = scroller.clientWidth || 600, h = lanes * ROW + 18;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+    canvas.style.width = `${w}px`;
+    canvas.style.height = `${h}px`;
+    const g = canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    g.font = `11px ${c.font}`;
+    g.textBaseline = "middle";
+    const names = ["queries", "snapshots", ...docLanes.map((i) => d.docs[i])];
+    for (let l = 0; l < lanes; l++) {
+      g.fillStyle = c.grid;
+      g.fillRect(LABEL_W, laneY(l) + ROW - 1, w - LABEL_W, 1);
+      g.fillStyle = l < 2 ? c.dim : c.fg;
+      let name = names[l];
+      while (name.length > 3 && g.measureText(name).width > LABEL_W - 8) name = name.slice(0, -2);
+      if (name !== names[l]) name += "…";
+      g.fillText(name, 4, laneY(l) + ROW / 2);
+    }
+    // version ticks on the axis
+    g.fillStyle = c.grid;
+    for (let i = 0; i < d.vt.length; i++) g.fillRect(Math.round(xOf(d.vt[i])), 0, 1, lanes * ROW);
+    const laneOfDoc = new Map(docLanes.map((doc, i) => [doc, i + 2]));
+    for (let i = 0; i < d.kind.length; i++) {
+      const k = d.kind[i];
+      let lane, color;
+      if (k === KIND.QUERY || k === KIND.REPLAY) { lane = 0; color = k === KIND.QUERY ? c.query : c.replay; }
+      else if (k === KIND.SNAPSHOT) { lane = 1; color = c.snapshot; }
+      else { lane = laneOfDoc.get(d.lane[i]); color = k === KIND.REMOVE ? c.remove : c.ingest; if (lane === undefined) continue; }
+      g.fillStyle = color;
+      g.fillRect(Math.round(xOf(d.et[i])) - 1, laneY(lane) + 3, 3, ROW - 7);
+    }
+    // snapshot labels beside their marks (canvas text: never parsed as HTML)
+    g.fillStyle = c.fg;
+    for (let i = 0; i < d.kind.length; i++) {
+      if (d.kind[i] !== KIND.SNAPSHOT) continue;
+      const snap = d.snapshots.find((s) => s.version === d.ev[i]);
+      if (snap) g.fillText(snap.label, Math.round(xOf(d.et[i])) + 4, laneY(1) + ROW / 2);
+    }
+    // time labels at both ends
+    g.fillStyle = c.dim;
+    g.fillText(fmtTime(d, tLo), LABEL_W + PAD, lanes * ROW + 9);
+    const end = fmtTime(d, tHi);
+    g.fillText(end, w - PAD - g.measureText(end).width, lanes * ROW + 9);
+    cursor.style.height = `${lanes * ROW}px`;
+    placeCursor();
+  }
+
+  function placeCursor() {
+    cursor.style.left = `${Math.round(xOf(d.vt[index])) - 1}px`;
+    cursor.setAttribute("aria-valuemin", String(d.versions[0]));
+    cursor.setAttribute("aria-valuemax", String(d.versions[d.versions.length - 1]));
+    cursor.setAttribute("aria-valuenow", String(d.versions[index]));
+  }
+
+  // -- panes ----------------------------------------------------------------------------
+  function resultAt(i) {
+    const f = d.focal;
+    const r = f.byVersion[i];
+    const out = [];
+    for (let j = f.offsets[r]; j < f.offsets[r + 1]; j++) out.push({ chunk: f.resultChunks[j], score: f.scores[j] });
+    return out;
+  }
+
+  function showPanes() {
+    const v = d.versions[index];
+    where.textContent = `v${v} (${index + 1} of ${d.versions.length})`;
+    const labels = d.snapshots.filter((s) => s.version === v).map((s) => s.label);
+    info.textContent = `Index version ${v} · ${fmtTime(d, d.vt[index])} · ${d.ops[index] || ""}`
+      + (labels.length ? ` · snapshot ${labels.join(", ")}` : "");
+
+    const present = [];
+    for (let i = 0; i < d.presence.length; i += 3) {
+      if (d.presence[i + 1] <= v && v < d.presence[i + 2]) present.push(d.docs[d.presence[i]]);
+    }
+    present.sort();
+    docsPane.replaceChildren(el("div", "ragtt-tl-pane-title", `Documents present (${present.length})`));
+    const ul = el("ul", "ragtt-tl-doclist");
+    for (const name of present) ul.append(el("li", "ragtt-tl-doc", name));
+    docsPane.append(ul);
+
+    chunksPane.replaceChildren();
+    if (!d.focal) {
+      chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+      return;
+    }
+    const now = resultAt(index);
+    const before = index > 0 ? new Set(resultAt(index - 1).map((r) => r.chunk)) : new Set();
+    const nowIds = new Set(now.map((r) => r.chunk));
+    const left = index > 0 ? [...before].filter((c) => !nowIds.has(c)).length : 0;
+    chunksPane.append(el("div", "ragtt-tl-pane-title",
+      `Chunks retrieved at v${v} (${now.length})` + (index > 0 ? ` · ${left} left since v${d.versions[index - 1]}` : "")));
+    const ol = el("ol", "ragtt-tl-chunklist");
+    const selected = new Set(model.get("selected"));
+    now.forEach((r, rank) => {
+      const c = d.focal.chunks[r.chunk];
+      const li = el("li", "ragtt-chunk");
+      li.dataset.chunkId = c.chunk_id;
+      li.tabIndex = -1;
+      if (index > 0 && !before.has(r.chunk)) li.classList.add("ragtt-new");
+      if (selected.has(c.chunk_id)) li.classList.add("ragtt-selected");
+      const meta = el("div", "ragtt-chunk-meta");
+      meta.append(el("span", "ragtt-rank", `#${rank + 1}`), el("span", "ragtt-score", r.score.toFixed(4)),
+        el("span", "ragtt-source", c.source));
+      if (li.classList.contains("ragtt-new")) meta.append(el("span", "ragtt-badge", "new"));
+      li.append(meta, el("div", "ragtt-chunk-text", c.text));
+      li.addEventListener("click", () => toggle(c.chunk_id));
+      ol.append(li);
+    });
+    if (!now.length) ol.append(el("li", "ragtt-tl-empty", "nothing retrieved at this version"));
+    chunksPane.append(ol);
+  }
+
+  function showStatus() {
+    const n = model.get("selected").length;
+    status.textContent = `${n} selected`;
+  }
+
+  function toggle(chunkId) {
+    const sel = new Set(model.get("selected"));
+    sel.has(chunkId) ? sel.delete(chunkId) : sel.add(chunkId);
+    model.set("selected", [...sel]);
+    model.save_changes();
+  }
+
+  // -- cursor movement --------------------------------------------------------------------
+  function go(i, { sync = true } = {}) {
+    const next = Math.max(0, Math.min(d.versions.length - 1, i));
+    const changed = next !== index;
+    index = next;
+    placeCursor();
+    showPanes();
+    if (sync && changed && model.get("version") !== d.versions[index]) {
+      model.set("version", d.versions[index]);
+      model.save_changes();
+    }
+  }
+
+  function fromModel() {
+    const v = model.get("version");
+    let i = d.versions.indexOf(v);
+    if (i < 0) i = d.versions.length - 1;
+    go(i, { sync: false });
+  }
+
+  function play() {
+    if (index >= d.versions.length - 1) go(0);
+    playBtn.textContent = "Pause";
+    playBtn.setAttribute("aria-label", "pause");
+    playing = setInterval(() => (index >= d.versions.length - 1 ? stop() : go(index + 1)), 700);
+  }
+  function stop() {
+    clearInterval(playing);
+    playing = null;
+    playBtn.textContent = "Play";
+    playBtn.setAttribute("aria-label", "play");
+  }
+
+  let dragging = false;
+  const onDown = (e) => {
+    if (e.button !== 0) return;
+    dragging = true;
+    scroller.setPointerCapture(e.pointerId);
+    root.focus({ preventScroll: true });
+    go(indexAt(e.clientX - canvas.getBoundingClientRect().left));
+    e.preventDefault();
+  };
+  const onMove = (e) => { if (dragging) go(indexAt(e.clientX - canvas.getBoundingClientRect().left)); };
+  const onUp = (e) => {
+    dragging = false;
+    if (scroller.hasPointerCapture(e.pointerId)) scroller.releasePointerCapture(e.pointerId);
+  };
+  const onKey = (e) => {
+    const moves = { ArrowLeft: index - 1, ArrowRight: index + 1, Home: 0, End: d.versions.length - 1 };
+    if (!(e.key in moves)) return;
+    e.preventDefault();
+    e.stopPropagation();  // keep JupyterLab's notebook shortcuts out of it
+    go(moves[e.key]);
+  };
+  scroller.addEventListener("pointerdown", onDown);
+  scroller.addEventListener("pointermove", onMove);
+  scroller.addEventListener("pointerup", onUp);
+  scroller.addEventListener("pointercancel", onUp);
+  root.addEventListener("keydown", onKey);
+
+  const onData = () => {
+    d = decode(model.get("_data"));
+    [tLo, tHi] = span();
+    chooseLanes();
+    draw();
+    fromModel();
+    showHead();
+  };
+  const onSelected = () => { showPanes(); showStatus(); };
+  function showHead() {
+    focalText.textContent = d.focal ? `query ${d.focal.query_id}: ${d.focal.text}` : "";
+  }
+  model.on("change:version", fromModel);
+  model.on("change:selected", onSelected);
+  model.on("change:_data", onData);
+
+  const resize = new ResizeObserver(() => draw());
+  resize.observe(scroller);
+
+  chooseLanes();
+  showHead();
+  draw();
+  fromModel();
+  showStatus();
+
+  return () => {
+    stop();
+    resize.disconnect();
+    model.off("change:version", fromModel);
+    model.off("change:selected", onSelected);
+    model.off("change:_data", onData);
+  };
+}
+
+export default { render };

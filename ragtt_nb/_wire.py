@@ -1,0 +1,41 @@
+"""What the widgets share: where their JS lives, and how bulk numbers travel.
+
+The front-end modules are found in the wheel's ``ragtt_nb/static`` folder (the build
+force-includes the repo's ``js/`` there) or, in an editable install, in the repo's ``js/``.
+Numeric arrays travel as binary buffers ``{"dtype", "shape", "view"}`` (the jupyter-scatter
+convention); the JS rebuilds typed arrays and refuses any dtype it does not know.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["array", "static_file"]
+
+_HERE = Path(__file__).resolve().parent
+_DTYPES = {"int32": "<i4", "float32": "<f4"}  # little-endian, as typed arrays read them
+
+
+def static_file(name: str) -> Path:
+    """The path of a front-end file (``timeline.js`` ...), in the wheel or in the repo."""
+    for folder in (_HERE / "static", _HERE.parent / "js"):
+        path = folder / name
+        if path.is_file():
+            return path
+    raise FileNotFoundError(
+        f"ragtt_nb front-end file {name!r} is missing: looked in {_HERE / 'static'} (wheel) and "
+        f"{_HERE.parent / 'js'} (editable install); reinstall ragtt[notebook]")
+
+
+def array(values: Sequence[float] | np.ndarray, dtype: str) -> dict[str, Any]:
+    """A 1-D array as a binary buffer: ``dtype`` is ``"int32"`` or ``"float32"``."""
+    if dtype not in _DTYPES:
+        raise ValueError(f"dtype must be one of {sorted(_DTYPES)}; got {dtype!r}")
+    data = np.ascontiguousarray(np.asarray(values, dtype=_DTYPES[dtype]))
+    if data.ndim != 1:
+        raise ValueError(f"only 1-D arrays travel as buffers; got shape {data.shape}")
+    return {"dtype": dtype, "shape": [int(data.shape[0])], "view": memoryview(data.tobytes())}

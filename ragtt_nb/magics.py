@@ -1,0 +1,348 @@
+"""``%ragtt VERB ...`` and ``%%ragtt VERB``: each verb parses its words and calls one public
+ragtt function, returning what it returned (a widget, a frame, a result with a rich repr).
+
+Settings are traits: ``%config RagttMagics.project = "./proj"``, ``RagttMagics.embedder``
+(``"hash"`` for the deterministic test embedder; default ``$RAGTT_EMBEDDER`` or the
+project's own), ``RagttMagics.top_k``, ``RagttMagics.mode``. Bad arguments and ragtt's own
+errors become ``UsageError`` (one line, no traceback). In ``%%ragtt VERB`` the cell body is
+the text for ``query``, ``replay --text`` and ``bisect``, and extra arguments otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import shlex
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Bool, Int, Unicode
+
+__all__ = ["VERBS", "RagttMagics", "Snapshots", "parser_for"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors and ``-h`` raise UsageError instead of printing and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}\n{self.format_usage().strip()}")
+
+    def print_help(self, file: Any = None) -> NoReturn:  # type: ignore[override]
+        raise UsageError(self.format_help())
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(message or self.format_usage())
+
+
+Verb = Callable[["RagttMagics", argparse.Namespace], Any]
+Arg = tuple[tuple[str, ...], dict[str, Any]]
+VERBS: dict[str, tuple[str, list[Arg], Verb]] = {}
+
+
+def arg(*flags: str, **kwargs: Any) -> Arg:
+    """One ``add_argument`` call, written where the verb is declared."""
+    return flags, kwargs
+
+
+def verb(name: str, help_: str, *args: Arg) -> Callable[[Verb], Verb]:
+    """Register ``%ragtt name`` with its arguments; the function gets the parsed namespace."""
+
+    def register(fn: Verb) -> Verb:
+        VERBS[name] = (help_, list(args), fn)
+        return fn
+
+    return register
+
+
+def parser_for(name: str) -> _Parser:
+    help_, args, _ = VERBS[name]
+    parser = _Parser(prog=f"%ragtt {name}", description=help_)
+    for flags, kwargs in args:
+        parser.add_argument(*flags, **kwargs)
+    return parser
+
+
+class Snapshots(list):  # type: ignore[type-arg]
+    """``proj.snapshots()`` with a table as its notebook repr."""
+
+    def _repr_html_(self) -> str:
+        if not self:
+            return "<i>no snapshots yet (%ragtt snapshot LABEL)</i>"
+        import html
+
+        rows = "".join(
+            f"<tr><td>{html.escape(s.label)}</td><td>{s.index_version}</td><td>{s.doc_count}</td>"
+            f"<td>{s.chunk_count}</td><td>{s.created_at:%Y-%m-%d %H:%M:%S}</td></tr>" for s in self)
+        return ("<table class='ragtt-snapshots'><thead><tr><th>label</th><th>version</th><th>documents</th>"
+                f"<th>chunks</th><th>created (UTC)</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+class Help(str):
+    """Plain text that notebooks show as preformatted text."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@magics_class
+class RagttMagics(Magics):
+    project = Unicode("", help="Project folder opened on first use when no %ragtt open ran").tag(config=True)
+    embedder = Unicode("", help="'hash' for the deterministic test embedder; '' for the project's own "
+                                "(default: $RAGTT_EMBEDDER)").tag(config=True)
+    top_k = Int(0, help="top_k for %ragtt query (0: the project's config)").tag(config=True)
+    mode = Unicode("", help="retrieval mode for %ragtt query: vector, bm25 or hybrid ('' = config)").tag(config=True)
+    progress = Bool(False, help="show ingest progress bars").tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        if not self.embedder:
+            self.embedder = os.environ.get("RAGTT_EMBEDDER", "")
+        self._proj: Any = None
+        self.last_query_id: str | None = None
+
+    @line_cell_magic
+    def ragtt(self, line: str, cell: str | None = None) -> Any:
+        """Time-travel debugging for RAG: ``%ragtt help`` lists the verbs."""
+        words = _split(line)
+        if not words:
+            raise UsageError("usage: %ragtt VERB [ARGS]; %ragtt help lists the verbs")
+        name, args = words[0], words[1:]
+        if name not in VERBS:
+            raise UsageError(f"unknown verb {name!r}; known: {', '.join(sorted(VERBS))}")
+        if cell is not None and cell.strip():
+            if name == "query":
+                args = [*args, "--", cell.strip()]
+            elif name == "bisect":
+                args = [cell.strip(), *args]
+            elif name == "replay":
+                args = [*args, "--text", cell.strip()]
+            else:
+                args += _split(cell)
+        ns = parser_for(name).parse_args(args)
+        fn = VERBS[name][2]
+        from ragtt import RagttError
+
+        try:
+            return fn(self, ns)
+        except RagttError as exc:
+            raise UsageError(f"%ragtt {name}: {exc}") from None
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def open_project(self, path: str, embedder: str | None = None) -> Any:
+        import ragtt
+
+        chosen = self.embedder if embedder is None else embedder
+        if chosen not in ("", "hash"):
+            raise UsageError(f"embedder must be 'hash' or '' (the project's own); got {chosen!r}")
+        if self._proj is not None:
+            self._proj.close()
+            self._proj = None
+        self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
+                                        progress=self.progress)
+        return self._proj
+
+    @property
+    def proj(self) -> Any:
+        if self._proj is None:
+            if not self.project:
+                raise UsageError("no project open: run %ragtt open PATH (or %config RagttMagics.project = PATH)")
+            self.open_project(self.project)
+        return self._proj
+
+    def query_id(self, value: str) -> str:
+        """``last`` means the latest query this magic ran."""
+        if value == "last":
+            if self.last_query_id is None:
+                raise UsageError("no query has run in this session yet, so 'last' means nothing")
+            return self.last_query_id
+        return value
+
+
+def _split(text: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError:  # an apostrophe in a query ("what's ...") is a word, not a quote
+        return text.split()
+
+
+def _missing(what: str, where: str) -> NoReturn:
+    raise UsageError(f"{what} is not available yet: this ragtt has no {where} (it arrives with the "
+                     "analysis features); update ragtt to use it")
+
+
+# -- the verbs ----------------------------------------------------------------------------------
+
+
+@verb("open", "open (or create) a project folder and make it the current one",
+      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"))
+def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return m.open_project(a.path, a.embedder)
+
+
+@verb("ingest", "ingest files and folders in one index version",
+      arg("paths", nargs="+"), arg("--prune", action=argparse.BooleanOptionalAction, default=None))
+def _ingest(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return m.proj.ingest(a.paths, prune=a.prune)
+
+
+@verb("query", "retrieve (and answer) at the latest index version",
+      arg("text", nargs="+", help="the question (in %%ragtt query: the cell body)"),
+      arg("--top-k", type=int), arg("--mode", choices=["vector", "bm25", "hybrid"]),
+      arg("--no-generate", action="store_true", help="retrieval only"))
+def _query(m: RagttMagics, a: argparse.Namespace) -> Any:
+    result = m.proj.query(" ".join(a.text), top_k=a.top_k or m.top_k or None, mode=a.mode or m.mode or None,
+                          generate=not a.no_generate)
+    m.last_query_id = result.query_id
+    return result
+
+
+@verb("snapshot", "tag the latest index version with a label", arg("label"))
+def _snapshot(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return m.proj.snapshot(a.label)
+
+
+@verb("snapshots", "list snapshots")
+def _snapshots(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return Snapshots(m.proj.snapshots())
+
+
+@verb("replay", "replay a logged query (QUERY_ID or 'last'), or --text TEXT --at VERSION|LABEL|DATETIME",
+      arg("query_id", nargs="?"), arg("--text"), arg("--at"), arg("--generate", action="store_true"))
+def _replay(m: RagttMagics, a: argparse.Namespace) -> Any:
+    if bool(a.query_id) == bool(a.text):
+        raise UsageError("%ragtt replay needs a QUERY_ID, or --text TEXT with --at VERSION|LABEL|DATETIME")
+    if a.query_id:
+        return m.proj.replay(m.query_id(a.query_id), generate=a.generate)
+    if a.at is None:
+        raise UsageError("%ragtt replay --text needs --at VERSION|LABEL|DATETIME")
+    return m.proj.replay_text(a.text, at=_at(a.at), generate=a.generate)
+
+
+@verb("diff", "then vs now: a ChunkDiff widget of two queries or replays (--table: the DiffReport)",
+      arg("left"), arg("right"), arg("--table", action="store_true"))
+def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
+    report = m.proj.diff(m.query_id(a.left), m.query_id(a.right))
+    if a.table:
+        return report
+    from ragtt_nb.chunk_diff import ChunkDiff
+
+    return ChunkDiff(report, proj=m.proj)
+
+
+@verb("timeline", "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change",
+      arg("query_id", nargs="?"), arg("--at", type=int, help="the version to start at"))
+def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
+    from traitlets import TraitError
+
+    from ragtt_nb.timeline import Timeline
+
+    try:
+        return Timeline(m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at)
+    except (ValueError, TraitError) as exc:
+        raise UsageError(f"%ragtt timeline: {exc}") from None
+
+
+@verb("events", "the event log as a polars DataFrame",
+      arg("--type", action="append", help="only this type (repeatable)"), arg("--query-id"),
+      arg("--since", help="ISO datetime"), arg("--until", help="ISO datetime"),
+      arg("--last", type=int, help="only the last N events"))
+def _events(m: RagttMagics, a: argparse.Namespace) -> Any:
+    frame = m.proj.events.frame(types=a.type, since=_when(a.since), until=_when(a.until),
+                                query_id=m.query_id(a.query_id) if a.query_id else None)
+    return frame.tail(a.last) if a.last else frame
+
+
+@verb("trace", "every event of one query or replay", arg("query_id"))
+def _trace(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return m.proj.trace(m.query_id(a.query_id))
+
+
+@verb("lineage", "why each chunk entered or left the top-k between two runs", arg("left"), arg("right"))
+def _lineage(m: RagttMagics, a: argparse.Namespace) -> Any:
+    if not hasattr(m.proj, "lineage"):
+        _missing("%ragtt lineage", "Project.lineage")
+    return m.proj.lineage(m.query_id(a.left), m.query_id(a.right))
+
+
+@verb("drift", "embedding drift between two versions (numbers, snapshot labels or datetimes)", arg("a"), arg("b"))
+def _drift(m: RagttMagics, a: argparse.Namespace) -> Any:
+    if not hasattr(m.proj, "drift"):
+        _missing("%ragtt drift", "Project.drift")
+    return m.proj.drift(_at(a.a), _at(a.b))
+
+
+@verb("bisect", "the first version where PREDICATE changes for a query (id, 'last' or text); PREDICATE is "
+                "chunk:ID, source:NAME, answer:TEXT or the name of a callable in the notebook",
+      arg("query"), arg("predicate"))
+def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
+    if not hasattr(m.proj, "bisect"):
+        _missing("%ragtt bisect", "Project.bisect")
+    predicate: Any = a.predicate
+    if not predicate.startswith(("chunk:", "source:", "answer:")):
+        predicate = (m.shell.user_ns if m.shell else {}).get(a.predicate)
+        if not callable(predicate):
+            raise UsageError(f"predicate {a.predicate!r} is neither chunk:/source:/answer:... nor the name of a "
+                             "callable defined in this notebook")
+    return m.proj.bisect(m.query_id(a.query) if a.query == "last" else a.query, predicate)
+
+
+@verb("assertions", "the temporal assertions of a namespace valid at a position (number or ISO datetime; "
+                    "default: now)", arg("namespace"), arg("--at"))
+def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
+    from datetime import UTC, datetime
+
+    store = m.proj.assertions
+    if not hasattr(store, "snapshot"):
+        _missing("%ragtt assertions", "AssertionStore.snapshot")
+    at: Any = datetime.now(UTC) if a.at is None else _number(a.at)
+    return store.snapshot(a.namespace, _when(a.at) if at is None else at)
+
+
+@verb("pdf", "a PDF page as an image, as a viewer shows it", arg("path"), arg("--page", type=int, default=1),
+      arg("--zoom", type=float, default=1.5))
+def _pdf(m: RagttMagics, a: argparse.Namespace) -> Any:
+    render_page = getattr(importlib.import_module("ragtt.ingest"), "render_page", None)
+    if render_page is None:
+        _missing("%ragtt pdf", "ragtt.ingest.render_page")
+    from IPython.display import Image
+
+    return Image(data=render_page(a.path, a.page, a.zoom), format="png")
+
+
+@verb("help", "list the verbs, or show one verb's arguments", arg("verb", nargs="?"))
+def _help(m: RagttMagics, a: argparse.Namespace) -> Any:
+    if a.verb:
+        if a.verb not in VERBS:
+            raise UsageError(f"unknown verb {a.verb!r}; known: {', '.join(sorted(VERBS))}")
+        return Help(parser_for(a.verb).format_help())
+    width = max(map(len, VERBS))
+    lines = [f"  {name:<{width}}  {help_}" for name, (help_, _, _) in VERBS.items()]
+    return Help("%ragtt VERB [ARGS]   (%ragtt help VERB for its arguments)\n" + "\n".join(lines))
+
+
+def _at(text: str) -> Any:
+    """A version number, or a snapshot label / ISO datetime left for ragtt to resolve."""
+    return int(text) if text.isdigit() else text
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _when(text: str | None) -> Any:
+    if text is None:
+        return None
+    from datetime import UTC, datetime
+
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"expected an ISO datetime such as 2024-05-01T12:00:00Z; got {text!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
