@@ -1,0 +1,48 @@
+"""``ragtt report NOTEBOOK -o report.html [--execute]``: registered through the ``ragtt.cli``
+entry-point group, so the core CLI never imports the notebook layer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["cmd_report", "register"]
+
+
+def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
+    help_ = "write a notebook as one offline HTML report (widgets work with no kernel and no network)"
+    p = subparsers.add_parser("report", parents=[common], help=help_, description=help_)
+    p.add_argument("notebook", type=Path)
+    p.add_argument("-o", "--output", type=Path, help="the HTML file (default: beside the notebook)")
+    p.add_argument("--execute", action="store_true", help="run the notebook first (widget state is stored)")
+    p.add_argument("--timeout", type=int, default=600, help="seconds per cell with --execute (default 600)")
+    p.add_argument("--trust", action="store_true",
+                   help="keep the notebook's scripts and raw HTML (default: sanitized, scripts dropped)")
+    p.set_defaults(handler=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from nbclient.exceptions import CellExecutionError
+
+    from ragtt_nb.export import export_report
+
+    if not args.notebook.is_file():
+        raise FileNotFoundError(f"no notebook at {args.notebook}")
+    if args.embedder == "hash":
+        os.environ["RAGTT_EMBEDDER"] = "hash"  # the executed notebook's kernel inherits it
+    try:
+        out = export_report(args.notebook, args.output, execute=args.execute, trusted=args.trust,
+                            timeout=args.timeout)
+    except CellExecutionError as exc:
+        print(f"ragtt report: a cell of {args.notebook} failed, no report written:\n{exc}", file=sys.stderr)
+        return 1
+    size = out.stat().st_size
+    if args.json:
+        print(json.dumps({"path": str(out), "bytes": size}))
+    else:
+        print(f"wrote {out} ({size / 1e6:.1f} MB)")
+    return 0

@@ -1,0 +1,110 @@
+"""Offline HTML reports: one file that renders every widget with no kernel and no network.
+
+The ``ragtt`` nbconvert template (``templates/ragtt``) extends ``lab`` and inlines
+require.js, the widget html-manager and anywidget's AMD build (the recipe measured in
+``shared/design/RECIPES.md``). Notebook HTML is untrusted: ``ReportSanitizer`` strips
+scripts, event handlers and ``javascript:`` URLs from HTML and Markdown outputs and drops
+JavaScript outputs, unless the notebook is trusted (``trusted=True``, ``--trust``).
+
+Widget state is rendered as saved. An anywidget's state includes its front-end code, so
+rendering widgets means running the code their notebook saved: export notebooks whose
+widgets you would run in JupyterLab.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import bleach
+from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+from nbconvert.preprocessors import Preprocessor
+
+__all__ = ["TEMPLATES", "ReportSanitizer", "clean_html", "export_report"]
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+"""The folder holding the ``ragtt`` template (passed to nbconvert as an extra base dir)."""
+
+_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd", "del", "details",
+    "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins",
+    "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "style", "sub",
+    "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
+})
+_ATTRIBUTES = {
+    "*": ["class", "id", "title", "style", "align", "lang", "dir"],
+    "a": ["href", "name", "target", "rel"],
+    "img": ["src", "alt", "width", "height"],
+    "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan", "scope"], "col": ["span"],
+    "ol": ["start", "type"], "table": ["border"], "details": ["open"],
+}
+_PROTOCOLS = frozenset({"http", "https", "mailto", "data"})
+_SCRIPT_MIMETYPES = ("application/javascript", "text/javascript", "application/x-javascript")
+_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES | {"display", "max-width", "max-height",
+                                                                      "overflow", "white-space"})
+
+
+def clean_html(html: str) -> str:
+    """Notebook HTML without scripts, event handlers, ``javascript:`` URLs or unknown tags.
+
+    Tables, headings, lists, images and ``<style>`` survive, so DataFrames and ragtt's own
+    reprs keep their look.
+    """
+    return str(bleach.clean(str(html), tags=_TAGS, attributes=_ATTRIBUTES, protocols=_PROTOCOLS, strip=True,
+                            strip_comments=True, css_sanitizer=_CSS))
+
+
+class ReportSanitizer(Preprocessor):  # type: ignore[misc]
+    """Makes notebook HTML safe to open: the ragtt template calls ``resources.ragtt_clean``.
+
+    Disable it (``--ReportSanitizer.enabled=False``, or ``ragtt report --trust``) only for
+    notebooks whose JavaScript outputs you mean to run.
+    """
+
+    def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        resources["ragtt_clean"] = clean_html
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                data = output.get("data")
+                if data:
+                    for mimetype in _SCRIPT_MIMETYPES:
+                        data.pop(mimetype, None)
+        return nb, resources
+
+
+def export_report(notebook: str | Path, output: str | Path | None = None, *, execute: bool = False,
+                  trusted: bool = False, timeout: int = 600, kernel_name: str | None = None) -> Path:
+    """Write ``notebook`` as one offline HTML file (default: beside it, ``.html``); returns its path.
+
+    ``execute=True`` runs it first (in its own folder, widget state stored) and does not
+    change the ``.ipynb``. A cell that fails stops the export with the kernel's error.
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    source = Path(notebook)
+    if source.suffix != ".ipynb":
+        raise ValueError(f"expected a .ipynb notebook; got {source.name!r}")
+    nb = nbformat.read(source, as_version=4)
+    if execute:
+        from nbclient import NotebookClient
+
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name or _kernel_name(nb),
+                                resources={"metadata": {"path": str(source.parent.resolve())}},
+                                store_widget_state=True)
+        client.execute()
+    from traitlets.config import Config
+
+    config = Config({"ReportSanitizer": {"enabled": not trusted}})
+    exporter = HTMLExporter(config=config, template_name="ragtt", extra_template_basedirs=[str(TEMPLATES)])
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
+    out = Path(output) if output is not None else source.with_suffix(".html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(body, encoding="utf-8")
+    return out
+
+
+def _kernel_name(nb: Any) -> str:
+    return str(nb.metadata.get("kernelspec", {}).get("name") or os.environ.get("RAGTT_KERNEL", "python3"))
+
