@@ -1,0 +1,128 @@
+"""Fixtures for the notebook layer: a sample project, a real IPython shell, an exported
+quickstart report and headless Chromium with every non-file request aborted."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragtt
+from ragtt.demo import sample_releases
+
+REPO = Path(__file__).resolve().parents[2]
+QUESTION = "How many days do I have to ask for a refund?"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+
+
+def build_sample(path: Path) -> dict[str, Any]:
+    """The bundled sample's three releases, one snapshot each, the question asked after the
+    first and after the last release."""
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        releases = sample_releases()
+        proj.ingest(releases[0])
+        proj.snapshot("release-1")
+        then = proj.query(QUESTION)
+        for number, release in enumerate(releases[1:], start=2):
+            proj.ingest(release)
+            proj.snapshot(f"release-{number}")
+        now = proj.query(QUESTION)
+        return {"path": path, "then": then.query_id, "now": now.query_id, "latest": proj.version}
+
+
+@pytest.fixture(scope="session")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return build_sample(tmp_path_factory.mktemp("sample") / "proj")
+
+
+@pytest.fixture
+def proj(sample: dict[str, Any]) -> Iterator[ragtt.Project]:
+    with ragtt.Project.open(sample["path"], embedder=ragtt.HashEmbedder(), progress=False) as p:
+        yield p
+
+
+@pytest.fixture
+def shell(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A real InteractiveShell with ``%load_ext ragtt_nb`` and the hash embedder."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.setenv("RAGTT_EMBEDDER", "hash")
+    sh = InteractiveShell.instance()
+    sh.extension_manager.load_extension("ragtt_nb")
+    from ragtt_nb.magics import RagttMagics
+
+    magics = RagttMagics(shell=sh)  # a fresh instance per test: no project left open by another
+    sh.register_magics(magics)
+    yield sh
+    if magics._proj is not None:
+        magics._proj.close()
+
+
+def export(notebook: Path, out: Path, **kwargs: Any) -> Path:
+    from ragtt_nb.export import export_report
+
+    return export_report(notebook, out, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """notebooks/quickstart.ipynb executed with the hash embedder and exported (about 15 s)."""
+    os.environ["RAGTT_EMBEDDER"] = "hash"  # the kernel inherits it
+    try:
+        return export(REPO / "notebooks" / "quickstart.ipynb", tmp_path_factory.mktemp("report") / "quickstart.html",
+                      execute=True, timeout=300)
+    finally:
+        os.environ.pop("RAGTT_EMBEDDER", None)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` "
+                    "(./dev test does this)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Offline:
+    """A page whose every request other than file:, data: and blob: is aborted and recorded,
+    with console errors, page errors and dialogs (alert/confirm) recorded too."""
+
+    def __init__(self, browser: Any) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
+        self.page = self.context.new_page()
+        self.aborted: list[str] = []
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.route(lambda url: not url.startswith(("file:", "data:", "blob:")), self._abort)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", self._dialog)
+
+    def _abort(self, route: Any) -> None:
+        self.aborted.append(route.request.url)
+        route.abort()
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self, path: Path) -> Any:
+        self.page.goto(path.resolve().as_uri())
+        return self.page
+
+
+@pytest.fixture
+def offline(browser: Any) -> Iterator[Offline]:
+    o = Offline(browser)
+    yield o
+    o.context.close()
