@@ -6,6 +6,8 @@ nothing. One bad source fails alone, with its reason in the report.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -162,8 +164,12 @@ def _parse(proj: Project, item: SourceItem, data: bytes) -> ParsedDocument:
 
 def _chunking_signature(proj: Project) -> dict[str, Any]:
     c = proj.config
+    # How a source is read changes its text, so the options are part of "unchanged";
+    # vision_kwargs (api keys, mock responses) are not: repr keeps them out of JSON's way.
+    options = dataclasses.asdict(proj.ingest_options)
+    options["vision_kwargs"] = sorted(options.get("vision_kwargs", {}))
     return {"strategy": c.chunk_strategy, "size": c.chunk_size, "overlap": c.chunk_overlap,
-            "options": stable_json(proj.ingest_options.__dict__)}
+            "options": json.dumps(options, sort_keys=True, default=repr)}
 
 
 def _chunk_ids(source: str, chunks: list[TextChunk]) -> list[str]:
@@ -191,7 +197,7 @@ def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current:
 
     from ragtt.index.table import chunk_schema
 
-    texts = [c.text for p in prepared for c in p.chunks]
+    texts = [c.embed_text for p in prepared for c in p.chunks]  # a table row is embedded with its header
     progress = _progress(len(prepared), "embed", proj, total=len(texts))
     vectors, computed, reused = proj._cache.embed(proj.embedder, texts, progress=progress)
     if progress is not None:

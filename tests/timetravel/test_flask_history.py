@@ -17,10 +17,12 @@ QUERIES = [
 MODES = ["vector", "bm25", "hybrid"]
 
 
-@pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module", params=["hash", pytest.param("minilm", marks=pytest.mark.slow)])
+def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Both embedders: the deterministic one, and the real default model."""
     path = tmp_path_factory.mktemp("flask") / "proj"
-    proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False)
+    embedder = ragtt.HashEmbedder() if request.param == "hash" else ragtt.SentenceTransformerEmbedder()
+    proj = ragtt.Project.open(path, embedder=embedder, progress=False)
     logged: list[tuple[int, str, str, str]] = []  # (release index, mode, query, query_id)
     reports = []
     for k, release in enumerate(flask_releases()):
@@ -72,7 +74,7 @@ def test_renamed_and_removed_files_leave_the_index(history) -> None:  # type: ig
 def test_replay_equals_fresh_index_of_that_release(history, open_project, k: int) -> None:  # type: ignore[no-untyped-def]
     proj, logged, _ = history
     release = flask_releases()[k]
-    fresh = open_project(f"fresh{k}")
+    fresh = open_project(f"fresh{k}", embedder=proj.embedder)
     fresh.ingest(release)
     for rk, mode, query, query_id in logged:
         if rk != k:
