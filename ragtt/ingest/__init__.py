@@ -1,6 +1,7 @@
 """Ingest: load -> route pages -> parse -> chunk -> locate regions.
 
-Names load on first use so ``import ragtt.ingest`` does not pull PyMuPDF or litellm.
+Names load on first use so ``import ragtt.ingest`` does not pull PyMuPDF or litellm. (The
+module behind ``parse`` is ``parsing``: a submodule named ``parse`` would shadow the function.)
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ _EXPORTS = {
     "RouteThresholds": "ragtt.ingest.route",
     "build_chunks": "ragtt.ingest.chunk",
     "locate_chunks": "ragtt.ingest.provenance",
-    "parse": "ragtt.ingest.parse",
+    "parse": "ragtt.ingest.parsing",
     "pixel_box": "ragtt.ingest.render",
     "render_page": "ragtt.ingest.render",
 }
@@ -48,7 +49,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ragtt.ingest.chunk import build_chunks
-    from ragtt.ingest.parse import parse
+    from ragtt.ingest.parsing import parse
     from ragtt.ingest.provenance import LocatedChunks, RegionIndex, locate_chunks
     from ragtt.ingest.render import pixel_box, render_page
     from ragtt.ingest.route import RouteThresholds

@@ -93,3 +93,12 @@ def test_loader_registry_finds_the_pdf_loader() -> None:
     from ragtt.ingest.pdf import load_pdf
 
     assert loader_for("Report.PDF") is load_pdf
+
+
+def test_parse_stays_a_function_whatever_was_imported_first() -> None:
+    import importlib
+
+    import ragtt.ingest
+
+    importlib.import_module("ragtt.ingest.parsing")
+    assert callable(ragtt.ingest.parse) and ragtt.ingest.parse.__name__ == "parse"
