@@ -1,0 +1,142 @@
+"""The exported quickstart report in headless Chromium with every non-file request aborted:
+the widgets render, the timeline scrubs, the chunk diff explains; and a project full of
+script payloads runs none of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from .conftest import Offline, export
+
+
+def _chunk_ids(page: Any, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, "els => els.map(e => e.dataset.chunkId)")
+
+
+def _open_quickstart(offline: Offline, report: Path) -> Any:
+    page = offline.open(report)
+    page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)
+    page.wait_for_selector(".ragtt-chunk-diff .ragtt-chunk", timeout=30_000)
+    return page
+
+
+def test_quickstart_report_renders_offline(quickstart_report: Path, offline: Offline) -> None:
+    size = quickstart_report.stat().st_size
+    print(f"quickstart report: {size / 1e6:.2f} MB")
+    assert size < 8_000_000
+    page = _open_quickstart(offline, quickstart_report)
+    page.wait_for_selector(".vega-embed", timeout=30_000)  # the Altair JupyterChart renders too
+    page.wait_for_timeout(500)
+    assert offline.aborted == [] and offline.errors == []
+    assert page.locator(".ragtt-timeline").count() == 1 and page.locator(".ragtt-chunk-diff").count() == 1
+    assert page.locator(".ragtt-timeline .ragtt-tl-status").inner_text() == "0 selected"
+    assert all(_chunk_ids(page, ".ragtt-chunk"))
+
+
+def test_dragging_the_cursor_in_the_report_changes_the_chunks(quickstart_report: Path, offline: Offline) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    timeline = page.locator(".ragtt-timeline")
+    cursor = timeline.locator(".ragtt-timeline-cursor")
+    then_ids = _chunk_ids(page, ".ragtt-timeline .ragtt-chunk")
+    assert then_ids == _chunk_ids(page, ".ragtt-chunk-diff .ragtt-cd-left .ragtt-chunk")  # starts at the old query
+    start = cursor.get_attribute("aria-valuenow")
+    timeline.scroll_into_view_if_needed()
+    plot = timeline.locator(".ragtt-tl-plot").bounding_box()
+    box = cursor.bounding_box()
+    page.mouse.move(box["x"] + 1, box["y"] + 5)
+    page.mouse.down()
+    page.mouse.move(plot["x"] + plot["width"] * 0.6, box["y"] + 5, steps=5)
+    page.mouse.move(plot["x"] + plot["width"] - 2, box["y"] + 5, steps=5)
+    page.mouse.up()
+    assert cursor.get_attribute("aria-valuenow") != start
+    now_ids = _chunk_ids(page, ".ragtt-timeline .ragtt-chunk")
+    assert now_ids != then_ids
+    # at the latest version the old question retrieves what the same question retrieved today
+    assert now_ids == _chunk_ids(page, ".ragtt-chunk-diff .ragtt-cd-right .ragtt-chunk")
+    assert "Index version" in timeline.locator(".ragtt-tl-info").inner_text()
+    assert offline.errors == []
+
+
+def test_timeline_keyboard(quickstart_report: Path, offline: Offline) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    timeline = page.locator(".ragtt-timeline")
+    cursor = timeline.locator(".ragtt-timeline-cursor")
+    timeline.focus()
+    page.keyboard.press("End")
+    last = int(cursor.get_attribute("aria-valuemax"))
+    assert int(cursor.get_attribute("aria-valuenow")) == last
+    page.keyboard.press("ArrowLeft")
+    assert int(cursor.get_attribute("aria-valuenow")) == last - 1
+    page.keyboard.press("Home")
+    assert cursor.get_attribute("aria-valuenow") == cursor.get_attribute("aria-valuemin")
+    assert timeline.locator(".ragtt-chunk").count() == 0  # nothing was indexed at the first version
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    assert timeline.locator(".ragtt-chunk").count() > 0
+    timeline.locator(".ragtt-chunk").first.click()
+    assert timeline.locator(".ragtt-tl-status").inner_text() == "1 selected"
+
+
+def test_clicking_a_changed_chunk_shows_the_word_diff(quickstart_report: Path, offline: Offline) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    diff = page.locator(".ragtt-chunk-diff")
+    assert diff.locator(".ragtt-cd-status").inner_text() == "0 selected"
+    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-added", has_text="refund-policy.md").click()
+    assert diff.locator(".ragtt-cd-status").inner_text() == "1 selected"
+    deleted = diff.locator(".ragtt-worddiff del").all_inner_texts()
+    inserted = diff.locator(".ragtt-worddiff ins").all_inner_texts()
+    assert "30" in deleted and "14" in inserted
+    assert diff.locator(".ragtt-cd-reason").inner_text().startswith("Why: entered")
+
+
+PAYLOADS = {
+    "evil.md": "# Refund\n\nRefunds: <script>window.__pwned = 'script'</script> within 30 days.\n",
+    "img.md": "# Refund image\n\nRefund <img src=x onerror=\"window.__pwned = 'img'\"> window policy.\n",
+    "link.md": "# Refund link\n\nRefund [click](javascript:window.__pwned='link') "
+               "<a href=\"javascript:window.__pwned='href'\">refund</a>.\n",
+}
+QUERY = "refund <img src=x onerror=\"window.__pwned='query'\">"
+
+
+def xss_notebook(folder: Path) -> Path:
+    """A notebook that builds a project from script payloads and shows every view of it."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
+        "import ragtt\nfrom ragtt_nb import ChunkDiff, Timeline\n"
+        f"proj = ragtt.Project.open({str(folder / 'proj')!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
+        f"first = proj.ingest_texts({ {k: v for k, v in list(PAYLOADS.items())[:2]}!r})",
+        f"then = proj.query({QUERY!r})\nthen",
+        f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
+        f"now = proj.query({QUERY!r})\nnow",
+        "Timeline(proj, then.query_id, version=then.index_version)",
+        "ChunkDiff(proj, then.query_id, now.query_id)",
+        "proj.diff(then.query_id, now.query_id)",
+    )]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = folder / "xss.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_script_payloads_in_documents_never_run_in_a_report(tmp_path: Path, offline: Offline) -> None:
+    report = export(xss_notebook(tmp_path), tmp_path / "xss.html", execute=True, timeout=120)
+    page = offline.open(report)
+    page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)
+    page.wait_for_selector(".ragtt-chunk-diff .ragtt-chunk", timeout=30_000)
+    for chunk in page.locator(".ragtt-chunk-diff .ragtt-chunk").all():
+        chunk.click()  # every word diff rendered too
+    page.locator(".ragtt-timeline").focus()
+    page.keyboard.press("End")
+    page.wait_for_timeout(500)
+    assert page.evaluate("window.__pwned") is None and offline.dialogs == []
+    widgets = ".ragtt-timeline, .ragtt-chunk-diff, .jp-RenderedHTML"
+    assert page.locator(f"{', '.join(w + ' img' for w in widgets.split(', '))}").count() == 0
+    assert page.locator("a[href^='javascript:'], [onerror]").count() == 0
+    text = page.locator(".ragtt-chunk-diff").inner_text()
+    assert "<script>window.__pwned = 'script'</script>" in text  # shown, as text
+    assert "onerror" in page.locator(".ragtt-timeline .ragtt-tl-query").inner_text()
+    assert offline.aborted == [] and offline.errors == []
