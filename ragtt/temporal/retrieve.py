@@ -19,7 +19,7 @@ from ragtt.temporal.fts import match_expression
 from ragtt.temporal.graph import neighbourhood
 from ragtt.temporal.models import Assertion
 from ragtt.temporal.results import RetrievalQuery, RetrievalResult, RetrievedAssertion
-from ragtt.temporal.rows import load_assertions
+from ragtt.temporal.rows import chunks, load_assertions
 from ragtt.temporal.scoring import Candidate, ScoringContext
 from ragtt.temporal.vectors import VectorFilter, vec0_search
 
@@ -112,7 +112,7 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int) -> list[tuple[int, floa
             where.append(f"{column} IN ({','.join('?' * len(values))})")
             params.extend(values)
     sql = (
-        f"SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts JOIN assertions a "
+        f"SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts CROSS JOIN assertions a "
         f"ON a.seq = assertions_fts.rowid WHERE {' AND '.join(where)} ORDER BY s DESC, a.seq LIMIT ?"
     )
     try:
@@ -136,6 +136,17 @@ def _vector_hits(
         return matrix.search(vector, k, flt), "memory"
     assert info.vec_table is not None
     return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec"
+
+
+def _light_rows(conn: Any, seqs: list[int]) -> list[tuple[Any, ...]]:
+    rows: list[tuple[Any, ...]] = []
+    for part in chunks(seqs):
+        rows += conn.execute(
+            "SELECT seq, id, valid_from, valid_until, confidence, type, entity_type FROM assertions "
+            f"WHERE seq IN ({','.join('?' * len(part))})",
+            list(part),
+        ).fetchall()
+    return rows
 
 
 def _ranked(hits: list[tuple[int, float]]) -> list[tuple[int, float, int]]:
@@ -186,17 +197,13 @@ def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
         for side, hits in (("vector", vector_hits), ("bm25", text_hits or [])):
             for seq, value, rank in _ranked(hits):
                 evidence.setdefault(seq, {})[side] = (value, rank)
-        loaded = load_assertions(conn, list(evidence), ext, by="seq")
         candidates = []
-        for seq, ev in evidence.items():
-            a = loaded[seq]
+        # score on the filter columns only; full records (with citations) are loaded for the winners
+        for seq, aid, vf, vu, conf, typ, etype in _light_rows(conn, list(evidence)):
+            ev = evidence[seq]
             sim, vrank = ev.get("vector", (None, None))
             bm25, brank = ev.get("bm25", (None, None))
-            candidates.append(
-                Candidate(
-                    a.id, a.valid_from, a.valid_until, a.confidence, a.type, a.entity_type, sim, vrank, bm25, brank
-                )
-            )
+            candidates.append(Candidate(aid, vf, vu, conf, typ, etype, sim, vrank, bm25, brank))
         bounds = conn.execute(
             "SELECT MIN(valid_from), MAX(valid_from) FROM assertions WHERE namespace = ?", (query.namespace,)
         ).fetchone()
@@ -214,8 +221,8 @@ def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
             )
         explain = getattr(store.scorer, "explain_batch", None)
         extra = explain(candidates, context) if explain and candidates else [{} for _ in candidates]
-        by_id = {a.id: a for a in loaded.values()}
         ranked = sorted(zip(candidates, scores, extra, strict=True), key=lambda t: (-t[1], t[0].id))
+        by_id = load_assertions(conn, [c.id for c, _, _ in ranked[: query.limit]], ext)
         results = []
         for cand, score, parts in ranked[: query.limit]:
             components = {
