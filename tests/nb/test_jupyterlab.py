@@ -1,0 +1,122 @@
+"""One real JupyterLab on 127.0.0.1: load the extension, run a magic, the widget renders,
+a click in the page changes a trait that Python reads back; script payloads in documents
+stay text in the live widget too."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from .test_browser import PAYLOADS
+
+READ_BACK = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  let out = "";
+  const future = kernel.requestExecute({ code });
+  future.onIOPub = (msg) => { if (msg.header.msg_type === "stream") out += msg.content.text; };
+  await future.done;
+  return out.trim();
+}"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+           "RAGTT_EMBEDDER": "hash"}
+    log = (tmp_path / "lab.log").open("w")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
+         "jupyterlab.NeverCheckForUpdate", f"--LabServerApp.workspaces_dir={tmp_path / 'ws'}"],
+        stdout=log, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    pytest.fail(f"jupyter-lab did not start:\n{(tmp_path / 'lab.log').read_text()[-3000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()  # the server shuts its kernels down on SIGTERM
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Path, browser: Any) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "%load_ext ragtt_nb\n"
+        f"proj = %ragtt open {tmp_path / 'proj'}\n"
+        f"proj.ingest_texts({PAYLOADS!r})\n"
+        "res = %ragtt query refund window\n"
+        f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
+        "tl = %ragtt timeline last\n"
+        "tl")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, tmp_path / "live.ipynb")
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(f"{lab}/lab/tree/live.ipynb")
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget"
+                               " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
+        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=90_000)
+        latest = int(page.evaluate(READ_BACK, "print(tl.version)"))
+        first_ids = page.eval_on_selector_all(".ragtt-timeline .ragtt-chunk", "els => els.map(e => e.dataset.chunkId)")
+
+        page.locator(".ragtt-timeline button[aria-label='previous version']").click()
+        page.locator(".ragtt-timeline .ragtt-chunk").first.click()
+        deadline = time.monotonic() + 20
+        while True:  # the trait syncs to the kernel asynchronously
+            version, selected = page.evaluate(READ_BACK, "print(tl.version, len(tl.selected))").split()
+            if (int(version) == latest - 1 and selected == "1") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert (int(version), selected) == (latest - 1, "1")
+        chosen = page.evaluate(READ_BACK, "print(tl.selected[0])")
+        assert chosen == page.locator(".ragtt-timeline .ragtt-chunk").first.get_attribute("data-chunk-id")
+        assert chosen in page.evaluate(READ_BACK, "print(tl.chunks_at())")
+        assert first_ids == page.evaluate(READ_BACK, "print(' '.join(tl.chunks_at(tl.versions[-1])))").split()
+
+        # Python moves the cursor back; the page follows
+        page.evaluate(READ_BACK, "tl.version = tl.versions[-1]")
+        page.wait_for_function(
+            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{latest}'")
+        # payloads stayed text
+        assert page.evaluate("window.__pwned") is None and dialogs == []
+        assert page.locator(".ragtt-timeline img, .ragtt-timeline [onerror]").count() == 0
+        page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()")
+    finally:
+        context.close()
