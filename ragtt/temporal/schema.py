@@ -15,6 +15,7 @@ from typing import Any
 
 from ragtt._hashing import sha256_hex, stable_json
 from ragtt.errors import ConfigError, StoreError
+from ragtt.temporal.rows import ASSERTION_COLUMNS
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -166,23 +167,7 @@ def vec_ddl(table: str, dimension: int) -> str:
 # --- schema extensions ------------------------------------------------------------------
 
 EXTENSIBLE_TABLES = {
-    "assertions": {
-        "seq",
-        "id",
-        "namespace",
-        "type",
-        "content",
-        "valid_from",
-        "valid_until",
-        "confidence",
-        "source_episode_id",
-        "supersedes_id",
-        "entity_id",
-        "entity_type",
-        "metadata",
-        "change_seq",
-        "created_at",
-    },
+    "assertions": {"seq", *ASSERTION_COLUMNS, "change_seq", "created_at"},
     "episodes": {"id", "namespace", "position", "occurred_at", "type", "content", "metadata"},
 }
 

@@ -17,7 +17,7 @@ from typing import Any
 from ragtt._hashing import stable_json
 from ragtt.errors import NotFoundError, SupersessionError, ValidationError
 from ragtt.temporal.models import Assertion, Citation, Episode, Link, MissingExcerptWarning
-from ragtt.temporal.rows import chunks
+from ragtt.temporal.rows import ASSERTION_COLUMNS, chunks
 
 __all__ = ["VectorRow", "close_assertion", "insert_assertions", "insert_citations", "insert_episodes", "insert_link"]
 
@@ -226,23 +226,7 @@ def insert_assertions(
             raise SupersessionError(f"predecessor {sid!r} changed while it was being superseded")
     seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM assertions").fetchone()[0])
     now = time.time()
-    cols = [
-        "id",
-        "namespace",
-        "type",
-        "content",
-        "valid_from",
-        "valid_until",
-        "confidence",
-        "source_episode_id",
-        "supersedes_id",
-        "entity_id",
-        "entity_type",
-        "metadata",
-        "change_seq",
-        "created_at",
-        *ext_columns,
-    ]
+    cols = [*ASSERTION_COLUMNS, "change_seq", "created_at", *ext_columns]
     rows = []
     vector_rows: list[VectorRow] = []
     for offset, a in enumerate(assertions):
