@@ -1,0 +1,138 @@
+"""Notebook widgets: first paint of a 10,000-event Timeline in headless Chromium, and the
+size of the exported quickstart report. The issue's bars: under 1 s, and under 8 MB.
+
+The timeline's project holds real events: documents ingested over many versions with
+snapshots, and queries (five events each) until the log holds 10,000 events. The widget's
+state is embedded in a page with the ragtt report template's inlined scripts (no network);
+"first paint" is from navigation start to the frame after the timeline's root appears
+(parsing the 3.6 MB widget manager included), and "render" is the part spent in our view.
+
+    .venv/bin/python bench/bench_widgets.py [--events 10000] [--rounds 3] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import ragtt
+
+REPO = Path(__file__).resolve().parents[1]
+STATIC = REPO / "ragtt_nb" / "templates" / "ragtt" / "static"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--no-first-run", "--disable-sync"]
+PAINT_TARGET_S = 1.0
+SIZE_TARGET = 8_000_000
+
+
+def build_project(path: Path, events: int) -> tuple[ragtt.Project, str, float]:
+    proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False)
+    started = time.perf_counter()
+    focal = None
+    for release in range(40):
+        proj.ingest_texts({f"doc-{d:02d}.md": f"# Document {d}\n\nRelease {release} says {d * release} days "
+                                               f"for topic {d}." for d in range(release % 7, 25, 3)})
+        if release % 10 == 0:
+            proj.snapshot(f"r{release}")
+        focal = focal or proj.query("how many days for topic 4", generate=False).query_id
+    while len(proj.events.frame()) < events:
+        for _ in range(100):
+            proj.query("days for topic 7", generate=False)
+    return proj, focal or "", time.perf_counter() - started
+
+
+def page_html(timeline: object) -> str:
+    from ipywidgets.embed import embed_data
+
+    data = embed_data(views=[timeline], drop_defaults=False)
+    scripts = "".join(f"<script>{(STATIC / name).read_text()}</script>"
+                      for name in ("require.js", "embed-amd.js", "anywidget.js"))
+    state = json.dumps(data["manager_state"]).replace("</", "<\\/")
+    view = json.dumps(data["view_specs"][0]).replace("</", "<\\/")
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'>{scripts}</head><body>"
+            f"<script type='application/vnd.jupyter.widget-state+json'>{state}</script>"
+            f"<div><script type='application/vnd.jupyter.widget-view+json'>{view}</script></div></body></html>")
+
+
+def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
+    from playwright.sync_api import sync_playwright
+
+    probe = """
+      window.__renderStart = null;
+      new MutationObserver((_, obs) => {
+        if (!window.__renderStart && document.querySelector('.widget-subarea')) {
+          window.__renderStart = performance.now();
+        }
+        const root = document.querySelector('.ragtt-timeline');
+        if (root && root.querySelector('canvas').width > 0) {
+          obs.disconnect();
+          requestAnimationFrame(() => { window.__painted = performance.now(); });
+        }
+      }).observe(document, { childList: true, subtree: true });
+    """
+    out = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
+        for _ in range(rounds):
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.route(lambda u: not u.startswith(("file:", "data:", "blob:")), lambda r: r.abort())
+            page.add_init_script(probe)
+            page.goto(html.as_uri())
+            page.wait_for_function("window.__painted", timeout=30_000)
+            painted, start = page.evaluate("[window.__painted, window.__renderStart]")
+            marks = page.evaluate("document.querySelectorAll('.ragtt-timeline').length")
+            assert marks == 1, "the timeline did not render"
+            out.append((painted / 1000, (painted - start) / 1000))
+            page.close()
+        browser.close()
+    return out
+
+
+def quickstart_size(folder: Path) -> int:
+    from ragtt_nb.export import export_report
+
+    os.environ["RAGTT_EMBEDDER"] = "hash"
+    out = export_report(REPO / "notebooks" / "quickstart.ipynb", folder / "quickstart.html", execute=True)
+    return out.stat().st_size
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args()
+    from ragtt_nb import Timeline
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        proj, focal, build_s = build_project(folder / "proj", args.events)
+        n_events = len(proj.events.frame())
+        started = time.perf_counter()
+        timeline = Timeline(proj, focal)
+        widget_s = time.perf_counter() - started
+        html = folder / "timeline.html"
+        html.write_text(page_html(timeline), encoding="utf-8")
+        paints = first_paint(html, args.rounds)
+        page_mb = html.stat().st_size / 1e6
+        proj.close()
+        size = quickstart_size(folder)
+    paint = statistics.median(p for p, _ in paints)
+    render = statistics.median(r for _, r in paints)
+    print(f"timeline: {n_events:,} events, {len(timeline.versions)} versions (project built in {build_s:.1f} s; "
+          f"Timeline() with per-version precompute {widget_s:.2f} s; page {page_mb:.1f} MB)")
+    print(f"  first paint (navigation -> painted, median of {len(paints)}): {paint:.3f} s "
+          f"[target < {PAINT_TARGET_S} s]; of which the widget view: {render:.3f} s")
+    print(f"quickstart report: {size / 1e6:.2f} MB [target < {SIZE_TARGET / 1e6:.0f} MB]")
+    ok = paint < PAINT_TARGET_S and size < SIZE_TARGET
+    return 0 if ok or not args.check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
