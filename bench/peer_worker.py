@@ -1,0 +1,138 @@
+"""The rag-timetravel side of the benchmark; runs in bench/.peer-venv, never beside ragtt.
+
+Usage: ``peer_worker.py JOB.json``. The job names a fresh work folder, the documents, the
+queries, the modes and the number of rounds; the results are written as JSON to the
+job's ``out`` path (stdout is left to the peer's own logging).
+
+How the peer is driven (its public API, rag-timetravel 1.2.0):
+- ``RAGPipeline.create(folder, PipelineConfig(...), embedder=HashAdapter())``: the
+  embedder plugin interface is an object with ``dim`` and ``async embed(texts) ->
+  list[list[float]]``; the adapter calls bench/common.hash_embed, the same function as
+  ragtt.HashEmbedder (checked bit-identical by bench/run.py).
+- ingest: ``await pipeline.ingest(source, text)``, one call per document (its only API;
+  its CLI loops the same way). ``auto_snapshot_every=0`` like ragtt's default.
+- query: ``await pipeline.query(text, top_k=k)`` after ``update_config`` switches
+  ``retrieval_mode``. Generation is mocked: ``litellm.acompletion`` is replaced by a
+  coroutine returning a fixed answer, so no model is called and no time is spent there
+  (ragtt runs with generate=False).
+- replay (information only): ``ReplayEngine(pipeline).replay(query_id)`` after an explicit
+  ``take_snapshot``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("RUST_LOG", "error")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import common
+
+
+class HashAdapter:
+    """rag-timetravel's Embedder protocol around bench/common.hash_embed."""
+
+    def __init__(self, dim: int) -> None:
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        return common.hash_embed(list(texts), self._dim).tolist()
+
+
+async def _mock_acompletion(**_kwargs: Any) -> Any:
+    message = SimpleNamespace(content="(generation mocked by the benchmark)")
+    return SimpleNamespace(choices=[SimpleNamespace(message=message)],
+                           usage=SimpleNamespace(prompt_tokens=0, completion_tokens=0))
+
+
+async def run(job: dict[str, Any]) -> dict[str, Any]:
+    import lancedb
+    import litellm
+    import rag_timetravel
+    from rag_timetravel import PipelineConfig, RAGPipeline, ReplayEngine
+
+    litellm.acompletion = _mock_acompletion  # generation off on both sides
+
+    folder = Path(job["workdir"])
+    docs: list[list[str]] = job["docs"]
+    queries: list[str] = job["queries"]
+    top_k = int(job["top_k"])
+    config = PipelineConfig(embedder_model="bench-hash", model="mock/none", top_k=top_k,
+                            auto_snapshot_every=0, retrieval_mode="vector")
+    pipeline = await RAGPipeline.create(str(folder), config, embedder=HashAdapter(int(job["dim"])))
+    out: dict[str, Any] = {"name": "rag-timetravel", "version": rag_timetravel.__version__,
+                           "lancedb": lancedb.__version__}
+    try:
+        # -- ingest: one call per document -----------------------------------------------------
+        started = time.perf_counter()
+        for source, text in docs:
+            await pipeline.ingest(source, text)
+        seconds = time.perf_counter() - started
+        out["ingest"] = {"docs": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
+                         "chunks": await pipeline.index._table.count_rows(),
+                         "table_version": await pipeline.index.current_version()}
+        out["disk"] = {"index_bytes": common.dir_bytes(folder / "lancedb"),
+                       "index_files": common.file_count(folder / "lancedb"),
+                       "project_bytes": common.dir_bytes(folder)}
+        await pipeline.take_snapshot(label="bench-after-ingest")
+        await asyncio.sleep(0.01)  # the peer picks the snapshot strictly before a query's time
+
+        # -- queries per mode ------------------------------------------------------------------
+        out["query"] = {}
+        vector_ids: list[str] = []
+        for mode in job["modes"]:
+            cfg = dataclasses.replace(pipeline.config, retrieval_mode=mode).bump()
+            await pipeline.update_config(cfg)
+            if job.get("warmup", True):
+                await pipeline.query(queries[0], top_k=top_k)
+            samples: list[float] = []
+            top: list[list[str]] = []
+            for round_no in range(int(job["rounds"])):
+                for text in queries:
+                    t0 = time.perf_counter()
+                    result = await pipeline.query(text, top_k=top_k)
+                    samples.append((time.perf_counter() - t0) * 1e3)
+                    if round_no == 0:
+                        top.append([c.source for c in result.chunks])
+                        if mode == "vector":
+                            vector_ids.append(result.query_id)
+            out["query"][mode] = {**common.summary(samples), "top_sources": top}
+
+        # -- replay (information only; vector mode, the snapshot's config) ---------------------
+        if job.get("replay", True) and vector_ids:
+            engine = ReplayEngine(pipeline)
+            samples = []
+            for qid in vector_ids:
+                t0 = time.perf_counter()
+                await engine.replay(qid)
+                samples.append((time.perf_counter() - t0) * 1e3)
+            out["replay_vector"] = common.summary(samples)
+    finally:
+        await pipeline.aclose()
+    return out
+
+
+def main() -> int:
+    job = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
+    probe = common.hash_embed(common.SELF_CHECK_TEXTS, int(job["dim"]))
+    result = asyncio.run(run(job))
+    result["embed_probe"] = probe.tolist()
+    Path(job["out"]).write_text(json.dumps(result), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,466 @@
+"""ragtt's core-engine benchmark against rag-timetravel 1.2.0 (issue 2, "Performance").
+
+    ./dev bench                  full run: 2,000 documents, 1,000 table versions, the peer
+    ./dev bench --quick          small sizes, a minute or so
+    ./dev bench --quick --no-peer   ragtt alone, seconds (the smoke test runs this)
+
+One table, one row per target, with a ratio column and PASS/FAIL. The same documents and
+the same deterministic embedder (ragtt.HashEmbedder; bench/common.hash_embed on the peer's
+side, checked bit-identical) on both sides; generation off (ragtt) or mocked (peer). The
+peer runs in its own virtualenv (bench/.peer-venv, created here when missing) as a
+subprocess: bench/peer_worker.py. See bench/README.md for what each row measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import platform
+import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("RUST_LOG", "error")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import common  # noqa: E402
+
+PEER_VENV = HERE / ".peer-venv"
+PEER_SPEC = "rag-timetravel==1.2.0"
+MODES = ("vector", "bm25", "hybrid")
+TOP_K = 4
+SMALL_VERSIONS = 10
+# Owned by their issues: run (at their quick sizes) when present, never edited.
+OTHER_BENCHES = {"bench_temporal.py": ["--n", "20000"], "bench_pdf.py": ["--rounds", "2"]}
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- profiling (optional) --------------------------------------------------------------------
+
+class Profiler:
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        if self.folder is None:
+            yield
+            return
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            yield
+        finally:
+            prof.disable()
+            prof.dump_stats(str(self.folder / f"{name}.pstats"))
+            text = io.StringIO()
+            pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(18)
+            (self.folder / f"{name}.txt").write_text(text.getvalue(), encoding="utf-8")
+            log(f"profile of {name}: {self.folder / (name + '.txt')}")
+
+
+# -- ragtt's side (in this process) -------------------------------------------------------------
+
+def _open(folder: Path) -> Any:
+    import ragtt
+
+    return ragtt.Project.open(folder, config=ragtt.PipelineConfig(top_k=TOP_K),
+                              embedder=ragtt.HashEmbedder(common.HASH_DIM), progress=False)
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    value = fn()
+    return value, (time.perf_counter() - t0) * 1e3
+
+
+def ragtt_main(folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
+               prof: Profiler) -> dict[str, Any]:
+    """Ingest all documents in one call; then, per mode, live queries each followed by its replay."""
+    proj = _open(folder)
+    out: dict[str, Any] = {}
+    try:
+        with prof.phase("ragtt_ingest"):
+            t0 = time.perf_counter()
+            report = proj.ingest_texts(dict(docs))
+            seconds = time.perf_counter() - t0
+        if report.failed:
+            raise RuntimeError(f"ragtt failed to ingest {len(report.failed)} documents: {report.failed[:3]}")
+        out["ingest"] = {"docs": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
+                         "chunks": report.chunks_added, "table_version": report.index_version_after,
+                         "elapsed_s_reported": report.elapsed_s}
+        out["disk"] = {"index_bytes": common.dir_bytes(folder / "lancedb"),
+                       "index_files": common.file_count(folder / "lancedb"),
+                       "project_bytes": common.dir_bytes(folder)}
+        out["query"], out["replay"] = {}, {}
+        mismatches = 0
+        with prof.phase("ragtt_query_replay"):
+            for mode in MODES:
+                warm = proj.query(queries[0], mode=mode, generate=False)
+                proj.replay(warm.query_id)
+                live, replayed, top = [], [], []
+                for round_no in range(rounds):
+                    for text in queries:  # interleaved: drift in machine load hits both alike
+                        result, ms = _timed(lambda t=text, m=mode: proj.query(t, mode=m, generate=False))
+                        live.append(ms)
+                        rep, ms = _timed(lambda q=result.query_id: proj.replay(q))
+                        replayed.append(ms)
+                        mismatches += not rep.matches_original
+                        if round_no == 0:
+                            top.append([c.source for c in result.chunks])
+                out["query"][mode] = {**common.summary(live), "top_sources": top}
+                out["replay"][mode] = common.summary(replayed)
+        out["replay_mismatches"] = mismatches
+    finally:
+        proj.close()
+    return out
+
+
+def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], base: int,
+                   large: int, rounds: int, prof: Profiler) -> dict[str, Any]:
+    """Queries logged while the table has <= 10 versions, then replayed on two projects side by
+    side: a frozen copy of the project at 10 versions, and the same project grown to ``large``
+    versions by one small ingest call (one new document) per version. The replays alternate
+    between the two, so load on the shared cores hits both alike."""
+    small_dir, large_dir = work / "ragtt-versions-10", work / "ragtt-versions-many"
+    proj = _open(large_dir)
+    extra = iter(docs[base:])
+    logged: list[str] = []
+    ingest_ms: list[float] = []
+    try:
+        proj.ingest_texts(dict(docs[:base]))
+        qi = 0
+        while True:
+            for mode in MODES:
+                logged.append(proj.query(queries[qi % len(queries)], mode=mode, generate=False).query_id)
+                qi += 1
+            if proj.version >= SMALL_VERSIONS:
+                break
+            name, text = next(extra)
+            _, ms = _timed(lambda n=name, t=text: proj.ingest_texts({n: t}))
+            ingest_ms.append(ms)
+    finally:
+        proj.close()
+    shutil.copytree(large_dir, small_dir)
+    log(f"ragtt: {len(logged)} queries logged at versions 3..{SMALL_VERSIONS}; "
+        f"growing the table to {large} versions")
+    proj = _open(large_dir)
+    try:
+        with prof.phase("ragtt_small_ingests"):
+            while proj.version < large:
+                name, text = next(extra)
+                _, ms = _timed(lambda n=name, t=text: proj.ingest_texts({n: t}))
+                ingest_ms.append(ms)
+    finally:
+        proj.close()
+
+    projects = {"small": _open(small_dir), "large": _open(large_dir)}
+    out: dict[str, Any] = {"base_docs": base, "queries_logged": len(logged),
+                           "small_ingest_ms": {"first10_p50": common.p50(ingest_ms[:10]),
+                                               "last10_p50": common.p50(ingest_ms[-10:]),
+                                               "n": len(ingest_ms)},
+                           "index_bytes": common.dir_bytes(large_dir / "lancedb")}
+    try:
+        samples: dict[str, list[float]] = {"small": [], "large": []}
+        first: dict[str, list[float]] = {"small": [], "large": []}
+        mismatches = 0
+        with prof.phase("ragtt_replay_10_and_many_versions"):
+            for round_no in range(rounds):
+                for i, qid in enumerate(logged):
+                    order = ("small", "large") if (i + round_no) % 2 == 0 else ("large", "small")
+                    for which in order:
+                        rep, ms = _timed(lambda p=projects[which], q=qid: p.replay(q))
+                        samples[which].append(ms)
+                        if round_no == 0:  # the first replay of each version opens its view cold
+                            first[which].append(ms)
+                        mismatches += not rep.matches_original
+        for which, proj in projects.items():
+            out[which] = {**common.summary(samples[which]), "first_round_p50_ms": common.p50(first[which]),
+                          "table_version": proj.version, "chunks": proj._table.count(proj.version)}
+        out["mismatches"] = mismatches
+        # information: live queries at the latest version of the many-version table
+        live: dict[str, list[float]] = {mode: [] for mode in MODES}
+        for mode in MODES:
+            for text in queries:
+                _, ms = _timed(lambda t=text, m=mode: projects["large"].query(t, mode=m, generate=False))
+                live[mode].append(ms)
+        out["large_live"] = {mode: common.summary(v) for mode, v in live.items()}
+    finally:
+        for proj in projects.values():
+            proj.close()
+    return out
+
+
+# -- the peer's side (a subprocess in its own virtualenv) -------------------------------------
+
+def peer_python() -> Path:
+    return PEER_VENV / "bin" / "python"
+
+
+def ensure_peer_venv() -> Path:
+    py = peer_python()
+    check = [str(py), "-c", "import rag_timetravel, sys; sys.exit(rag_timetravel.__version__ != '1.2.0')"]
+    if py.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+        return py
+    log(f"creating {PEER_VENV} with {PEER_SPEC} (once)")
+    if not py.exists():
+        subprocess.run([shutil.which("python3") or "python3", "-m", "venv", str(PEER_VENV)], check=True)
+    # rag-timetravel 1.2.0's base install needs no torch (only its [local] extra does); were it
+    # to, torch==2.13.0 (the CPU build on local disk) would have to be installed first.
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", PEER_SPEC],
+                   check=True)
+    subprocess.run(check, check=True)
+    return py
+
+
+def run_peer(workdir: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
+             timeout: int) -> dict[str, Any]:
+    py = ensure_peer_venv()
+    job_path, out_path = workdir / "peer-job.json", workdir / "peer-out.json"
+    job = {"workdir": str(workdir / "peer"), "docs": docs, "queries": queries, "top_k": TOP_K,
+           "dim": common.HASH_DIM, "modes": list(MODES), "rounds": rounds, "out": str(out_path)}
+    job_path.write_text(json.dumps(job), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": "", "VIRTUAL_ENV": str(PEER_VENV)}
+    proc = subprocess.run([str(py), str(HERE / "peer_worker.py"), str(job_path)], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0 or not out_path.exists():
+        raise RuntimeError(f"peer worker failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
+    return dict(json.loads(out_path.read_text(encoding="utf-8")))
+
+
+# -- the table -------------------------------------------------------------------------------
+
+def _ms(v: float) -> str:
+    return f"{v:.2f} ms"
+
+
+def _mb(v: float) -> str:
+    return f"{v / 1e6:.2f} MB"
+
+
+def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+
+    def row(target: str, label: str, ours: float, theirs: float | None, fmt: Callable[[float], str],
+            goal: str | None, ok: Callable[[float], bool] | None) -> None:
+        ratio = None if not theirs else ours / theirs
+        status = "info"
+        if goal is not None:
+            status = "n/a" if ratio is None else ("PASS" if ok and ok(ratio) else "FAIL")
+        rows.append({"target": target, "metric": label, "ragtt": ours,
+                     "baseline": theirs, "ratio": ratio, "goal": goal, "status": status,
+                     "ragtt_text": fmt(ours), "baseline_text": "-" if theirs is None else fmt(theirs)})
+
+    m, v = r["main"], r["versions"]
+    for mode in MODES:
+        row("1", f"replay p50 / live query p50 ({mode}, {args.docs} docs)", m["replay"][mode]["p50_ms"],
+            m["query"][mode]["p50_ms"], _ms, "<= 1.2x", lambda x: x <= 1.2)
+    row("2", f"replay p50 at {v['large']['table_version']} / at {v['small']['table_version']} versions",
+        v["large"]["p50_ms"], v["small"]["p50_ms"], _ms, "<= 1.3x", lambda x: x <= 1.3)
+    p = peer or {}
+    row("3", f"ingest {args.docs} docs: docs/s, ragtt / peer", m["ingest"]["docs_per_s"],
+        p.get("ingest", {}).get("docs_per_s"), lambda x: f"{x:.1f}/s", ">= 5x", lambda x: x >= 5)
+    row("3", "index size on disk (lancedb/), ragtt / peer", m["disk"]["index_bytes"],
+        p.get("disk", {}).get("index_bytes"), _mb, "<= 0.1x", lambda x: x <= 0.1)
+    for mode in ("bm25", "hybrid"):
+        row("4", f"{mode} query p50 at {args.docs} docs, ragtt / peer", m["query"][mode]["p50_ms"],
+            p.get("query", {}).get(mode, {}).get("p50_ms"), _ms, "<= 0.1x", lambda x: x <= 0.1)
+    # information, no goal
+    row("-", f"vector query p50 at {args.docs} docs, ragtt / peer", m["query"]["vector"]["p50_ms"],
+        p.get("query", {}).get("vector", {}).get("p50_ms"), _ms, None, None)
+    row("-", "whole project folder on disk, ragtt / peer", m["disk"]["project_bytes"],
+        p.get("disk", {}).get("project_bytes"), _mb, None, None)
+    row("-", "first-round (cold view) replay p50, at many / at 10 versions",
+        v["large"]["first_round_p50_ms"], v["small"]["first_round_p50_ms"], _ms, None, None)
+    row("-", "one small ingest call: last 10 / first 10 (p50)", v["small_ingest_ms"]["last10_p50"],
+        v["small_ingest_ms"]["first10_p50"], _ms, None, None)
+    for mode in ("vector", "bm25"):
+        row("-", f"{mode} live p50: {v['large']['table_version']}-version table ({v['large']['chunks']} rows) "
+            f"/ one-version table ({m['ingest']['chunks']} rows)", v["large_live"][mode]["p50_ms"],
+            m["query"][mode]["p50_ms"], _ms, None, None)
+    if "replay_vector" in p:
+        row("-", "peer replay p50 (vector; its snapshot-based replay)", m["replay"]["vector"]["p50_ms"],
+            p["replay_vector"]["p50_ms"], _ms, None, None)
+    return rows
+
+
+def print_table(rows: list[dict[str, Any]], notes: list[str]) -> None:
+    head = ("#", "metric", "ragtt", "peer / baseline", "ratio", "goal", "result")
+    body = [(r["target"], r["metric"], r["ragtt_text"], r["baseline_text"],
+             "-" if r["ratio"] is None else f"{r['ratio']:.3f}x", r["goal"] or "", r["status"]) for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(line.format(*head))
+    print("  ".join("-" * w for w in widths))
+    for b in body:
+        print(line.format(*b))
+    for note in notes:
+        print(f"  * {note}")
+
+
+def vector_agreement(ours: list[list[str]], theirs: list[list[str]]) -> float | None:
+    if not ours or not theirs:
+        return None
+    same = [len(set(a) & set(b)) / max(len(set(a) | set(b)), 1) for a, b in zip(ours, theirs, strict=False)]
+    return sum(same) / len(same)
+
+
+# -- other benchmarks in bench/ ------------------------------------------------------------------
+
+def run_other_benches() -> list[dict[str, Any]]:
+    results = []
+    for name, quick_args in OTHER_BENCHES.items():
+        script = HERE / name
+        if not script.exists():
+            continue
+        cmd = [sys.executable, str(script), *quick_args]
+        log(f"running {name}")
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, text=True, timeout=900)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = 124
+        results.append({"script": name, "exit": rc, "seconds": time.perf_counter() - t0})
+    return results
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--docs", type=int, help="documents ingested in one call (default 2000; quick 200)")
+    ap.add_argument("--versions", type=int, help="table versions for target 2 (default 1000; quick 40)")
+    ap.add_argument("--queries", type=int, help="distinct query texts (default 20; quick 5)")
+    ap.add_argument("--rounds", type=int, help="passes over the queries (default 3; quick 1)")
+    ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not the targets' sizes)")
+    ap.add_argument("--no-peer", action="store_true", help="ragtt alone; peer rows read n/a")
+    ap.add_argument("--no-extra", action="store_true", help="skip bench_temporal.py / bench_pdf.py")
+    ap.add_argument("--json", type=Path, metavar="OUT", help="write every measurement as JSON")
+    ap.add_argument("--profile", type=Path, metavar="DIR", help="cProfile ragtt's phases into DIR")
+    ap.add_argument("--workdir", type=Path, help="where the projects go (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the work folder")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args(argv)
+    quick = args.quick
+    args.docs = args.docs or (200 if quick else 2000)
+    args.versions = args.versions or (40 if quick else 1000)
+    args.queries = args.queries or (5 if quick else 20)
+    args.rounds = args.rounds or (1 if quick else 3)
+    if args.versions <= SMALL_VERSIONS:
+        ap.error(f"--versions must be more than {SMALL_VERSIONS}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    load_before = os.getloadavg()
+
+    import numpy as np
+
+    import ragtt
+
+    probe = ragtt.HashEmbedder(common.HASH_DIM).embed(common.SELF_CHECK_TEXTS)
+    if not np.array_equal(probe, common.hash_embed(common.SELF_CHECK_TEXTS, common.HASH_DIM)):
+        print("bench: bench/common.hash_embed no longer matches ragtt.HashEmbedder; fix the copy", file=sys.stderr)
+        return 2
+
+    base = 200 if not args.quick else 50
+    need = max(args.docs, base + args.versions)
+    docs, all_queries, source = common.make_corpus(need, seed=args.seed)
+    queries = all_queries[: args.queries]
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="ragtt-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    prof = Profiler(args.profile)
+    results: dict[str, Any] = {}
+    try:
+        log(f"ragtt {ragtt.__version__}: ingesting {args.docs} documents ({source}), "
+            f"{len(queries)} queries x {args.rounds} rounds x {len(MODES)} modes")
+        results["main"] = ragtt_main(work / "ragtt-main", docs[: args.docs], queries, args.rounds, prof)
+        log(f"ragtt: {args.versions} table versions (one small ingest call each)")
+        results["versions"] = ragtt_versions(work, docs, queries, base, args.versions, args.rounds, prof)
+        peer = None
+        if not args.no_peer:
+            log(f"rag-timetravel 1.2.0 in {PEER_VENV}: same {args.docs} documents, one ingest call each")
+            peer = run_peer(work, docs[: args.docs], queries, max(1, args.rounds - 1), timeout=1800)
+            if not np.allclose(np.asarray(peer.pop("embed_probe"), dtype=np.float32), probe, atol=0):
+                print("bench: the peer's embedder differs from ragtt.HashEmbedder", file=sys.stderr)
+                return 2
+        results["peer"] = peer
+        extra = [] if args.no_extra else run_other_benches()
+    finally:
+        if not args.keep and args.workdir is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    rows = build_rows(results, peer, args)
+    m = results["main"]
+    notes = [
+        f"corpus: {source}, {args.docs} documents of <= {common.DOC_MAX_CHARS} chars "
+        f"({m['ingest']['chunks']} ragtt chunks"
+        + (f", {peer['ingest']['chunks']} peer chunks" if peer else "") + "); embedder: "
+        f"HashEmbedder({common.HASH_DIM}) on both sides, vectors checked identical; top_k={TOP_K}",
+        f"latencies are wall-clock per call (query/replay incl. event logging), p50 over "
+        f"{len(queries) * args.rounds} calls per mode (peer {len(queries) * max(1, args.rounds - 1)})",
+        f"ragtt ingest: one ingest_texts call -> table v{m['ingest']['table_version']}"
+        + (f"; peer: {args.docs} ingest calls -> table v{peer['ingest']['table_version']}" if peer else ""),
+        f"replays matching the original: {m['replay_mismatches']} mismatches of "
+        f"{3 * len(queries) * args.rounds} (main), "
+        f"{results['versions']['mismatches']} of {2 * len(results['versions']['small']['samples_ms'])} "
+        f"(versions; replays on both projects)",
+    ]
+    if peer:
+        agreement = vector_agreement(m["query"]["vector"]["top_sources"], peer["query"]["vector"]["top_sources"])
+        if agreement is not None:
+            notes.append(f"vector top-{TOP_K} agreement with the peer (mean Jaccard of sources): {agreement:.3f}")
+    else:
+        notes.append("peer skipped (--no-peer): targets 3 and 4 read n/a")
+    if args.quick:
+        notes.append("--quick: sizes are smaller than the targets'; the verdicts are indicative only")
+    load_after = os.getloadavg()
+    notes.append(f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on "
+                 f"{os.cpu_count()} cores; total {time.perf_counter() - started:.0f} s")
+    for e in extra:
+        notes.append(f"{e['script']}: exit {e['exit']} in {e['seconds']:.0f} s (its own output above)")
+    print()
+    print_table(rows, notes)
+
+    if args.json:
+        for part in (results["main"]["query"], (peer or {}).get("query", {})):
+            for entry in part.values():
+                entry.pop("top_sources", None)
+        payload = {"meta": {"docs": args.docs, "versions": args.versions, "queries": len(queries),
+                            "rounds": args.rounds, "quick": args.quick, "corpus": source,
+                            "python": platform.python_version(), "ragtt": ragtt.__version__,
+                            "cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after},
+                   "rows": rows, "ragtt": {k: results[k] for k in ("main", "versions")},
+                   "peer": peer, "other_benches": extra, "notes": notes}
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
+    failed = [r for r in rows if r["status"] == "FAIL"]
+    return 1 if (args.strict and failed) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
