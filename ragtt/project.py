@@ -20,7 +20,7 @@ from ragtt.index.rerank import reranker_version
 from ragtt.index.retrieve import RetrievalPlan
 from ragtt.index.table import ChunkTable, sql_string_list
 from ragtt.ingest.types import IngestOptions
-from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, Snapshot
+from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, RetrievedChunk, Snapshot, Snapshots
 
 if TYPE_CHECKING:
     import polars as pl
@@ -205,6 +205,19 @@ class Project:
         return QueryResult(query_id, text, run.index_version, self.config.config_id, run.chunks,
                            gen.answer if gen else None, gen.model if gen else None, run.latency_ms)
 
+    def plan_of(self, query_id: str) -> RetrievalPlan:
+        """The exact retrieval plan a logged query or replay ran with."""
+        from ragtt.timetravel.run import load_run
+
+        return load_run(self, query_id).plan
+
+    def retrieve_at(self, text: str, version: At, plan: RetrievalPlan | None = None) -> list[RetrievedChunk]:
+        """Retrieval only, at any version, through the same path as queries and replays, and
+        NOT logged: for views and analyses that sweep many versions (replays are logged)."""
+        from ragtt.timetravel.run import execute
+
+        return execute(self, text, plan or self.plan(), self.resolve_version(version), generate=False).chunks
+
     def replay(self, query_id: str, *, generate: bool = False) -> ReplayResult:
         """Re-run a logged query against the exact version and plan it ran with."""
         from ragtt.timetravel.replay import replay
@@ -285,10 +298,10 @@ class Project:
         }, index_version=version, ts=snap.created_at))
         return snap
 
-    def snapshots(self) -> list[Snapshot]:
-        return [Snapshot(e.payload["snapshot_id"], e.payload["label"], int(e.index_version or 0), e.ts,
+    def snapshots(self) -> Snapshots:
+        return Snapshots(Snapshot(e.payload["snapshot_id"], e.payload["label"], int(e.index_version or 0), e.ts,
                          e.payload["doc_count"], e.payload["chunk_count"])
-                for e in self._events.query(types="index.snapshot_taken")]
+                for e in self._events.query(types="index.snapshot_taken"))
 
     def _maybe_auto_snapshot(self, documents: int) -> None:
         last = self._events.last("index.snapshot_taken")
@@ -378,6 +391,15 @@ class Project:
             raise NotFoundError(f"the parsed text of {source!r} (document {doc_key}) is missing from events.db")
         routes = [PageRoute.from_dict(r) for r in json.loads(row[4])]
         return Document(row[0], row[1], row[2], row[3], routes)
+
+    def source_path(self, source: str) -> Path | None:
+        """The file a source was last ingested from (None for in-memory sources)."""
+        row = self._events.connection.execute(
+            "SELECT json_extract(payload, '$.path') FROM events WHERE type = 'document.ingested' "
+            "AND json_extract(payload, '$.source') = ? ORDER BY seq DESC LIMIT 1", (source,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"source {source!r} was never ingested into this project")
+        return Path(row[0]) if row[0] else None
 
     def trace(self, query_id: str) -> pl.DataFrame:
         """Every event of one query or replay, in order."""

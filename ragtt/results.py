@@ -10,7 +10,7 @@ from typing import Any
 from ragtt._html import STYLE, esc, table
 from ragtt.ingest.types import PageRoute, Region
 
-__all__ = ["Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot"]
+__all__ = ["Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot", "Snapshots"]
 
 
 def _plain(value: Any) -> Any:
@@ -164,6 +164,13 @@ class Snapshot(_Result):
 
     def _repr_html_(self) -> str:
         return snapshots_html([self])
+
+
+class Snapshots(list[Snapshot]):
+    """``proj.snapshots()``: a plain list of Snapshot that renders as one table in notebooks."""
+
+    def _repr_html_(self) -> str:
+        return snapshots_html(self)
 
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:

@@ -136,7 +136,8 @@ class EventStore:
         until: datetime | None = None,
         query_id: str | None = None,
     ) -> pl.DataFrame:
-        """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text."""
+        """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text, and
+        ``source`` (of document events) pulled out of the payload."""
         import polars as pl
 
         sql, params = self._select(types, since, until, query_id, None, None)
@@ -147,7 +148,10 @@ class EventStore:
         }
         frame = pl.DataFrame(rows, schema=schema, orient="row")
         return frame.with_columns(
-            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ")
+            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ"),
+            pl.when(pl.col("type").str.starts_with("document."))
+            .then(pl.col("payload").str.json_path_match("$.source"))
+            .alias("source"),
         )
 
     def _select(self, types: Iterable[str] | str | None, since: datetime | None, until: datetime | None,

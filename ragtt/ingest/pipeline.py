@@ -80,6 +80,7 @@ def collect_paths(paths: Iterable[str | Path] | str | Path) -> tuple[list[Source
 @dataclass
 class _Prepared:
     source: str
+    path: str | None
     doc_id: str
     doc_key: str
     content_hash: str
@@ -117,7 +118,8 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
                                   overlap=proj.config.chunk_overlap, strategy=proj.config.chunk_strategy)
             if not chunks:
                 raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
-            prepared.append(_Prepared(item.source, doc_id_for(item.source), doc_key, content_hash, parsed,
+            path = str(item.path.resolve()) if item.path is not None else None
+            prepared.append(_Prepared(item.source, path, doc_id_for(item.source), doc_key, content_hash, parsed,
                                       chunks, _chunk_ids(item.source, chunks)))
             warnings += [(item.source, w) for w in parsed.warnings]
             (updated if state is not None else added).append(item.source)
@@ -230,7 +232,8 @@ def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current:
         counts["removed"] += len(old - new)
         counts["kept"] += len(new & old)
         events.append(Event("document.ingested", {
-            "doc_id": p.doc_id, "source": p.source, "content_hash": p.content_hash, "doc_key": p.doc_key,
+            "doc_id": p.doc_id, "source": p.source, "path": p.path, "content_hash": p.content_hash,
+            "doc_key": p.doc_key,
             "status": "updated" if p.source in current else "added",
             "chunk_ids_added": sorted(new - old), "chunk_ids_removed": sorted(old - new),
             "chunk_count": len(new), "routes": [r.to_dict() for r in p.parsed.routes],

@@ -44,7 +44,8 @@ def test_frame_filters(tmp_path: Path) -> None:
                        Event("retrieval.executed", {}, query_id="q1", index_version=2, ts=t0 + timedelta(seconds=1)),
                        Event("query.received", {"text": "b"}, query_id="q2", ts=t0 + timedelta(days=1))])
     frame = store.frame()
-    assert frame.columns == ["seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload"]
+    assert frame.columns == ["seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload",
+                             "source"]
     assert str(frame.schema["ts"]) == "Datetime(time_unit='us', time_zone='UTC')"
     assert store.frame(types=["query.received"]).height == 2
     assert store.frame(query_id="q1").height == 2

@@ -160,3 +160,33 @@ def test_litellm_generation_with_mock_response(open_project) -> None:  # type: i
     assert res.answer == "Thirty days. [1]" and res.model == "gpt-4o-mini"
     gen = proj.events.query(query_id=res.query_id, types="generation.executed")[0].payload
     assert gen["usage"]["total_tokens"] > 0
+
+
+def test_unlogged_retrieval_plan_of_and_source_paths(project: ragtt.Project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    project.ingest_texts(DOCS)
+    res = project.query("refund days", mode="bm25", top_k=2, generate=False)
+    v1 = project.version
+    project.ingest_texts({"refunds.md": "Refunds: 14 days."})
+    events_before = project.events.frame().height
+    plan = project.plan_of(res.query_id)
+    assert plan.mode == "bm25" and plan.top_k == 2
+    chunks = project.retrieve_at("refund days", v1, plan)
+    assert [c.chunk_id for c in chunks] == res.chunk_ids
+    assert project.events.frame().height == events_before  # nothing logged
+    file = tmp_path / "policy.md"
+    file.write_text("policy text")
+    project.ingest(file)
+    assert project.source_path("policy.md") == file.resolve()
+    assert project.source_path("refunds.md") is None
+    with pytest.raises(ragtt.NotFoundError):
+        project.source_path("nope.md")
+    docs = project.events.frame(types="document.ingested")
+    assert "policy.md" in docs["source"].to_list()
+
+
+def test_snapshot_list_renders_as_one_escaped_table(project: ragtt.Project) -> None:
+    project.ingest_texts(DOCS)
+    project.snapshot("v1")
+    html = project.snapshots()._repr_html_()
+    assert html.count("<table>") == 1 and "v1" in html
+    assert isinstance(project.snapshots(), list)
