@@ -170,6 +170,8 @@ class Snapshots(list[Snapshot]):
     """``proj.snapshots()``: a plain list of Snapshot that renders as one table in notebooks."""
 
     def _repr_html_(self) -> str:
+        if not self:
+            return f"{STYLE}<div class='ragtt-r'><i>no snapshots yet (proj.snapshot(label))</i></div>"
         return snapshots_html(self)
 
 

@@ -21,7 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Int, Unicode
 
-__all__ = ["VERBS", "RagttMagics", "Snapshots", "parser_for"]
+__all__ = ["VERBS", "RagttMagics", "parser_for"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,21 +63,6 @@ def parser_for(name: str) -> _Parser:
     for flags, kwargs in args:
         parser.add_argument(*flags, **kwargs)
     return parser
-
-
-class Snapshots(list):  # type: ignore[type-arg]
-    """``proj.snapshots()`` with a table as its notebook repr."""
-
-    def _repr_html_(self) -> str:
-        if not self:
-            return "<i>no snapshots yet (%ragtt snapshot LABEL)</i>"
-        import html
-
-        rows = "".join(
-            f"<tr><td>{html.escape(s.label)}</td><td>{s.index_version}</td><td>{s.doc_count}</td>"
-            f"<td>{s.chunk_count}</td><td>{s.created_at:%Y-%m-%d %H:%M:%S}</td></tr>" for s in self)
-        return ("<table class='ragtt-snapshots'><thead><tr><th>label</th><th>version</th><th>documents</th>"
-                f"<th>chunks</th><th>created (UTC)</th></tr></thead><tbody>{rows}</tbody></table>")
 
 
 class Help(str):
@@ -207,7 +192,7 @@ def _snapshot(m: RagttMagics, a: argparse.Namespace) -> Any:
 
 @verb("snapshots", "list snapshots")
 def _snapshots(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return Snapshots(m.proj.snapshots())
+    return m.proj.snapshots()  # a list that renders as a table
 
 
 @verb("replay", "replay a logged query (QUERY_ID or 'last'), or --text TEXT --at VERSION|LABEL|DATETIME",

@@ -3,8 +3,9 @@
 Everything the view needs to scrub without a kernel is computed here, once: the time axis
 (versions, ingests per document, snapshots, queries), which documents are present over
 which version ranges, and, for a focal query, what it retrieves at every index version.
-That last part runs retrieval at each version through ``ragtt.timetravel.run.execute``
-(the one retrieval path, without logging: scrubbing must not write query events).
+That last part runs the query's recorded plan at each version through
+``proj.retrieve_at`` (the one retrieval path, without logging: scrubbing must not write
+query events).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ class _Focal:
     query_id: str
     text: str
     version: int
-    plan: dict[str, Any]
+    plan: Any  # ragtt.index.retrieve.RetrievalPlan
 
 
 def _build(proj: Any, query_id: str | None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
@@ -117,7 +118,6 @@ def _build(proj: Any, query_id: str | None) -> tuple[dict[str, Any], list[int], 
         raise ValueError("this project has no index versions yet: ingest something first")
     versions = [int(v) for v in versions_frame["version"]]
     events = proj.events.frame(types=list(_KINDS)).with_columns(
-        pl.col("payload").str.json_path_match("$.source").alias("source"),
         pl.col("payload").str.json_path_match("$.label").alias("label"),
     )
     version_ms = _epoch_ms(versions_frame["committed_at"])
@@ -180,37 +180,33 @@ def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int)
 
 
 def _focal(proj: Any, query_id: str) -> _Focal:
-    trace = proj.trace(query_id)  # raises NotFoundError for an unknown id
-    rows = trace.filter(trace["type"].str.ends_with("retrieval.executed"))
-    if rows.is_empty():
-        raise ValueError(f"query {query_id!r} has no retrieval event to replay across versions")
-    payload = json.loads(rows["payload"][0])
-    return _Focal(query_id, payload["query"], int(payload["index_version"]), payload["plan"])
+    plan = proj.plan_of(query_id)  # raises NotFoundError for an unknown id
+    trace = proj.trace(query_id)
+    received = trace.filter(trace["type"].str.ends_with("query.received"))
+    text = json.loads(received["payload"][0])["text"]
+    return _Focal(query_id, text, int(received["index_version"][0]), plan)
 
 
 def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:
     """Run the focal query at every version; identical consecutive results are stored once."""
-    from ragtt.timetravel.run import execute
-
-    plan = type(proj.plan()).from_dict(focal.plan)  # the query's recorded plan, replayed exactly
     chunk_index: dict[str, int] = {}
     chunk_rows: list[dict[str, str]] = []
     unique: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
     per_version: list[int] = []
     ids_per_version: list[list[str]] = []
     for v in versions:
-        run = execute(proj, focal.text, plan, v, generate=False)
+        chunks = proj.retrieve_at(focal.text, v, focal.plan)  # the recorded plan, exactly
         ids = []
-        for c in run.chunks:
+        for c in chunks:
             if c.chunk_id not in chunk_index:
                 chunk_index[c.chunk_id] = len(chunk_rows)
                 chunk_rows.append({"chunk_id": c.chunk_id, "source": c.source, "text": c.text})
             ids.append(chunk_index[c.chunk_id])
-        result = (tuple(ids), tuple(round(c.score, 6) for c in run.chunks))
+        result = (tuple(ids), tuple(round(c.score, 6) for c in chunks))
         if not unique or unique[-1] != result:
             unique.append(result)
         per_version.append(len(unique) - 1)
-        ids_per_version.append([c.chunk_id for c in run.chunks])
+        ids_per_version.append([c.chunk_id for c in chunks])
     offsets = np.cumsum([0] + [len(r[0]) for r in unique])
     focal_data = {
         "query_id": focal.query_id, "text": focal.text, "version": focal.version,
