@@ -16,7 +16,7 @@ import pytest
 import ragtt
 from ragtt.demo import sample_releases
 from tests.conftest import corpus
-from tests.nb.conftest import Offline, browser, export, offline  # noqa: F401  (fixtures re-used here)
+from tests.nb.conftest import Offline, browser, export, offline, proj, sample  # noqa: F401  (fixtures re-used here)
 
 REAL_PDF = "docling__normal_4pages.pdf"
 PAYLOADS = ("<script>window.__ran.push('script')</script>", "<img src=x onerror=\"window.__ran.push('img')\">",
@@ -61,12 +61,12 @@ def widget_project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copy(corpus("pdfs", REAL_PDF), docs / REAL_PDF)
     evil_pdf(docs / "evil.pdf")
     (docs / "evil.md").write_text("# Payloads\n\n" + "\n\n".join(PAYLOADS) + "\n", encoding="utf-8")
-    with ragtt.Project.open(root / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
-        proj.ingest(docs)
-        v_a = proj.version
-        query = proj.query("table of contents and layout", generate=False)
-        proj.ingest(list(sample_releases()[-1].iterdir()))
-        return {"path": root / "proj", "docs": docs, "v_a": v_a, "v_b": proj.version, "query_id": query.query_id}
+    with ragtt.Project.open(root / "proj", embedder=ragtt.HashEmbedder(), progress=False) as p:
+        p.ingest(docs)
+        v_a = p.version
+        query = p.query("table of contents and layout", generate=False)
+        p.ingest(list(sample_releases()[-1].iterdir()))
+        return {"path": root / "proj", "docs": docs, "v_a": v_a, "v_b": p.version, "query_id": query.query_id}
 
 
 @pytest.fixture
