@@ -27,7 +27,7 @@ __all__ = ["latency", "latency_frame", "offline", "overlap_frame", "queries_fram
            "retrieval_overlap"]
 
 
-def offline(chart: alt.TopLevelMixin) -> Any:
+def offline(chart: Any) -> Any:
     """``chart`` as a JupyterChart whose JavaScript is inlined (renders in an offline report)."""
     import altair as alt
 
@@ -69,7 +69,7 @@ def latency_frame(proj: ragtt.Project) -> pl.DataFrame:
     ).sort("ts")
 
 
-def latency(proj: ragtt.Project) -> alt.Chart:
+def latency(proj: ragtt.Project) -> alt.HConcatChart:
     """Latency of each query over time, beside its distribution."""
     import altair as alt
 
@@ -80,7 +80,7 @@ def latency(proj: ragtt.Project) -> alt.Chart:
     histogram = alt.Chart(frame, title="Distribution").mark_bar().encode(
         x=alt.X("latency_ms:Q", bin=alt.Bin(maxbins=30), title="latency (ms)"),
         y=alt.Y("count():Q", title="queries"), color=alt.Color("kind:N", title=None))
-    return alt.hconcat(over_time, histogram)  # type: ignore[no-any-return]
+    return alt.hconcat(over_time, histogram)
 
 
 def overlap_frame(proj: ragtt.Project, suite: Sequence[str], baseline: Any, at: Any = None, *,
