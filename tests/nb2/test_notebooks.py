@@ -1,0 +1,47 @@
+"""The two demo notebooks, executed with the hash embedder and exported, open offline with
+every widget and chart rendered and no console errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.nb.conftest import REPO, Offline, export
+
+
+@pytest.fixture(scope="module", params=["pdf_provenance", "temporal_assertions"])
+def demo_report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    os.environ["RAGTT_EMBEDDER"] = "hash"  # the kernel inherits both
+    os.environ["RAGTT_REPORT"] = "1"
+    try:
+        return export(REPO / "notebooks" / f"{request.param}.ipynb",
+                      tmp_path_factory.mktemp("demo") / f"{request.param}.html", execute=True, timeout=300)
+    finally:
+        os.environ.pop("RAGTT_EMBEDDER", None)
+        os.environ.pop("RAGTT_REPORT", None)
+
+
+def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> None:
+    page = offline.open(demo_report)
+    assert demo_report.stat().st_size < 12_000_000
+    if demo_report.stem == "pdf_provenance":
+        page.wait_for_selector(".ragtt-pdf-overlay[data-page]", timeout=30_000)
+        page.wait_for_selector(".ragtt-drift-scatter[data-painted]", timeout=30_000)
+        badges = page.eval_on_selector_all(".ragtt-pdf-overlay .ragtt-po-engine", "els => els.map(e => e.textContent)")
+        first = page.locator(".ragtt-pdf-overlay").first
+        assert first.locator(".ragtt-region.ragtt-retrieved").count() >= 1 and badges
+        # turn to the scanned page: its route says OCR
+        while first.get_attribute("data-page") != "3":
+            first.locator("button[aria-label='next page']").click()
+        assert first.locator(".ragtt-po-engine").inner_text() == "ocr"
+        assert first.locator(".ragtt-po-notice").is_hidden()
+        charts = 2
+    else:
+        page.wait_for_selector("table", timeout=30_000)
+        assert "Refunds within 14 days" in page.content()
+        charts = 1
+    page.wait_for_function(f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}",
+                           timeout=30_000)
+    assert offline.errors == [] and offline.aborted == []
