@@ -33,8 +33,16 @@ function el(tag, cls, text) {
   return node;
 }
 
-/** Strings packed as UTF-8 bytes + int32 offsets, decoded one at a time. */
+/** Strings packed as UTF-8 bytes + int32 offsets (or hex ids as raw bytes), decoded one at a time. */
 function strings(packed) {
+  if (packed.hex) {
+    const raw = typed(packed.hex), width = packed.width;
+    const hex = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+    return {
+      length: raw.length / width,
+      get: (i) => { let s = ""; for (let k = i * width; k < (i + 1) * width; k++) s += hex[raw[k]]; return s; },
+    };
+  }
   const bytes = typed(packed.bytes), off = typed(packed.offsets);
   const dec = new TextDecoder();
   return { length: off.length - 1, get: (i) => dec.decode(bytes.subarray(off[i], off[i + 1])) };

@@ -24,8 +24,12 @@ version's first, then the right's; 7 bytes each:
 Chunks (``U`` unique ids) are ordered common first (``n_common``), then left-only, then
 right-only, so point ``i < n_left`` is chunk ``i`` and right point ``j`` is chunk ``j`` when
 ``j < n_common`` else ``n_left + j - n_common``; left point ``i`` and right point ``i`` are
-the same chunk for ``i < n_common`` (the segments). Chunk ids and text previews are UTF-8
-byte buffers (uint8) with int32 offsets.
+the same chunk for ``i < n_common`` (the segments). Text previews are a UTF-8 byte
+buffer (uint8) with int32 offsets; chunk ids too, unless every id is lowercase hex of one
+even length (ragtt's own are 24 digits): then ``{"hex": uint8, "width": bytes per id}``.
+
+Text previews are cut at ``text_chars`` characters, and shorter (never under 40) when all
+of them together would pass ``TEXT_BUDGET`` bytes: a 200,000-point report stays loadable.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ __all__ = ["DriftScatter"]
 _SMALL = {"int16": "<i2", "uint16": "<u2", "uint8": "u1"}
 _Q = 32767  # int16 quantization half-range
 _OTHER_SOURCE = 65535
+TEXT_BUDGET = 4_000_000
+"""Bytes of text previews a scatter carries at most (see the module docstring)."""
 SEGMENTS_DEFAULT_MAX = 20_000
 """More common chunks than this: per-chunk segments start hidden (a checkbox shows them)."""
 
@@ -349,7 +355,7 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
         "bounds": array([lo[0], hi[0], lo[1], hi[1]], "float32"),
         "points": {"x": _small(quant[:, 0], "int16"), "y": _small(quant[:, 1], "int16"),
                    "version": _small(versions, "uint8"), "source": _small(codes, "uint16")},
-        "chunks": {"ids": _utf8(chunk_ids), "text": _utf8(chunk_texts)},
+        "chunks": {"ids": _ids(chunk_ids), "text": _utf8(_budget(chunk_texts))},
         "sources": sources,
         "source_centroids": array(centroids.ravel(), "float32"),
         "query": query,
@@ -371,7 +377,31 @@ def _utf8(strings: list[str]) -> dict[str, Any]:
             "offsets": array(offsets, "int32")}
 
 
+def _ids(ids: list[str]) -> dict[str, Any]:
+    """Hex ids of one length as raw bytes (half the size, no offsets); anything else as UTF-8."""
+    width = len(ids[0]) if ids else 0
+    if width and width % 2 == 0 and all(len(i) == width for i in ids):
+        try:
+            raw = bytes.fromhex("".join(ids))
+        except ValueError:
+            raw = b""
+        if raw and raw.hex() == "".join(ids):  # lowercase only, so the round trip is exact
+            return {"hex": _small(np.frombuffer(raw, dtype="u1"), "uint8"), "width": width // 2}
+    return _utf8(ids)
+
+
+def _budget(texts: list[str]) -> list[str]:
+    total = sum(len(t) for t in texts)
+    if total <= TEXT_BUDGET:
+        return texts
+    cut = max(40, TEXT_BUDGET // max(1, len(texts)))
+    return [t if len(t) <= cut else t[: cut - 1] + "…" for t in texts]
+
+
 def _strings(packed: dict[str, Any]) -> list[str]:
+    if "hex" in packed:
+        raw, width = bytes(packed["hex"]["view"]), packed["width"]
+        return [raw[i:i + width].hex() for i in range(0, len(raw), width)]
     raw = bytes(packed["bytes"]["view"])
     off = np.frombuffer(packed["offsets"]["view"], dtype="<i4")
     return [raw[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
