@@ -1,12 +1,18 @@
 // ragtt Timeline: the index's history on a time axis, a draggable cursor, and what the
-// focal query retrieves at the cursor's version. Self-contained ES module (anywidget).
-// Untrusted text (sources, labels, queries, chunk text) reaches the DOM only as text.
+// focal query retrieves at the cursor's version; with an assertion namespace, the claims'
+// validity windows as lanes and the claims valid at the cursor's time.
+// Self-contained ES module (anywidget).
+// Untrusted text (sources, labels, queries, chunk text, claims) reaches the DOM only as text.
 
 const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
 const ROW = 16;          // lane height, CSS px
 const LABEL_W = 150;     // lane label column, CSS px
 const PAD = 8;           // horizontal padding inside the plot, CSS px
 const MAX_DOC_LANES = 40;
+const MAX_CLAIM_LANES = 40;
+const MAX_CLAIMS_LISTED = 200;
+const FLAG = { SUPERSEDED: 1, OPEN: 2 };
+const LANE = { ENTITY: 0, TYPE: 1 };
 
 /** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
 function typed(buf) {
@@ -38,8 +44,14 @@ function decode(data) {
     scores: typed(data.focal.result_scores),
     byVersion: typed(data.focal.version_result),
   };
+  const cl = data.claims;
+  const claims = cl && {
+    namespace: cl.namespace, lanes: cl.lanes, laneKind: typed(cl.lane_kind),
+    ids: cl.ids, content: cl.content, type: cl.type, confidence: typed(cl.confidence),
+    from: typed(cl.from), until: typed(cl.until), lane: typed(cl.lane), flags: typed(cl.flags),
+  };
   return {
-    t0: data.t0_ms, unit: data.t_unit_ms,
+    t0: data.t0_ms, unit: data.t_unit_ms, claims,
     versions, vt: typed(data.versions.t), ops: data.versions.operation,
     et: typed(ev.t), kind: typed(ev.kind), lane: typed(ev.lane), ev: typed(ev.version),
     docs: data.docs, presence: typed(data.presence), snapshots: data.snapshots, focal,
@@ -48,12 +60,17 @@ function decode(data) {
 
 function fmtTime(d, ticks) {
   const ms = d.t0 + ticks * d.unit;
-  return new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC");
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return `${(ms / 1000).toPrecision(12)} s`;  // beyond what Date holds
+  return date.toISOString().replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
 }
 
 function render({ model, el: host }) {
   let d = decode(model.get("_data"));
   let index = 0;          // index into d.versions of the cursor
+  let cursorT = 0;        // the cursor's time in ticks: a version's, or (with claims) wherever it was dragged
+  let claimsKey = null;   // the claims listed now (to redraw the list only when it changes)
+  let placed = false;     // whether the cursor has been placed since the data arrived
   let playing = null;     // interval id while playing
   let docLanes = [];      // doc index per drawn lane (the most active documents first)
 
@@ -96,34 +113,64 @@ function render({ model, el: host }) {
   const docsPane = el("div", "ragtt-tl-docs");
   const chunksPane = el("div", "ragtt-tl-chunks");
   panes.append(docsPane, chunksPane);
+  const claimsPane = el("div", "ragtt-tl-claims");
   const status = el("div", "ragtt-tl-status");
-  root.append(head, controls, scroller, info, panes, status);
+  root.append(head, controls, scroller, info, panes, claimsPane, status);
   host.append(root);
 
   // -- geometry -------------------------------------------------------------------------
   const span = () => {
     let lo = Infinity, hi = -Infinity;
-    for (const arr of [d.vt, d.et]) for (let i = 0; i < arr.length; i++) {
+    const arrays = [d.vt, d.et];
+    const c = d.claims;
+    if (c) arrays.push(c.from, c.until.filter((_, i) => !(c.flags[i] & FLAG.OPEN)));
+    for (const arr of arrays) for (let i = 0; i < arr.length; i++) {
       if (arr[i] < lo) lo = arr[i];
       if (arr[i] > hi) hi = arr[i];
     }
-    return hi > lo ? [lo, hi] : [lo - 1, lo + 1];
+    if (!(hi > lo)) return [lo - 1, lo + 1];
+    // open claims run to the axis end: leave them some room past the last thing on the axis
+    if (c && c.flags.some((f) => f & FLAG.OPEN)) hi += Math.max(1, Math.round((hi - lo) * 0.04));
+    return [lo, hi];
   };
   let [tLo, tHi] = span();
   const plotW = () => Math.max(40, scroller.clientWidth - LABEL_W - 2 * PAD);
   const xOf = (ticks) => LABEL_W + PAD + ((ticks - tLo) / (tHi - tLo)) * plotW();
-  /** The version at x: the latest one committed at or before that time (or the first). */
-  function indexAt(x) {
-    const ticks = tLo + ((x - LABEL_W - PAD) / plotW()) * (tHi - tLo);
+  const ticksAt = (x) => Math.max(tLo, Math.min(tHi, tLo + ((x - LABEL_W - PAD) / plotW()) * (tHi - tLo)));
+  /** The version at a time: the latest one committed at or before it (or the first). */
+  function indexAtTicks(ticks) {
     let best = 0;
     for (let i = 0; i < d.vt.length; i++) if (d.vt[i] <= ticks) best = i;
     return best;
   }
 
+  let moreDocs = 0, claimLanes = [], moreClaims = 0;
   function chooseLanes() {
     const counts = new Map();
     for (let i = 0; i < d.lane.length; i++) if (d.lane[i] >= 0) counts.set(d.lane[i], (counts.get(d.lane[i]) || 0) + 1);
-    docLanes = [...counts.keys()].sort((a, b) => a - b).slice(0, MAX_DOC_LANES);
+    const all = [...counts.keys()].sort((a, b) => a - b);
+    docLanes = all.slice(0, MAX_DOC_LANES);
+    moreDocs = all.length - docLanes.length;
+    const nClaimLanes = d.claims ? d.claims.lanes.length : 0;
+    claimLanes = [...Array(Math.min(nClaimLanes, MAX_CLAIM_LANES)).keys()];
+    moreClaims = nClaimLanes - claimLanes.length;
+  }
+
+  /** Every row of the plot, top to bottom: {name, style, kind, key}. */
+  function rows() {
+    const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
+    for (const doc of docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
+    if (moreDocs > 0) out.push({ name: `+${moreDocs} more documents`, style: "dim" });
+    if (d.claims) {
+      out.push({ name: `claims · ${d.claims.namespace}`, style: "head" });
+      for (const l of claimLanes) {
+        const isType = d.claims.laneKind[l] === LANE.TYPE;
+        out.push({ name: isType ? `type: ${d.claims.lanes[l]}` : d.claims.lanes[l], style: isType ? "dim" : "fg",
+          kind: "claim", key: l });
+      }
+      if (moreClaims > 0) out.push({ name: `+${moreClaims} more`, style: "dim" });
+    }
+    return out;
   }
 
   function colors() {
@@ -135,14 +182,16 @@ function render({ model, el: host }) {
       ingest: v("--jp-brand-color1", "#1976d2"), remove: v("--jp-error-color1", "#d32f2f"),
       snapshot: v("--jp-warn-color1", "#f57c00"), query: v("--jp-success-color1", "#388e3c"),
       replay: v("--jp-ui-font-color2", "#777"), font: v("--jp-ui-font-family", "system-ui, sans-serif"),
+      claim: v("--jp-info-color1", "#0097a7"),
     };
   }
 
-  // Lanes: queries, snapshots, then one per document.
+  // Lanes: queries, snapshots, one per document, then (with claims) one per entity or type.
   const laneY = (lane) => lane * ROW;
   function draw() {
     const c = colors();
-    const lanes = 2 + docLanes.length;
+    const rowList = rows();
+    const lanes = rowList.length;
     const w = scroller.clientWidth || 600, h = lanes * ROW + 18;
     const dpr = window.devicePixelRatio || 1;
     canvas.width = Math.round(w * dpr);
@@ -154,20 +203,27 @@ function render({ model, el: host }) {
     g.clearRect(0, 0, w, h);
     g.font = `11px ${c.font}`;
     g.textBaseline = "middle";
-    const names = ["queries", "snapshots", ...docLanes.map((i) => d.docs[i])];
     for (let l = 0; l < lanes; l++) {
+      const row = rowList[l];
       g.fillStyle = c.grid;
       g.fillRect(LABEL_W, laneY(l) + ROW - 1, w - LABEL_W, 1);
-      g.fillStyle = l < 2 ? c.dim : c.fg;
-      let name = names[l];
+      g.fillStyle = row.style === "fg" ? c.fg : row.style === "head" ? c.claim : c.dim;
+      g.font = row.style === "head" ? `600 11px ${c.font}` : `11px ${c.font}`;
+      let name = row.name;
       while (name.length > 3 && g.measureText(name).width > LABEL_W - 8) name = name.slice(0, -2);
-      if (name !== names[l]) name += "…";
+      if (name !== row.name) name += "…";
       g.fillText(name, 4, laneY(l) + ROW / 2);
     }
+    g.font = `11px ${c.font}`;
     // version ticks on the axis
     g.fillStyle = c.grid;
     for (let i = 0; i < d.vt.length; i++) g.fillRect(Math.round(xOf(d.vt[i])), 0, 1, lanes * ROW);
-    const laneOfDoc = new Map(docLanes.map((doc, i) => [doc, i + 2]));
+    const laneOfDoc = new Map(), laneOfClaim = new Map();
+    rowList.forEach((row, i) => {
+      if (row.kind === "doc") laneOfDoc.set(row.key, i);
+      else if (row.kind === "claim") laneOfClaim.set(row.key, i);
+    });
+    drawClaims(g, c, laneOfClaim, w);
     for (let i = 0; i < d.kind.length; i++) {
       const k = d.kind[i];
       let lane, color;
@@ -193,8 +249,44 @@ function render({ model, el: host }) {
     placeCursor();
   }
 
+  /** Each claim a bar from valid_from to valid_until (open ones to the axis end); superseded
+   *  claims are hollow and dashed, the others filled. */
+  function drawClaims(g, c, laneOfClaim, w) {
+    const k = d.claims;
+    if (!k) return;
+    const right = w - PAD;
+    g.save();
+    g.lineWidth = 1;
+    for (let i = 0; i < k.ids.length; i++) {
+      const lane = laneOfClaim.get(k.lane[i]);
+      if (lane === undefined) continue;
+      const x0 = Math.max(LABEL_W, xOf(k.from[i]));
+      const x1 = k.flags[i] & FLAG.OPEN ? right : Math.min(right, xOf(k.until[i]));
+      const y = laneY(lane) + 3, h = ROW - 7, bw = Math.max(2, x1 - x0);
+      if (k.flags[i] & FLAG.SUPERSEDED) {
+        g.globalAlpha = 0.18;
+        g.fillStyle = c.claim;
+        g.fillRect(x0, y, bw, h);
+        g.globalAlpha = 1;
+        g.setLineDash([3, 2]);
+        g.strokeStyle = c.claim;
+        g.strokeRect(x0 + 0.5, y + 0.5, bw - 1, h - 1);
+        g.setLineDash([]);
+      } else {
+        g.globalAlpha = 0.85;
+        g.fillStyle = c.claim;
+        g.fillRect(x0, y, bw, h);
+        g.globalAlpha = 1;
+      }
+      // where the claim starts: a dark tick, so back-to-back claims stay apart
+      g.fillStyle = c.fg;
+      g.fillRect(Math.round(x0), y - 1, 1, h + 2);
+    }
+    g.restore();
+  }
+
   function placeCursor() {
-    cursor.style.left = `${Math.round(xOf(d.vt[index])) - 1}px`;
+    cursor.style.left = `${Math.round(xOf(cursorT)) - 1}px`;
     cursor.setAttribute("aria-valuemin", String(d.versions[0]));
     cursor.setAttribute("aria-valuemax", String(d.versions[d.versions.length - 1]));
     cursor.setAttribute("aria-valuenow", String(d.versions[index]));
@@ -213,8 +305,10 @@ function render({ model, el: host }) {
     const v = d.versions[index];
     where.textContent = `v${v} (${index + 1} of ${d.versions.length})`;
     const labels = d.snapshots.filter((s) => s.version === v).map((s) => s.label);
-    info.textContent = `Index version ${v} · ${fmtTime(d, d.vt[index])} · ${d.ops[index] || ""}`
-      + (labels.length ? ` · snapshot ${labels.join(", ")}` : "");
+    const early = cursorT < d.vt[0] ? "Before the first index version · " : "";
+    info.textContent = `${early}Index version ${v} · ${fmtTime(d, d.vt[index])} · ${d.ops[index] || ""}`
+      + (labels.length ? ` · snapshot ${labels.join(", ")}` : "")
+      + (cursorT !== d.vt[index] ? ` · cursor at ${fmtTime(d, cursorT)}` : "");
 
     const present = [];
     for (let i = 0; i < d.presence.length; i += 3) {
@@ -258,6 +352,49 @@ function render({ model, el: host }) {
     chunksPane.append(ol);
   }
 
+  /** Indexes of the claims valid at `ticks` (valid_from <= t < valid_until), in lane order. */
+  function claimsAt(ticks) {
+    const k = d.claims, out = [];
+    for (let i = 0; i < k.ids.length; i++) {
+      if (k.from[i] <= ticks && ((k.flags[i] & FLAG.OPEN) || ticks < k.until[i])) out.push(i);
+    }
+    return out;
+  }
+
+  function showClaims() {
+    const k = d.claims;
+    claimsPane.hidden = !k;
+    if (!k) return;
+    const valid = claimsAt(cursorT);
+    const key = `${valid.join(",")}@${fmtTime(d, cursorT)}`;
+    if (key === claimsKey) return;
+    claimsKey = key;
+    claimsPane.replaceChildren(el("div", "ragtt-tl-pane-title",
+      `Claims valid at ${fmtTime(d, cursorT)} in ${k.namespace} (${valid.length})`));
+    const ol = el("ol", "ragtt-tl-claimlist");
+    for (const i of valid.slice(0, MAX_CLAIMS_LISTED)) {
+      const li = el("li", "ragtt-claim");
+      li.dataset.assertionId = k.ids[i];
+      const lane = k.lanes[k.lane[i]];
+      const meta = el("div", "ragtt-claim-meta");
+      meta.append(
+        el("span", "ragtt-claim-entity", k.laneKind[k.lane[i]] === LANE.TYPE ? "(no entity)" : lane),
+        el("span", "ragtt-claim-type", k.type[i]),
+        el("span", "ragtt-claim-confidence", k.confidence[i].toFixed(2)),
+        el("span", "ragtt-claim-window", `${fmtTime(d, k.from[i])} → `
+          + (k.flags[i] & FLAG.OPEN ? "open" : fmtTime(d, k.until[i]))));
+      if (k.flags[i] & FLAG.SUPERSEDED) {
+        li.classList.add("ragtt-claim-superseded");
+        meta.append(el("span", "ragtt-badge", "superseded later"));
+      }
+      li.append(meta, el("div", "ragtt-claim-text", k.content[i]));
+      ol.append(li);
+    }
+    if (valid.length > MAX_CLAIMS_LISTED) ol.append(el("li", "ragtt-tl-empty", `+${valid.length - MAX_CLAIMS_LISTED} more`));
+    if (!valid.length) ol.append(el("li", "ragtt-tl-empty", "no claim is valid at this time"));
+    claimsPane.append(ol);
+  }
+
   function showStatus() {
     const n = model.get("selected").length;
     status.textContent = `${n} selected`;
@@ -271,20 +408,37 @@ function render({ model, el: host }) {
   }
 
   // -- cursor movement --------------------------------------------------------------------
-  function go(i, { sync = true } = {}) {
+  /** Move the cursor to version `i` (at its commit time, or at `ticks` when given). */
+  function go(i, { sync = true, ticks = null } = {}) {
     const next = Math.max(0, Math.min(d.versions.length - 1, i));
     const changed = next !== index;
     index = next;
+    placed = true;
+    cursorT = ticks === null ? d.vt[index] : ticks;
     placeCursor();
     showPanes();
+    showClaims();
     if (sync && changed && model.get("version") !== d.versions[index]) {
       model.set("version", d.versions[index]);
       model.save_changes();
     }
   }
 
+  /** Dragging: with claims the cursor follows the pointer's time; without, it snaps to versions. */
+  function goTo(x) {
+    const ticks = ticksAt(x);
+    const i = indexAtTicks(ticks);
+    go(i, { ticks: d.claims ? ticks : null });
+  }
+
   function fromModel() {
     const v = model.get("version");
+    if (placed && d.versions[index] === v && d.claims) {  // our own change echoed back: keep the dragged time
+      placeCursor();
+      showPanes();
+      showClaims();
+      return;
+    }
     let i = d.versions.indexOf(v);
     if (i < 0) i = d.versions.length - 1;
     go(i, { sync: false });
@@ -309,10 +463,10 @@ function render({ model, el: host }) {
     dragging = true;
     scroller.setPointerCapture(e.pointerId);
     root.focus({ preventScroll: true });
-    go(indexAt(e.clientX - canvas.getBoundingClientRect().left));
+    goTo(e.clientX - canvas.getBoundingClientRect().left);
     e.preventDefault();
   };
-  const onMove = (e) => { if (dragging) go(indexAt(e.clientX - canvas.getBoundingClientRect().left)); };
+  const onMove = (e) => { if (dragging) goTo(e.clientX - canvas.getBoundingClientRect().left); };
   const onUp = (e) => {
     dragging = false;
     if (scroller.hasPointerCapture(e.pointerId)) scroller.releasePointerCapture(e.pointerId);
@@ -332,6 +486,8 @@ function render({ model, el: host }) {
 
   const onData = () => {
     d = decode(model.get("_data"));
+    claimsKey = null;
+    placed = false;
     [tLo, tHi] = span();
     chooseLanes();
     draw();

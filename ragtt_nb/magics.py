@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import os
 import shlex
 from collections.abc import Callable
@@ -218,15 +219,18 @@ def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
     return ChunkDiff(report, proj=m.proj)
 
 
-@verb("timeline", "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change",
-      arg("query_id", nargs="?"), arg("--at", type=int, help="the version to start at"))
+@verb("timeline", "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change; with "
+                  "--assertions NAMESPACE, the claims' validity windows as lanes",
+      arg("query_id", nargs="?"), arg("--at", type=int, help="the version to start at"),
+      arg("--assertions", metavar="NAMESPACE", help="draw this assertion namespace's claims as lanes"))
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
     from traitlets import TraitError
 
     from ragtt_nb.timeline import Timeline
 
     try:
-        return Timeline(m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at)
+        return Timeline(m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at,
+                        assertions=a.assertions)
     except (ValueError, TraitError) as exc:
         raise UsageError(f"%ragtt timeline: {exc}") from None
 
@@ -275,16 +279,34 @@ def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.proj.bisect(m.query_id(a.query) if a.query == "last" else a.query, predicate)
 
 
-@verb("assertions", "the temporal assertions of a namespace valid at a position (number or ISO datetime; "
-                    "default: now)", arg("namespace"), arg("--at"))
+@verb("assertions", "the snapshot frame of a namespace's temporal assertions valid at a time (ISO datetime, "
+                    "UNIX seconds or 'now'; default: now)",
+      arg("namespace"), arg("--at", help="ISO datetime, UNIX seconds or 'now' (the default)"),
+      arg("--include-superseded", action="store_true", help="also the claims started by then and since closed"))
 def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
     from datetime import UTC, datetime
 
     store = m.proj.assertions
     if not hasattr(store, "snapshot"):
         _missing("%ragtt assertions", "AssertionStore.snapshot")
-    at: Any = datetime.now(UTC) if a.at is None else _number(a.at)
-    return store.snapshot(a.namespace, _when(a.at) if at is None else at)
+    from ragtt_nb.timeline import check_namespace
+
+    try:
+        check_namespace(store, a.namespace)
+    except ValueError as exc:
+        raise UsageError(f"%ragtt assertions: {exc}") from None
+    number = None if a.at is None else _number(a.at)
+    if a.at is None or a.at.strip().lower() == "now":
+        at: Any = datetime.now(UTC)
+    elif number is not None and math.isfinite(number):
+        at = number
+    else:
+        try:
+            at = _when(a.at)
+        except UsageError:
+            raise UsageError(f"%ragtt assertions: --at takes an ISO datetime (2024-05-01T12:00:00Z), UNIX seconds "
+                             f"or 'now'; got {a.at!r}") from None
+    return store.snapshot(a.namespace, at, include_superseded=a.include_superseded)
 
 
 @verb("pdf", "a PDF page as an image, as a viewer shows it", arg("path"), arg("--page", type=int, default=1),

@@ -6,12 +6,21 @@ which version ranges, and, for a focal query, what it retrieves at every index v
 That last part runs the query's recorded plan at each version through
 ``proj.retrieve_at`` (the one retrieval path, without logging: scrubbing must not write
 query events).
+
+With ``assertions=NAMESPACE`` the temporal claims of that namespace of ``proj.assertions``
+are drawn as lanes on the same axis (positions are UNIX seconds, as the store's default):
+one lane per ``entity_id``, and one per assertion ``type`` for claims without an entity.
+Every claim travels (ticks, lane, flags as int32 buffers; ids and text as string lists), so
+the view lists the claims valid at the cursor's time (``valid_from <= t < valid_until``)
+while scrubbing, in a live kernel or in an exported report.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -33,6 +42,10 @@ _KINDS = {"document.ingested": KIND_INGEST, "document.removed": KIND_REMOVE,
           "index.snapshot_taken": KIND_SNAPSHOT, "query.received": KIND_QUERY,
           "replay.query.received": KIND_REPLAY}
 _INT32_MAX = 2**31 - 1
+# Claim flags on the wire (bits).
+FLAG_SUPERSEDED, FLAG_OPEN = 1, 2
+# Claim lanes: one per entity, else one per assertion type.
+LANE_ENTITY, LANE_TYPE = 0, 1
 
 
 class Timeline(anywidget.AnyWidget):
@@ -41,6 +54,8 @@ class Timeline(anywidget.AnyWidget):
     >>> tl = Timeline(proj, query_id=res.query_id)  # doctest: +SKIP
     >>> tl.version = 2          # moves the cursor; dragging it in the page sets it back
     >>> tl.chunks_at(2)         # the focal query's chunk ids at version 2
+    >>> tl = Timeline(proj, assertions="policy")  # doctest: +SKIP
+    >>> tl.claims_at(datetime(2024, 7, 1, tzinfo=UTC))  # ids of the claims valid then
     """
 
     _esm = static_file("timeline.js")
@@ -53,14 +68,18 @@ class Timeline(anywidget.AnyWidget):
     _data = t.Dict().tag(sync=True)
     """The private wire format: axis, lanes, presence intervals and precomputed results (buffers)."""
 
-    def __init__(self, proj: ragtt.Project, query_id: str | None = None, *, version: int | None = None) -> None:
+    def __init__(self, proj: ragtt.Project, query_id: str | None = None, *, version: int | None = None,
+                 assertions: str | None = None) -> None:
         import ragtt
 
         if not isinstance(proj, ragtt.Project):
             raise TypeError(f"Timeline takes a ragtt.Project (and optionally a query id); got {type(proj).__name__}")
-        data, versions, results = _build(proj, query_id)
+        claims = _read_claims(proj, assertions) if assertions is not None else None
+        data, versions, results = _build(proj, query_id, claims)
         self._versions = versions
         self._results = results
+        self._claims = claims
+        self._version_s = [float(x) for x in _epoch_ms(proj.versions()["committed_at"]) / 1000.0]
         start = versions[-1] if version is None else version
         super().__init__(_data=data, version=start)
 
@@ -95,11 +114,37 @@ class Timeline(anywidget.AnyWidget):
         docs = self._data["docs"]
         return sorted({docs[d] for d, lo, hi in pres if lo <= v < hi})
 
+    @property
+    def namespace(self) -> str | None:
+        """The assertion namespace drawn as lanes, or None."""
+        return self._claims.namespace if self._claims else None
+
+    @property
+    def claim_lanes(self) -> list[tuple[str, str]]:
+        """The claim lanes in drawing order: ``("entity", entity_id)`` or ``("type", type)``."""
+        if self._claims is None:
+            return []
+        return [("entity" if k == LANE_ENTITY else "type", name)
+                for k, name in zip(self._claims.lane_kinds, self._claims.lanes, strict=True)]
+
+    def claims_at(self, at: float | datetime | None = None) -> list[str]:
+        """Ids of the claims valid at ``at`` (UNIX seconds or a datetime; default: the cursor's
+        version's commit time), in the order the view lists them."""
+        from ragtt.temporal import to_position
+
+        if self._claims is None:
+            raise ValueError("this timeline has no assertion lanes: Timeline(proj, assertions=NAMESPACE)")
+        t = self._version_s[self._versions.index(self.version)] if at is None else to_position(at, "at")
+        c = self._claims
+        return [aid for aid, lo, hi in zip(c.ids, c.valid_from, c.valid_until, strict=True)
+                if lo <= t and (hi is None or t < hi)]
+
     def __repr__(self) -> str:
         focal = self._data.get("focal")
         about = f" for {focal['text']!r}" if focal else ""
+        claims = f", {len(self._claims.ids)} claims in {self._claims.namespace!r}" if self._claims else ""
         return (f"Timeline({len(self._versions)} versions, {self._data['events']['kind']['shape'][0]} events"
-                f"{about}, cursor at v{self.version})")
+                f"{about}{claims}, cursor at v{self.version})")
 
 
 @dataclass
@@ -110,7 +155,92 @@ class _Focal:
     plan: Any  # ragtt.index.retrieve.RetrievalPlan
 
 
-def _build(proj: Any, query_id: str | None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
+@dataclass
+class _Claims:
+    """Every assertion of one namespace, in lane order (then by valid_from)."""
+
+    namespace: str
+    ids: list[str]
+    content: list[str]
+    types: list[str]
+    entities: list[str | None]
+    confidence: list[float]
+    valid_from: list[float]  # positions: UNIX seconds
+    valid_until: list[float | None]
+    superseded: list[bool]
+    lane: list[int]
+    lanes: list[str]
+    lane_kinds: list[int]
+
+
+def known_namespaces(store: Any) -> list[str]:
+    """The namespaces of an AssertionStore, sorted."""
+    return [info.name for info in store.namespaces.all()]
+
+
+def check_namespace(store: Any, namespace: object) -> str:
+    """``namespace`` if the store has it; else a ValueError naming the ones it has."""
+    if not isinstance(namespace, str):
+        raise TypeError(f"assertions must be a namespace name (str); got {type(namespace).__name__}")
+    known = known_namespaces(store)
+    if namespace not in known:
+        raise ValueError(f"no assertion namespace {namespace!r} in this project; known: "
+                         + (", ".join(map(repr, known)) if known else "none (create one with "
+                            "proj.assertions.init_namespace())"))
+    return namespace
+
+
+def _read_claims(proj: Any, namespace: object) -> _Claims:
+    """Every assertion of ``namespace``, superseded ones included: the public snapshot frame at
+    the largest finite position with ``include_superseded=True`` (one query)."""
+    store = proj.assertions
+    ns = check_namespace(store, namespace)
+    frame = store.snapshot(ns, sys.float_info.max, include_superseded=True)
+    rows = frame.select("id", "content", "type", "entity_id", "confidence", "valid_from", "valid_until",
+                        "superseded_by").to_dicts()
+    # Lanes: entities in order of their first claim, then one lane per type for claims without one.
+    entity_lanes: dict[str, int] = {}
+    type_lanes: dict[str, int] = {}
+    for r in rows:  # the frame is ordered by valid_from, id
+        if r["entity_id"] is not None:
+            entity_lanes.setdefault(r["entity_id"], len(entity_lanes))
+        else:
+            type_lanes.setdefault(r["type"], len(type_lanes))
+    lane_of = [entity_lanes[r["entity_id"]] if r["entity_id"] is not None else len(entity_lanes) + type_lanes[r["type"]]
+               for r in rows]
+    order = sorted(range(len(rows)), key=lambda i: (lane_of[i], rows[i]["valid_from"], rows[i]["id"]))
+    rows = [rows[i] for i in order]
+    return _Claims(
+        namespace=ns, ids=[r["id"] for r in rows], content=[r["content"] for r in rows],
+        types=[r["type"] for r in rows], entities=[r["entity_id"] for r in rows],
+        confidence=[float(r["confidence"]) for r in rows], valid_from=[float(r["valid_from"]) for r in rows],
+        valid_until=[None if r["valid_until"] is None else float(r["valid_until"]) for r in rows],
+        superseded=[r["superseded_by"] is not None for r in rows], lane=[lane_of[i] for i in order],
+        lanes=[*entity_lanes, *type_lanes],
+        lane_kinds=[LANE_ENTITY] * len(entity_lanes) + [LANE_TYPE] * len(type_lanes),
+    )
+
+
+def _claims_wire(c: _Claims, t0: float, unit: int) -> dict[str, Any]:
+    def ticks(seconds: list[float]) -> np.ndarray:
+        return np.round((np.asarray(seconds, dtype=np.float64) * 1000.0 - t0) / unit)
+
+    until = ticks([_INT32_MAX if u is None else u for u in c.valid_until])
+    open_ = np.array([u is None for u in c.valid_until], dtype=bool)
+    until[open_] = _INT32_MAX
+    flags = [(FLAG_SUPERSEDED if s else 0) | (FLAG_OPEN if u is None else 0)
+             for s, u in zip(c.superseded, c.valid_until, strict=True)]
+    return {
+        "namespace": c.namespace, "lanes": c.lanes, "lane_kind": array(c.lane_kinds, "int32"),
+        "ids": c.ids, "content": c.content, "type": c.types,
+        "confidence": array(c.confidence, "float32"),
+        "from": array(ticks(c.valid_from), "int32"), "until": array(until, "int32"),
+        "lane": array(c.lane, "int32"), "flags": array(flags, "int32"),
+    }
+
+
+def _build(proj: Any, query_id: str | None,
+           claims: _Claims | None = None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
     import polars as pl
 
     versions_frame = proj.versions()
@@ -122,9 +252,14 @@ def _build(proj: Any, query_id: str | None) -> tuple[dict[str, Any], list[int], 
     )
     version_ms = _epoch_ms(versions_frame["committed_at"])
     event_ms = _epoch_ms(events["ts"])
-    t0 = float(min(version_ms.min(), event_ms.min() if len(event_ms) else version_ms.min()))
-    span = float(max(version_ms.max(), event_ms.max() if len(event_ms) else 0.0) - t0)
-    unit = max(1, int(np.ceil(span / _INT32_MAX)))  # int32 ticks of `unit` ms cover any span
+    times = [version_ms, event_ms]
+    if claims is not None and claims.ids:  # the axis covers every claim's window too
+        times.append(np.asarray(claims.valid_from, dtype=np.float64) * 1000.0)
+        times.append(np.asarray([u for u in claims.valid_until if u is not None], dtype=np.float64) * 1000.0)
+    t0 = float(min(x.min() for x in times if len(x)))
+    span = float(max(x.max() for x in times if len(x)) - t0)
+    # int32 ticks of `unit` ms cover any span, below _INT32_MAX (the tick of an open end)
+    unit = max(1, int(np.ceil(span / (_INT32_MAX - 1))))
 
     docs: list[str] = []
     doc_index: dict[str, int] = {}
@@ -153,6 +288,7 @@ def _build(proj: Any, query_id: str | None) -> tuple[dict[str, Any], list[int], 
                       zip(events["label"].to_list(), event_versions, kinds, strict=True)
                       if k == KIND_SNAPSHOT and lbl is not None],
         "focal": None,
+        "claims": None if claims is None else _claims_wire(claims, t0, unit),
     }
     results: list[list[str]] = []
     if query_id is not None:
