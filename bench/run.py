@@ -1,7 +1,7 @@
 """ragtt's core-engine benchmark against rag-timetravel 1.2.0 (issue 2, "Performance").
 
     ./dev bench                  full run: 2,000 documents, 1,000 table versions, the peer
-    ./dev bench --quick          small sizes, a minute or so
+    ./dev bench --quick          small sizes, about 20 s (indicative only)
     ./dev bench --quick --no-peer   ragtt alone, seconds (the smoke test runs this)
 
 One table, one row per target, with a ratio column and PASS/FAIL. The same documents and
