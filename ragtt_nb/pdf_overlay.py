@@ -15,8 +15,8 @@ Pages travel as PNG bytes (``ragtt.ingest.render_page``). Which are in the widge
   sets it for the kernel that runs the notebook), else ``"lazy"``. Call ``embed_all()``
   before saving a notebook by hand that you mean to export.
 
-The PDF's path: ``path=``, else the ``path`` field of the source's ``document.ingested``
-event when the core records one. The file's SHA-256 must match the ingested document's,
+The PDF's path: ``path=``, else the file the source was last ingested from (the ``path``
+of its ``document.ingested`` event). The file's SHA-256 must match the ingested document's,
 or the boxes would land on other words.
 """
 
@@ -173,9 +173,12 @@ def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
             pl.col("payload").str.json_path_match("$.path").alias("path"))
         recorded = events.filter(pl.col("source") == source)["path"].drop_nulls()
         if recorded.is_empty():
-            raise ValueError(f"the project records the source name {source!r}, not where the PDF lies: pass "
+            raise ValueError(f"the project records no file path for {source!r}: pass "
                              f"PdfOverlay(proj, {source!r}, path='.../{Path(source).name}')")
         path = recorded[-1]
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{source!r} was ingested from {path}, which is gone: pass path= to where "
+                                    "the PDF lies now")
     pdf = Path(path)
     if not pdf.is_file():
         raise FileNotFoundError(f"no PDF at {pdf}")

@@ -39,7 +39,7 @@ def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> Non
         assert first.locator(".ragtt-po-notice").is_hidden()
         charts = 2
     else:
-        page.wait_for_selector("table", timeout=30_000)
+        page.wait_for_selector(".ragtt-timeline", timeout=30_000)
         assert "Refunds within 14 days" in page.content()
         charts = 1
     page.wait_for_function(f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}",

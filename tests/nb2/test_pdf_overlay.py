@@ -106,8 +106,11 @@ def test_selection_and_page_are_observable(sproj: ragtt.Project, sample_pdf: dic
 
 
 def test_finding_the_file(sproj: ragtt.Project, sample_pdf: dict[str, Any], tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="path="):
-        PdfOverlay(sproj, "acme-policy.pdf")
+    assert PdfOverlay(sproj, "acme-policy.pdf").path == sample_pdf["pdf"]  # the path the ingest recorded
+    with ragtt.Project.open(tmp_path / "texts", embedder=ragtt.HashEmbedder(), progress=False) as texts:
+        texts.ingest_texts({"notes.md": "# Notes\n\nNo file behind this source."})
+        with pytest.raises(ValueError, match="path="):
+            PdfOverlay(texts, "notes.md")
     other = write_sample_pdf(tmp_path / "x.pdf")
     other.write_bytes(other.read_bytes() + b"\n%changed\n")
     with pytest.raises(ValueError, match="not the file ingested"):
