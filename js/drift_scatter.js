@@ -205,9 +205,11 @@ function render({ model, el: host }) {
     const img = g.createImageData(W, H);
     const buf = new Uint32Array(img.data.buffer);
     const { of } = pointColors(c);
-    const size = dpr >= 2 ? 3 : 2;
+    // few points: big enough to see and hover; many: small enough not to hide each other
+    const css = d.n <= 2000 ? 6 : d.n <= 20000 ? 3 : 2;
+    const size = Math.max(1, Math.round(css * dpr)), half = size >> 1;
     for (let i = 0; i < d.n; i++) {
-      const x0 = Math.round(px[i] * dpr), y0 = Math.round(py[i] * dpr);
+      const x0 = Math.round(px[i] * dpr) - half, y0 = Math.round(py[i] * dpr) - half;
       const col = of(i);
       for (let yy = y0; yy < y0 + size && yy < H; yy++) {
         if (yy < 0) continue;
