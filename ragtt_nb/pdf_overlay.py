@@ -15,8 +15,8 @@ Pages travel as PNG bytes (``ragtt.ingest.render_page``). Which are in the widge
   sets it for the kernel that runs the notebook), else ``"lazy"``. Call ``embed_all()``
   before saving a notebook by hand that you mean to export.
 
-The PDF's path: ``path=``, else the file the source was last ingested from (the ``path``
-of its ``document.ingested`` event). The file's SHA-256 must match the ingested document's,
+The PDF's path: ``path=``, else the file the source was last ingested from
+(``proj.source_path``). The file's SHA-256 must match the ingested document's,
 or the boxes would land on other words.
 """
 
@@ -163,19 +163,13 @@ class PdfOverlay(anywidget.AnyWidget):
 
 
 def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
-    import polars as pl
-
-    from ragtt._hashing import sha256_hex
+    import hashlib
 
     if path is None:
-        events = proj.events.frame(types=["document.ingested"]).with_columns(
-            pl.col("payload").str.json_path_match("$.source").alias("source"),
-            pl.col("payload").str.json_path_match("$.path").alias("path"))
-        recorded = events.filter(pl.col("source") == source)["path"].drop_nulls()
-        if recorded.is_empty():
+        path = proj.source_path(source)  # NotFoundError for a source never ingested
+        if path is None:
             raise ValueError(f"the project records no file path for {source!r}: pass "
                              f"PdfOverlay(proj, {source!r}, path='.../{Path(source).name}')")
-        path = recorded[-1]
         if not Path(path).is_file():
             raise FileNotFoundError(f"{source!r} was ingested from {path}, which is gone: pass path= to where "
                                     "the PDF lies now")
@@ -183,7 +177,7 @@ def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
     if not pdf.is_file():
         raise FileNotFoundError(f"no PDF at {pdf}")
     doc = proj.document(source)
-    if sha256_hex(pdf.read_bytes()) != doc.content_hash:
+    if hashlib.sha256(pdf.read_bytes()).hexdigest() != doc.content_hash:  # Document.content_hash is its SHA-256
         raise ValueError(f"{pdf} is not the file ingested as {source!r} (its SHA-256 differs): its regions would "
                          "land on other words; pass the path of the ingested file")
     return pdf

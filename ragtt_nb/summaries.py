@@ -93,8 +93,6 @@ def overlap_frame(proj: ragtt.Project, suite: Sequence[str], baseline: Any, at: 
     """
     import polars as pl
 
-    from ragtt.timetravel.run import execute
-
     if isinstance(suite, str) or not all(isinstance(q, str) for q in suite):
         raise TypeError("suite must be a list of question strings")
     left = proj.resolve_version(baseline)
@@ -102,8 +100,8 @@ def overlap_frame(proj: ragtt.Project, suite: Sequence[str], baseline: Any, at: 
     plan = proj.plan(top_k=top_k) if top_k is not None else proj.plan()
     rows = []
     for question in suite:
-        before = [c.chunk_id for c in execute(proj, question, plan, left, generate=False).chunks]
-        after = [c.chunk_id for c in execute(proj, question, plan, right, generate=False).chunks]
+        before = [c.chunk_id for c in proj.retrieve_at(question, left, plan)]
+        after = [c.chunk_id for c in proj.retrieve_at(question, right, plan)]
         kept = len(set(before) & set(after))
         union = len(set(before) | set(after))
         rows.append({"question": question, "baseline_version": left, "version": right, "k": len(before),
