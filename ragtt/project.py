@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["At", "Project"]
 
 At = int | str | datetime
+# Maintenance (compaction, full-text indexing) after this many writes, or a write this large.
+MAINTAIN_EVERY = 32
+MAINTAIN_ROWS = 256
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -358,6 +361,30 @@ class Project:
                                            "operation": pl.String}, orient="row")
         return frame.with_columns(pl.col("committed_at").str.strptime(pl.Datetime("us", "UTC"),
                                                                       "%Y-%m-%dT%H:%M:%S%.fZ"))
+
+    def optimize(self) -> list[int]:
+        """Compact the table and index every row for full-text search (no version is deleted).
+
+        Ingests call it by themselves every ``MAINTAIN_EVERY`` writes or after a large write;
+        returns the maintenance versions it added.
+        """
+        versions = self._table.optimize()
+        now = utc_now()
+        with self._events.transaction() as conn:
+            for version in versions:
+                self._record_version(conn, version, "maintenance", now)
+            self._events.append_many([Event("index.optimized", {"versions": versions},
+                                            index_version=versions[-1] if versions else None, ts=now)], conn=conn)
+        return versions
+
+    def _maintenance_due(self, rows_written: int) -> bool:
+        if rows_written >= MAINTAIN_ROWS:
+            return True
+        row = self._events.connection.execute(
+            "SELECT COUNT(*) FROM index_versions WHERE table_name = ? AND operation NOT IN ('create', 'maintenance') "
+            "AND version > COALESCE((SELECT MAX(version) FROM index_versions WHERE table_name = ? "
+            "AND operation = 'maintenance'), 0)", (self.config.table_name, self.config.table_name)).fetchone()
+        return int(row[0]) >= MAINTAIN_EVERY
 
     def _record_version(self, conn: Any, version: int, operation: str, ts: datetime) -> None:
         conn.execute("INSERT OR IGNORE INTO index_versions (table_name, version, committed_at, operation) "

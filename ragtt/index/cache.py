@@ -22,13 +22,14 @@ if TYPE_CHECKING:
 __all__ = ["EmbeddingCache"]
 
 _SCHEMA = """
+-- A rowid table: WITHOUT ROWID would put every ~1.5 KB vector on its own overflow page.
 CREATE TABLE IF NOT EXISTS embeddings (
     model_id TEXT NOT NULL,
     text_sha256 TEXT NOT NULL,
     dim INTEGER NOT NULL,
     vector BLOB NOT NULL,
-    PRIMARY KEY (model_id, text_sha256)
-) WITHOUT ROWID;
+    UNIQUE (model_id, text_sha256)
+);
 """
 
 _BATCH = 256

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +17,14 @@ from ragtt.errors import NotFoundError, StoreError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["CHUNK_COLUMNS", "ChunkTable", "chunk_schema", "sql_string_list"]
+__all__ = ["CHUNK_COLUMNS", "KEEP_FOREVER", "ChunkTable", "chunk_schema", "sql_string_list"]
 
 # Everything a retrieved chunk carries; the vector travels only when asked for.
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
 _VIEW_CACHE = 64
+# LanceDB's optimize() deletes versions older than 7 days unless told otherwise: the history
+# is the product, so maintenance never removes a version.
+KEEP_FOREVER = timedelta(days=365 * 200)
 
 
 def chunk_schema(dim: int) -> pa.Schema:
@@ -155,6 +159,18 @@ class ChunkTable:
         self._table.create_index("text", config=FTS(with_position=False))
         self.dim = dim
         return [first, int(self._table.version)]
+
+    def optimize(self) -> list[int]:
+        """Compact fragments and bring every row into the full-text index, deleting nothing.
+
+        Each write adds a fragment and leaves its rows outside the FTS index, so without this
+        scans, vector search and BM25 slow down with every ingest. Returns the new versions;
+        the data at every version, old or new, is unchanged.
+        """
+        self._table.checkout_latest()
+        before = int(self._table.version)
+        self._table.optimize(cleanup_older_than=KEEP_FOREVER)
+        return list(range(before + 1, int(self._table.version) + 1))
 
     def delete_sources(self, sources: list[str]) -> int:
         self._table.checkout_latest()

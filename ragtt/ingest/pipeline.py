@@ -139,6 +139,8 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
     version_after = version_before
     if prepared or pruned:
         version_after = _write(proj, prepared, pruned, current, counts)
+        if proj._maintenance_due(counts["added"] + counts["kept"]):
+            version_after = ([version_after, *proj.optimize()])[-1]
     report = IngestReport(
         documents_added=added, documents_updated=updated, documents_unchanged=unchanged, failed=failed,
         chunks_added=counts["added"], chunks_removed=counts["removed"], chunks_kept=counts["kept"],

@@ -190,3 +190,25 @@ def test_snapshot_list_renders_as_one_escaped_table(project: ragtt.Project) -> N
     html = project.snapshots()._repr_html_()
     assert html.count("<table>") == 1 and "v1" in html
     assert isinstance(project.snapshots(), list)
+
+
+def test_maintenance_compacts_without_losing_any_version(project: ragtt.Project) -> None:
+    from ragtt.project import MAINTAIN_EVERY
+
+    logged = []
+    for i in range(MAINTAIN_EVERY + 2):
+        project.ingest_texts({f"d{i}.md": f"document {i} about refunds, topic {i % 5}"})
+        if i in (0, 5, MAINTAIN_EVERY):
+            logged.append(project.query("refunds topic", mode="bm25", top_k=3, generate=False))
+        if i == 3:
+            project.snapshot("early")
+    operations = project.versions()["operation"].to_list()
+    assert "maintenance" in operations
+    assert project.events.last("index.optimized") is not None
+    for res in logged:
+        assert project.replay(res.query_id).matches_original
+    assert project.replay_text("document 2", at="early", mode="bm25").chunks
+    assert len(project.chunks(at=1 + operations.index("ingest"))) == 1  # the first ingest's version is intact
+    explicit = project.optimize()
+    assert explicit and project.version == explicit[-1]
+    assert project.chunks().height == MAINTAIN_EVERY + 2
