@@ -5,7 +5,8 @@
 >>> res = %ragtt query How many days for a refund?   # doctest: +SKIP
 >>> %ragtt timeline last                     # doctest: +SKIP
 
-Widgets: ``Timeline(proj, query_id)`` and ``ChunkDiff(diff_report)``. Reports:
+Widgets: ``Timeline(proj, query_id, assertions=None)``, ``ChunkDiff(diff_report)``,
+``DriftScatter(proj, a, b)`` and ``PdfOverlay(proj, source)``. Reports:
 ``export_report("nb.ipynb", "report.html")`` or ``ragtt report nb.ipynb -o report.html``.
 Names load on first use, so importing ragtt_nb does not import the widget stack.
 """
@@ -15,10 +16,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["ChunkDiff", "RagttMagics", "Timeline", "export_report", "load_ipython_extension"]
+__all__ = [
+    "ChunkDiff",
+    "DriftScatter",
+    "PdfOverlay",
+    "RagttMagics",
+    "Timeline",
+    "export_report",
+    "load_ipython_extension",
+]
 
 _EXPORTS = {
     "ChunkDiff": "ragtt_nb.chunk_diff",
+    "DriftScatter": "ragtt_nb.drift_scatter",
+    "PdfOverlay": "ragtt_nb.pdf_overlay",
     "RagttMagics": "ragtt_nb.magics",
     "Timeline": "ragtt_nb.timeline",
     "export_report": "ragtt_nb.export",
@@ -47,6 +58,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from ragtt_nb.chunk_diff import ChunkDiff
+    from ragtt_nb.drift_scatter import DriftScatter
     from ragtt_nb.export import export_report
     from ragtt_nb.magics import RagttMagics
+    from ragtt_nb.pdf_overlay import PdfOverlay
     from ragtt_nb.timeline import Timeline

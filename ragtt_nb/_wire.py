@@ -17,7 +17,8 @@ import numpy as np
 __all__ = ["array", "static_file"]
 
 _HERE = Path(__file__).resolve().parent
-_DTYPES = {"int32": "<i4", "float32": "<f4"}  # little-endian, as typed arrays read them
+# little-endian, as typed arrays read them
+_DTYPES = {"int32": "<i4", "float32": "<f4", "int16": "<i2", "uint16": "<u2", "uint8": "u1"}
 
 
 def static_file(name: str) -> Path:
@@ -32,7 +33,7 @@ def static_file(name: str) -> Path:
 
 
 def array(values: Sequence[float] | np.ndarray, dtype: str) -> dict[str, Any]:
-    """A 1-D array as a binary buffer: ``dtype`` is ``"int32"`` or ``"float32"``."""
+    """A 1-D array as a binary buffer: ``dtype`` is one of int32, float32, int16, uint16, uint8."""
     if dtype not in _DTYPES:
         raise ValueError(f"dtype must be one of {sorted(_DTYPES)}; got {dtype!r}")
     data = np.ascontiguousarray(np.asarray(values, dtype=_DTYPES[dtype]))

@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DriftScatter"]
 
-_SMALL = {"int16": "<i2", "uint16": "<u2", "uint8": "u1"}
 _Q = 32767  # int16 quantization half-range
 _OTHER_SOURCE = 65535
 TEXT_BUDGET = 4_000_000
@@ -353,8 +352,8 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
         "n_left": n_left, "n_right": len(right_order), "n_common": len(common),
         "segments_default": len(common) <= SEGMENTS_DEFAULT_MAX,
         "bounds": array([lo[0], hi[0], lo[1], hi[1]], "float32"),
-        "points": {"x": _small(quant[:, 0], "int16"), "y": _small(quant[:, 1], "int16"),
-                   "version": _small(versions, "uint8"), "source": _small(codes, "uint16")},
+        "points": {"x": array(quant[:, 0], "int16"), "y": array(quant[:, 1], "int16"),
+                   "version": array(versions, "uint8"), "source": array(codes, "uint16")},
         "chunks": {"ids": _ids(chunk_ids), "text": _utf8(_budget(chunk_texts))},
         "sources": sources,
         "source_centroids": array(centroids.ravel(), "float32"),
@@ -362,18 +361,12 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
     }
 
 
-def _small(values: NDArray[Any], dtype: str) -> dict[str, Any]:
-    """A 1-D int16 / uint16 / uint8 buffer, in the ``_wire.array`` format."""
-    data = np.ascontiguousarray(np.asarray(values, dtype=_SMALL[dtype]))
-    return {"dtype": dtype, "shape": [int(data.shape[0])], "view": memoryview(data.tobytes())}
-
-
 def _utf8(strings: list[str]) -> dict[str, Any]:
     """Strings as one UTF-8 byte buffer and int32 offsets (``n + 1``), decoded on demand in JS."""
     encoded = [s.encode("utf-8") for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return {"bytes": _small(np.frombuffer(b"".join(encoded), dtype="u1"), "uint8"),
+    return {"bytes": array(np.frombuffer(b"".join(encoded), dtype="u1"), "uint8"),
             "offsets": array(offsets, "int32")}
 
 
@@ -386,7 +379,7 @@ def _ids(ids: list[str]) -> dict[str, Any]:
         except ValueError:
             raw = b""
         if raw and raw.hex() == "".join(ids):  # lowercase only, so the round trip is exact
-            return {"hex": _small(np.frombuffer(raw, dtype="u1"), "uint8"), "width": width // 2}
+            return {"hex": array(np.frombuffer(raw, dtype="u1"), "uint8"), "width": width // 2}
     return _utf8(ids)
 
 

@@ -93,7 +93,16 @@ def export_report(notebook: str | Path, output: str | Path | None = None, *, exe
         client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name or _kernel_name(nb),
                                 resources={"metadata": {"path": str(source.parent.resolve())}},
                                 store_widget_state=True)
-        client.execute()
+        # The kernel inherits it: widgets embed everything a report needs (every PDF page).
+        previous = os.environ.get("RAGTT_REPORT")
+        os.environ["RAGTT_REPORT"] = "1"
+        try:
+            client.execute()
+        finally:
+            if previous is None:
+                os.environ.pop("RAGTT_REPORT", None)
+            else:
+                os.environ["RAGTT_REPORT"] = previous
     from traitlets.config import Config
 
     config = Config({"ReportSanitizer": {"enabled": not trusted}})

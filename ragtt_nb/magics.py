@@ -11,7 +11,6 @@ the text for ``query``, ``replay --text`` and ``bisect``, and extra arguments ot
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import os
 import shlex
@@ -155,11 +154,6 @@ def _split(text: str) -> list[str]:
         return text.split()
 
 
-def _missing(what: str, where: str) -> NoReturn:
-    raise UsageError(f"{what} is not available yet: this ragtt has no {where} (it arrives with the "
-                     "analysis features); update ragtt to use it")
-
-
 # -- the verbs ----------------------------------------------------------------------------------
 
 
@@ -252,24 +246,26 @@ def _trace(m: RagttMagics, a: argparse.Namespace) -> Any:
 
 @verb("lineage", "why each chunk entered or left the top-k between two runs", arg("left"), arg("right"))
 def _lineage(m: RagttMagics, a: argparse.Namespace) -> Any:
-    if not hasattr(m.proj, "lineage"):
-        _missing("%ragtt lineage", "Project.lineage")
     return m.proj.lineage(m.query_id(a.left), m.query_id(a.right))
 
 
-@verb("drift", "embedding drift between two versions (numbers, snapshot labels or datetimes)", arg("a"), arg("b"))
+@verb("drift", "embedding drift between two versions (numbers, snapshot labels or datetimes) as a scatter plot",
+      arg("a"), arg("b"), arg("--query", help="a query id (or 'last') to place in the plot"),
+      arg("--table", action="store_true", help="the per-source DriftReport instead of the plot"),
+      arg("--color-by", choices=["version", "source"], default="version"))
 def _drift(m: RagttMagics, a: argparse.Namespace) -> Any:
-    if not hasattr(m.proj, "drift"):
-        _missing("%ragtt drift", "Project.drift")
-    return m.proj.drift(_at(a.a), _at(a.b))
+    if a.table:
+        return m.proj.drift(_at(a.a), _at(a.b))
+    from ragtt_nb.drift_scatter import DriftScatter
+
+    query = m.query_id(a.query) if a.query else None
+    return DriftScatter(m.proj, _at(a.a), _at(a.b), query=query, color_by=a.color_by)
 
 
 @verb("bisect", "the first version where PREDICATE changes for a query (id, 'last' or text); PREDICATE is "
                 "chunk:ID, source:NAME, answer:TEXT or the name of a callable in the notebook",
       arg("query"), arg("predicate"))
 def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
-    if not hasattr(m.proj, "bisect"):
-        _missing("%ragtt bisect", "Project.bisect")
     predicate: Any = a.predicate
     if not predicate.startswith(("chunk:", "source:", "answer:")):
         predicate = (m.shell.user_ns if m.shell else {}).get(a.predicate)
@@ -287,8 +283,6 @@ def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
     from datetime import UTC, datetime
 
     store = m.proj.assertions
-    if not hasattr(store, "snapshot"):
-        _missing("%ragtt assertions", "AssertionStore.snapshot")
     from ragtt_nb.timeline import check_namespace
 
     try:
@@ -309,15 +303,17 @@ def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
     return store.snapshot(a.namespace, at, include_superseded=a.include_superseded)
 
 
-@verb("pdf", "a PDF page as an image, as a viewer shows it", arg("path"), arg("--page", type=int, default=1),
-      arg("--zoom", type=float, default=1.5))
+@verb("pdf", "a PDF source's pages with its chunks' regions (and a query's, ranked) drawn on them",
+      arg("source"), arg("--query", help="a query id (or 'last') whose chunks to highlight"),
+      arg("--page", type=int), arg("--path", help="the PDF file, when the project has no path for the source"))
 def _pdf(m: RagttMagics, a: argparse.Namespace) -> Any:
-    render_page = getattr(importlib.import_module("ragtt.ingest"), "render_page", None)
-    if render_page is None:
-        _missing("%ragtt pdf", "ragtt.ingest.render_page")
-    from IPython.display import Image
+    from ragtt_nb.pdf_overlay import PdfOverlay
 
-    return Image(data=render_page(a.path, a.page, a.zoom), format="png")
+    try:
+        return PdfOverlay(m.proj, a.source, page=a.page, query_id=m.query_id(a.query) if a.query else None,
+                          path=a.path)
+    except (ValueError, FileNotFoundError) as exc:
+        raise UsageError(f"%ragtt pdf: {exc}") from None
 
 
 @verb("help", "list the verbs, or show one verb's arguments", arg("verb", nargs="?"))

@@ -23,7 +23,8 @@ EXECUTABLE = "script:not([type]), script[type='text/javascript'], script[type='m
 
 
 def test_public_names_are_pinned_and_lazy() -> None:
-    assert ragtt_nb.__all__ == ["ChunkDiff", "RagttMagics", "Timeline", "export_report", "load_ipython_extension"]
+    assert ragtt_nb.__all__ == ["ChunkDiff", "DriftScatter", "PdfOverlay", "RagttMagics", "Timeline", "export_report",
+                                "load_ipython_extension"]
     code = "import sys, ragtt_nb; assert 'anywidget' not in sys.modules and 'IPython' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -92,44 +92,28 @@ def test_analysis_verbs_call_the_core(opened: Any, sample: dict[str, Any]) -> No
     lineage = ragtt_line(opened, f"lineage {sample['then']} {sample['now']}")
     added = ragtt_line(opened, f"diff {sample['then']} {sample['now']} --table").added
     assert set(lineage.frame()["chunk_id"]) >= {c.chunk_id for c in added}
-    drift = ragtt_line(opened, "drift release-1 release-3")
+    drift = ragtt_line(opened, "drift release-1 release-3 --table")
     assert "centroid_cosine" in drift.frame().columns
+    from ragtt_nb import DriftScatter
+
+    assert isinstance(ragtt_line(opened, f"drift release-1 release-3 --query {sample['then']}"), DriftScatter)
     opened.user_ns["cites_pricing"] = lambda r: any(c.source == "pricing.md" for c in r.chunks)
     by_name = ragtt_line(opened, f"bisect {sample['then']} cites_pricing")
     by_string = ragtt_line(opened, f"bisect {sample['then']} source:pricing.md")
     assert by_name.first_version == by_string.first_version == sample["latest"]  # release-3 drops pricing.md
 
 
-@pytest.mark.parametrize(("line", "needs"), [
-    ("lineage a b", "lineage"), ("drift 1 2", "drift"), ("bisect q source:x", "bisect")])
-def test_missing_analysis_capability_says_so(opened: Any, monkeypatch: pytest.MonkeyPatch, line: str,
-                                             needs: str) -> None:
-    monkeypatch.delattr(ragtt.Project, needs)
-    with pytest.raises(UsageError, match=f"%ragtt {needs} is not available yet: this ragtt has no Project.{needs}"):
-        ragtt_line(opened, line)
-
-
-def test_missing_pdf_and_assertions_say_so(opened: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ragtt.ingest
-
-    monkeypatch.delitem(ragtt.ingest.__dict__, "render_page", raising=False)
-    monkeypatch.setattr(ragtt.ingest, "_EXPORTS", {})
-    with pytest.raises(UsageError, match=r"not available yet: this ragtt has no ragtt\.ingest\.render_page"):
-        ragtt_line(opened, "pdf some.pdf")
-    store = type(opened.magics_manager.registry["RagttMagics"].proj.assertions)
-    monkeypatch.delattr(store, "snapshot")
-    with pytest.raises(UsageError, match=r"not available yet: this ragtt has no AssertionStore\.snapshot"):
-        ragtt_line(opened, "assertions ns")
-
-
-def test_pdf_renders_a_page(shell: Any) -> None:
-    from IPython.display import Image
-
+def test_pdf_shows_a_source_with_its_regions(shell: Any, tmp_path: Path) -> None:
+    from ragtt_nb import PdfOverlay
     from tests.conftest import corpus
 
-    pdf = sorted(p for p in corpus("pdfs").glob("*.pdf") if p.stat().st_size)[0]
-    image = ragtt_line(shell, f"pdf {pdf} --page 1")
-    assert isinstance(image, Image) and image.data[:8] == b"\x89PNG\r\n\x1a\n"
+    ragtt_line(shell, f"open {tmp_path / 'p'} --embedder hash")
+    ragtt_line(shell, f"ingest {corpus('pdfs') / 'docling__normal_4pages.pdf'}")
+    query = ragtt_line(shell, "query layout analysis")
+    overlay = ragtt_line(shell, f"pdf docling__normal_4pages.pdf --page 2 --query {query.query_id}")
+    assert isinstance(overlay, PdfOverlay)
+    with pytest.raises(UsageError, match="%ragtt pdf"):
+        ragtt_line(shell, "pdf not-ingested.pdf")
 
 
 def test_assertions_as_of(shell: Any, tmp_path: Path) -> None:

@@ -150,5 +150,5 @@ def test_200k_points_build_fast_and_small() -> None:
 
 
 def test_js_refuses_unknown_dtypes() -> None:
-    js = (Path(__file__).resolve().parents[2] / "js" / "drift_scatter.js").read_text()
+    js = (Path(__file__).resolve().parents[3] / "js" / "drift_scatter.js").read_text()
     assert "unsupported buffer dtype" in js and "innerHTML" not in js

@@ -1,5 +1,6 @@
 """Fixtures for notebook layer II: projects for the drift scatter and the PDF overlay, and an
-exported report holding both widgets. Browser fixtures come from tests/nb (one Chromium,
+exported report holding both widgets. Browser fixtures come from tests/nb/conftest.py, the
+parent conftest (one Chromium for the whole session,
 every non-file request aborted)."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 import ragtt
 from ragtt.demo import sample_releases
 from tests.conftest import corpus
-from tests.nb.conftest import Offline, browser, export, offline, proj, sample  # noqa: F401  (fixtures re-used here)
+from tests.nb.conftest import Offline, export
 
 REAL_PDF = "docling__normal_4pages.pdf"
 PAYLOADS = ("<script>window.__ran.push('script')</script>", "<img src=x onerror=\"window.__ran.push('img')\">",
@@ -100,7 +101,7 @@ def widgets_report(widget_project: dict[str, Any], tmp_path_factory: pytest.Temp
 
 
 @pytest.fixture
-def report_page(widgets_report: Path, offline: Offline) -> Any:  # noqa: F811
+def report_page(widgets_report: Path, offline: Offline) -> Any:
     offline.page.add_init_script("window.__ran = []; window.alert = (m) => window.__ran.push(String(m));")
     page = offline.open(widgets_report)
     page.wait_for_selector(".ragtt-drift-scatter[data-painted]", timeout=30_000)
