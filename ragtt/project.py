@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +14,8 @@ from ragtt.errors import ConfigError, NotFoundError, ReplayError
 from ragtt.events.store import Event, EventStore, format_ts, utc_now
 from ragtt.generate import ExtractiveGenerator, Generator, LiteLLMGenerator
 from ragtt.index.cache import EmbeddingCache
-from ragtt.index.embedders import Embedder, SentenceTransformerEmbedder, check_embedder, embedder_for_model_id
+from ragtt.index.embedders import Embedder, resolve_embedder
+from ragtt.index.history import At, VersionLog
 from ragtt.index.rerank import reranker_version
 from ragtt.index.retrieve import RetrievalPlan
 from ragtt.index.table import ChunkTable, sql_string_list
@@ -34,10 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["At", "Project"]
 
-At = int | str | datetime
-# Maintenance (compaction, full-text indexing) after this many writes, or a write this large.
-MAINTAIN_EVERY = 32
-MAINTAIN_ROWS = 256
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -56,12 +52,13 @@ class Project:
         self._events = events
         self._cache = EmbeddingCache(embedding_cache or path / "embeddings.db")
         self._table = ChunkTable(path / "lancedb", config.table_name, embedder.dim)
+        self._history = VersionLog(events.connection, self._table)
         self._assertions: Any = None
         if self._table.created_versions:
             now = utc_now()
             with events.transaction() as conn:
                 for v in self._table.created_versions:
-                    self._record_version(conn, v, "create", now)
+                    self._history.record(conn, v, "create", now)
 
     @classmethod
     def open(cls, path: str | Path, config: PipelineConfig | None = None, embedder: Embedder | None = None,
@@ -82,7 +79,8 @@ class Project:
                 config = PipelineConfig.from_dict(json.loads(stored)) if stored else PipelineConfig()
             elif not isinstance(config, PipelineConfig):
                 raise ConfigError(f"config must be a ragtt.PipelineConfig; got {type(config).__name__}")
-            embedder = _resolve_embedder(events, config, embedder)
+            embedder = resolve_embedder(events.get_meta("embedder_id"), events.get_meta("embedder_dim"),
+                                        config.embedder_model, embedder)
             if generator is None:
                 generator = LiteLLMGenerator(config.model) if config.model else ExtractiveGenerator()
             with events.transaction() as conn:
@@ -174,7 +172,7 @@ class Project:
         new_version = self._table.delete_sources([source])
         now = utc_now()
         with self._events.transaction() as conn:
-            self._record_version(conn, new_version, "remove", now)
+            self._history.record(conn, new_version, "remove", now)
             self._events.append_many([Event("document.removed", {
                 "doc_id": doc_id_for(source), "source": source,
                 "chunk_ids_removed": sorted(found.column("chunk_id").to_pylist()),
@@ -319,76 +317,26 @@ class Project:
 
     def resolve_version(self, at: At) -> int:
         """A version number from a version, a snapshot label, or a datetime (latest at or before)."""
-        if isinstance(at, bool):
-            raise TypeError("at must be a version int, a snapshot label or a datetime; got a bool")
-        if isinstance(at, int):
-            latest = self._table.latest_version()
-            if not 1 <= at <= latest:
-                raise NotFoundError(f"index version {at} does not exist (versions are 1..{latest})")
-            return at
-        if isinstance(at, datetime):
-            if at.tzinfo is None:
-                raise ConfigError(f"at must be a timezone-aware datetime (e.g. UTC); got naive {at}")
-            row = self._events.connection.execute(
-                "SELECT MAX(version) FROM index_versions WHERE table_name = ? AND committed_at <= ?",
-                (self.config.table_name, format_ts(at))).fetchone()
-            if row is None or row[0] is None:
-                raise NotFoundError(f"the index did not exist yet at {at.isoformat()}")
-            return int(row[0])
-        if isinstance(at, str):
-            tags = self._table.tags()
-            if at in tags:
-                return tags[at]
-            if at.isdigit():
-                return self.resolve_version(int(at))
-            try:
-                parsed = datetime.fromisoformat(at.replace("Z", "+00:00"))
-            except ValueError:
-                raise NotFoundError(
-                    f"no snapshot labelled {at!r} (known: {', '.join(sorted(tags)) or 'none'}); "
-                    "at may also be a version number or an ISO datetime") from None
-            return self.resolve_version(parsed if parsed.tzinfo else parsed.replace(tzinfo=utc_now().tzinfo))
-        raise TypeError(f"at must be a version int, a snapshot label or a datetime; got {type(at).__name__}")
+        return self._history.resolve(at)
 
     def versions(self) -> pl.DataFrame:
         """Every table version with when it was committed and by which operation."""
-        import polars as pl
-
-        rows = self._events.connection.execute(
-            "SELECT version, committed_at, operation FROM index_versions WHERE table_name = ? ORDER BY version",
-            (self.config.table_name,)).fetchall()
-        frame = pl.DataFrame(rows, schema={"version": pl.Int64, "committed_at": pl.String,
-                                           "operation": pl.String}, orient="row")
-        return frame.with_columns(pl.col("committed_at").str.strptime(pl.Datetime("us", "UTC"),
-                                                                      "%Y-%m-%dT%H:%M:%S%.fZ"))
+        return self._history.frame()
 
     def optimize(self) -> list[int]:
         """Compact the table and index every row for full-text search (no version is deleted).
 
-        Ingests call it by themselves every ``MAINTAIN_EVERY`` writes or after a large write;
+        Ingests call it by themselves every ``ragtt.index.history.MAINTAIN_EVERY`` writes or after a large write;
         returns the maintenance versions it added.
         """
         versions = self._table.optimize()
         now = utc_now()
         with self._events.transaction() as conn:
             for version in versions:
-                self._record_version(conn, version, "maintenance", now)
+                self._history.record(conn, version, "maintenance", now)
             self._events.append_many([Event("index.optimized", {"versions": versions},
                                             index_version=versions[-1] if versions else None, ts=now)], conn=conn)
         return versions
-
-    def _maintenance_due(self, rows_written: int) -> bool:
-        if rows_written >= MAINTAIN_ROWS:
-            return True
-        row = self._events.connection.execute(
-            "SELECT COUNT(*) FROM index_versions WHERE table_name = ? AND operation NOT IN ('create', 'maintenance') "
-            "AND version > COALESCE((SELECT MAX(version) FROM index_versions WHERE table_name = ? "
-            "AND operation = 'maintenance'), 0)", (self.config.table_name, self.config.table_name)).fetchone()
-        return int(row[0]) >= MAINTAIN_EVERY
-
-    def _record_version(self, conn: Any, version: int, operation: str, ts: datetime) -> None:
-        conn.execute("INSERT OR IGNORE INTO index_versions (table_name, version, committed_at, operation) "
-                     "VALUES (?, ?, ?, ?)", (self.config.table_name, version, format_ts(ts), operation))
 
     # -- inspection ----------------------------------------------------------------------------
 
@@ -449,24 +397,4 @@ class Project:
                 f"is open with {self.embedder.model_id} and the query's vector is not in the cache; reopen the "
                 "project with the original embedder to replay it")
         return cached
-
-
-def _resolve_embedder(events: EventStore, config: PipelineConfig, embedder: Embedder | None) -> Embedder:
-    stored_id, stored_dim = events.get_meta("embedder_id"), events.get_meta("embedder_dim")
-    if embedder is None:
-        if stored_id and stored_dim:
-            rebuilt = embedder_for_model_id(stored_id, int(stored_dim))
-            if rebuilt is None:
-                raise ConfigError(
-                    f"this project was built with embedder {stored_id!r}, which ragtt cannot rebuild by "
-                    "itself; pass embedder=... to Project.open")
-            return rebuilt
-        return SentenceTransformerEmbedder(config.embedder_model)
-    embedder = check_embedder(embedder)
-    if stored_id and (stored_id != embedder.model_id or int(stored_dim or 0) != embedder.dim):
-        raise ConfigError(
-            f"this project's index was embedded with {stored_id} ({stored_dim} dims), not "
-            f"{embedder.model_id} ({embedder.dim} dims); open it with the original embedder, or switch "
-            "embedders with proj.reembed(new_embedder)")
-    return embedder
 

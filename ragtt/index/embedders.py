@@ -28,6 +28,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "check_embedder",
     "embedder_for_model_id",
+    "resolve_embedder",
 ]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -216,3 +217,25 @@ def embedder_for_model_id(model_id: str, dim: int) -> Embedder | None:
     if os.path.isdir(model_id):
         return SentenceTransformerEmbedder(model_id)
     return None
+
+
+def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_model: str,
+                     embedder: Embedder | None) -> Embedder:
+    """The embedder a project opens with: the given one (if it matches what the index holds),
+    else the one the project was built with, else the config's default model."""
+    if embedder is None:
+        if stored_id and stored_dim:
+            rebuilt = embedder_for_model_id(stored_id, int(stored_dim))
+            if rebuilt is None:
+                raise ConfigError(
+                    f"this project was built with embedder {stored_id!r}, which ragtt cannot rebuild by "
+                    "itself; pass embedder=... to Project.open")
+            return rebuilt
+        return SentenceTransformerEmbedder(default_model)
+    embedder = check_embedder(embedder)
+    if stored_id and (stored_id != embedder.model_id or int(stored_dim or 0) != embedder.dim):
+        raise ConfigError(
+            f"this project's index was embedded with {stored_id} ({stored_dim} dims), not "
+            f"{embedder.model_id} ({embedder.dim} dims); open it with the original embedder, or switch "
+            "embedders with proj.reembed(new_embedder)")
+    return embedder

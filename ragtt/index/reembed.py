@@ -42,7 +42,7 @@ def reembed(proj: Project, embedder: Embedder) -> IngestReport:
     sources = sorted(set(rows.column("source").to_pylist()))
     with proj._events.transaction() as conn:
         for version in new_versions:
-            proj._record_version(conn, version, "reembed", now)
+            proj._history.record(conn, version, "reembed", now)
         proj._events.set_meta("embedder_id", embedder.model_id, conn)
         proj._events.set_meta("embedder_dim", str(embedder.dim), conn)
         proj._events.append_many([Event("index.reembedded", {

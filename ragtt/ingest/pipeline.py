@@ -139,7 +139,7 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
     version_after = version_before
     if prepared or pruned:
         version_after = _write(proj, prepared, pruned, current, counts)
-        if proj._maintenance_due(counts["added"] + counts["kept"]):
+        if proj._history.maintenance_due(counts["added"] + counts["kept"]):
             version_after = ([version_after, *proj.optimize()])[-1]
     report = IngestReport(
         documents_added=added, documents_updated=updated, documents_unchanged=unchanged, failed=failed,
@@ -261,7 +261,7 @@ def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current:
             [(p.doc_key, p.doc_id, p.source, p.content_hash, p.parsed.markdown,
               stable_json([r.to_dict() for r in p.parsed.routes]), format_ts(now)) for p in prepared],
         )
-        proj._record_version(conn, version, "ingest", now)
+        proj._history.record(conn, version, "ingest", now)
         proj._events.append_many(events, conn=conn)
     return version
 
