@@ -97,10 +97,13 @@ def test_analysis_verbs_call_the_core(opened: Any, sample: dict[str, Any]) -> No
     from ragtt_nb import DriftScatter
 
     assert isinstance(ragtt_line(opened, f"drift release-1 release-3 --query {sample['then']}"), DriftScatter)
-    opened.user_ns["cites_pricing"] = lambda r: any(c.source == "pricing.md" for c in r.chunks)
-    by_name = ragtt_line(opened, f"bisect {sample['then']} cites_pricing")
-    by_string = ragtt_line(opened, f"bisect {sample['then']} source:pricing.md")
-    assert by_name.first_version == by_string.first_version == sample["latest"]  # release-3 drops pricing.md
+    opened.user_ns["thirty_days"] = lambda r: any("30 days of any purchase" in c.text for c in r.chunks)
+    by_name = ragtt_line(opened, f"bisect {sample['then']} thirty_days")
+    then = ragtt_line(opened, f"replay {sample['then']}")
+    window = next(c for c in then.chunks if "30 days of any purchase" in c.text)  # the chunk that said it
+    by_string = ragtt_line(opened, f"bisect {sample['then']} chunk:{window.chunk_id}")
+    release_2 = opened.magics_manager.registry["RagttMagics"].proj.resolve_version("release-2")
+    assert by_name.first_version == by_string.first_version == release_2  # release-2 shortens the window
 
 
 def test_pdf_shows_a_source_with_its_regions(shell: Any, tmp_path: Path) -> None:
