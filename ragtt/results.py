@@ -10,12 +10,19 @@ from typing import Any
 from ragtt._html import STYLE, esc, table
 from ragtt.ingest.types import PageRoute, Region
 
-__all__ = ["Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot", "Snapshots"]
+__all__ = [
+    "TRANSIENT", "Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot", "Snapshots",
+]
+
+
+# Field metadata for a live reference a result keeps for convenience (not data: no to_dict).
+TRANSIENT = {"transient": True}
 
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.metadata.get("transient")}
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Region):

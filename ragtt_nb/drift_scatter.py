@@ -88,8 +88,9 @@ class DriftScatter(anywidget.AnyWidget):
             if a is not None or b is not None:
                 raise TypeError("DriftScatter(drift_report, proj=proj) takes no versions (they are in the report); "
                                 "did you mean DriftScatter(proj, a, b)?")
+            proj = proj if proj is not None else source.project
             if not isinstance(proj, ragtt.Project):
-                raise TypeError("a DriftReport holds no vectors: pass the project it came from, "
+                raise TypeError("this DriftReport does not know its project: pass the project it came from, "
                                 "DriftScatter(report, proj=proj)")
             left_v, right_v = source.left_version, source.right_version
         elif isinstance(source, ragtt.Project):

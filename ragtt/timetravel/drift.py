@@ -6,13 +6,13 @@ different dimensions are reported as incomparable rather than compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragtt._html import STYLE, table
-from ragtt.results import _Result
+from ragtt.results import TRANSIENT, _Result
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,6 +46,8 @@ class DriftReport(_Result):
     threshold: float
     sources: list[SourceDrift]
     chunk_cosines: dict[str, float]
+    # The project it was computed on, so a view can fetch the vectors (DriftScatter(report)).
+    project: Any = field(default=None, repr=False, compare=False, metadata=TRANSIENT)
 
     @property
     def drifted_sources(self) -> list[str]:
@@ -136,7 +138,7 @@ def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
             drifted=None if not comparable else (cos is not None and cos < threshold),
         ))
     return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
-                       threshold, sources, chunk_cos)
+                       threshold, sources, chunk_cos, project=proj)
 
 
 def _load(proj: Project, version: int) -> dict[str, Any]:

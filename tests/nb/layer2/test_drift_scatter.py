@@ -3,6 +3,7 @@ embedder swap visibly separates the versions."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -121,8 +122,12 @@ def test_selection_is_observable(fproj: ragtt.Project, flask: dict[str, Any]) ->
 
 def test_bad_input_says_what_is_accepted(fproj: ragtt.Project, flask: dict[str, Any]) -> None:
     report = fproj.drift(flask["first"], flask["second"])
+    from_report = DriftScatter(report)  # the report knows the project it was computed on
+    assert from_report.points().height == DriftScatter(fproj, flask["first"], flask["second"]).points().height
+    assert "project" not in report.to_dict()
+    detached = dataclasses.replace(report, project=None)
     with pytest.raises(TypeError, match="proj=proj"):
-        DriftScatter(report)
+        DriftScatter(detached)
     with pytest.raises(TypeError, match="needs two versions"):
         DriftScatter(fproj, flask["first"])
     with pytest.raises(TypeError, match="DriftReport"):
