@@ -138,6 +138,37 @@ def make_corpus(n_docs: int, seed: int = 7) -> tuple[list[tuple[str, str]], list
     return docs, queries, source
 
 
+# -- the changes for drift and lineage (issue 5) --------------------------------------------------
+
+REVISE_EVERY = 10  # one document in ten is re-ingested with changed text
+
+
+def revisions(docs: list[tuple[str, str]], queries: list[str],
+              top_sources: list[list[str]]) -> dict[str, str]:
+    """The re-ingest for the drift and lineage rows: ``{source: new text}``, one call's worth.
+
+    Every REVISE_EVERY-th document loses the first third of its words (its vector moves, most
+    sources stay above a 0.9 centroid cosine); every source in a lineage query's top-k (vector
+    search before the change, ``top_sources[i]`` for ``queries[i]``) gets that query's text put
+    in front, so its new chunk competes for that top-k and the old one goes: lineage then has
+    chunks that left and entered to explain. Deterministic; both sides get the same dict.
+    """
+    texts = dict(docs)
+    out: dict[str, str] = {}
+    for i, (name, text) in enumerate(docs):
+        if i % REVISE_EVERY == 0:
+            words = text.split()
+            out[name] = " ".join(words[len(words) // 3:]) + " (revised)"
+    led: set[str] = set()  # a source in several top-ks is led by the first of those queries
+    for query, sources in zip(queries, top_sources, strict=False):
+        for name in sources:
+            if name in texts and name not in led:
+                led.add(name)
+                body = texts[name][: max(0, DOC_MAX_CHARS - len(query) - 1)].rsplit(" ", 1)[0]
+                out[name] = f"{query} {body}"
+    return out
+
+
 # -- statistics and sizes ---------------------------------------------------------------------
 
 

@@ -17,6 +17,13 @@ How the peer is driven (its public API, rag-timetravel 1.2.0):
   (ragtt runs with generate=False).
 - replay (information only): ``ReplayEngine(pipeline).replay(query_id)`` after an explicit
   ``take_snapshot``.
+- drift and lineage (issue 5; the job's ``analysis``): snapshot, vector queries, the same
+  re-ingest as ragtt's (``pipeline.ingest(source, new_text)`` per revised document; the peer
+  appends, it never replaces a source's old chunks), snapshot, the same queries again; then
+  ``LineageTracer(pipeline).explain(q_before, q_after)`` per query pair and
+  ``EmbeddingDriftDetector(pipeline).scan(v_a, v_b, 0.9, snap_a, snap_b)`` (what its CLI's
+  ``drift --from --to`` and its API's ``/drift/{a}/{b}`` call) under ``asyncio.wait_for``
+  with the job's timeout; sources scanned by then are counted.
 """
 
 from __future__ import annotations
@@ -120,8 +127,74 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
                 await engine.replay(qid)
                 samples.append((time.perf_counter() - t0) * 1e3)
             out["replay_vector"] = common.summary(samples)
+
+        if job.get("analysis"):
+            out["analysis"] = await analysis(pipeline, job["analysis"], top_k,
+                                             sources=len({source for source, _ in docs}))
     finally:
         await pipeline.aclose()
+    return out
+
+
+async def analysis(pipeline: Any, spec: dict[str, Any], top_k: int, sources: int) -> dict[str, Any]:
+    """Drift and lineage across one re-ingest (see the module docstring)."""
+    from rag_timetravel.drift import EmbeddingDriftDetector
+    from rag_timetravel.lineage import LineageTracer
+
+    if pipeline.config.retrieval_mode != "vector":
+        await pipeline.update_config(dataclasses.replace(pipeline.config, retrieval_mode="vector").bump())
+    queries: list[str] = spec["queries"]
+    snap_a = await pipeline.take_snapshot(label="bench-before-revisions")
+    await asyncio.sleep(0.01)  # the peer picks the snapshot strictly before a query's time
+    before = [(await pipeline.query(q, top_k=top_k)).query_id for q in queries]
+    started = time.perf_counter()
+    for source, text in spec["revisions"].items():
+        await pipeline.ingest(source, text)
+    out: dict[str, Any] = {"reingest": {"docs": len(spec["revisions"]),
+                                        "ms": (time.perf_counter() - started) * 1e3}}
+    snap_b = await pipeline.take_snapshot(label="bench-after-revisions")
+    await asyncio.sleep(0.01)
+    after = [(await pipeline.query(q, top_k=top_k)).query_id for q in queries]
+    va, vb = snap_a["lancedb_version"], snap_b["lancedb_version"]
+    out["reingest"].update(version_before=va, version_after=vb,
+                           chunks_after=await pipeline.index._table.count_rows())
+
+    # -- lineage: the first ``lineage_pairs`` query pairs, once each ---------------------------
+    tracer = LineageTracer(pipeline)
+    samples: list[float] = []
+    entries: dict[str, int] = {}
+    for qa, qb in list(zip(before, after, strict=True))[: int(spec["lineage_pairs"])]:
+        t0 = time.perf_counter()
+        report = await tracer.explain(qa, qb)
+        samples.append((time.perf_counter() - t0) * 1e3)
+        for e in report.entries:
+            entries[e.direction] = entries.get(e.direction, 0) + 1
+    out["lineage"] = {**common.summary(samples), "entries": entries}
+
+    # -- drift: one full scan, cut off at the timeout ------------------------------------------
+    detector = EmbeddingDriftDetector(pipeline)
+    done = 0
+    per_source = detector.drift_for_source
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal done
+        result = await per_source(*args, **kwargs)
+        done += 1
+        return result
+
+    detector.drift_for_source = counted  # type: ignore[method-assign]
+    timeout = float(spec["drift_timeout_s"])
+    t0 = time.perf_counter()
+    try:
+        scan = await asyncio.wait_for(detector.scan(va, vb, 0.9, snap_a, snap_b), timeout)
+        seconds = time.perf_counter() - t0
+        out["drift"] = {"seconds": seconds, "timed_out": False, "sources_scanned": done,
+                        "drifted": len(scan.sources), "embedder_changed": scan.embedder_changed}
+    except TimeoutError:
+        seconds = time.perf_counter() - t0
+        out["drift"] = {"seconds": seconds, "timed_out": True, "timeout_s": timeout,
+                        "sources_scanned": done}
+    out["drift"]["sources_total"] = sources  # every source is at both versions
     return out
 
 

@@ -1,7 +1,7 @@
-"""ragtt's core-engine benchmark against rag-timetravel 1.2.0 (issue 2, "Performance").
+"""ragtt's benchmark against rag-timetravel 1.2.0: issue 2's core engine, issue 5's drift and lineage.
 
     ./dev bench                  full run: 2,000 documents, 1,000 table versions, the peer
-    ./dev bench --quick          small sizes, about 20 s (indicative only)
+    ./dev bench --quick          small sizes, about 40 s with the peer (indicative only)
     ./dev bench --quick --no-peer   ragtt alone, seconds (the smoke test runs this)
 
 One table, one row per target, with a ratio column and PASS/FAIL. The same documents and
@@ -44,6 +44,9 @@ PEER_SPEC = "rag-timetravel==1.2.0"
 MODES = ("vector", "bm25", "hybrid")
 TOP_K = 4
 SMALL_VERSIONS = 10
+DRIFT_REF_DOCS = 200  # issue 5 quotes the peer's drift scan at 200 documents (18 s)
+DRIFT_TARGET_S = 2.0
+PEER_LINEAGE_PAIRS = 10  # the peer's lineage takes ~1.5 s a call at 2,000 documents
 # Owned by their issues: run (at their quick sizes) when present, never edited.
 OTHER_BENCHES = {"bench_temporal.py": ["--n", "20000"], "bench_pdf.py": ["--rounds", "2"]}
 
@@ -210,6 +213,55 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
     return out
 
 
+def ragtt_analysis(folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
+                   prof: Profiler, tag: str, ingest: bool) -> tuple[dict[str, Any], dict[str, str]]:
+    """Issue 5: drift and lineage across one re-ingest. Ingests ``docs`` first when ``ingest``
+    (the main project already holds them). Vector queries at the version before, one
+    ``ingest_texts`` call with bench/common.revisions (one document in ten, plus the
+    queries' top-k sources), the same queries after; then
+    ``proj.drift(before, after)`` (``max(rounds, 3)`` calls) and ``proj.lineage(q_before,
+    q_after)`` for every query, ``rounds`` times. Returns the numbers and the revisions (the
+    peer re-ingests exactly the same texts)."""
+    proj = _open(folder)
+    out: dict[str, Any] = {"docs": len(docs)}
+    try:
+        if ingest:
+            proj.ingest_texts(dict(docs))
+        v_before = proj.version
+        before = [proj.query(q, mode="vector", generate=False) for q in queries]
+        revised = common.revisions(docs, queries, [[c.source for c in r.chunks] for r in before])
+        report, ms = _timed(lambda: proj.ingest_texts(revised))
+        if report.failed:
+            raise RuntimeError(f"ragtt failed to re-ingest {len(report.failed)} documents: {report.failed[:3]}")
+        v_after = proj.version
+        after = [proj.query(q, mode="vector", generate=False) for q in queries]
+        out["reingest"] = {"docs": len(revised), "ms": ms, "updated": len(report.documents_updated),
+                           "chunks_added": report.chunks_added, "chunks_removed": report.chunks_removed,
+                           "version_before": v_before, "version_after": v_after}
+        samples = []
+        with prof.phase(f"ragtt_drift_{tag}"):
+            for _ in range(max(rounds, 3)):
+                rep, ms = _timed(lambda: proj.drift(v_before, v_after))
+                samples.append(ms)
+        out["drift"] = {**common.summary(samples), "max_ms": max(samples), "first_ms": samples[0],
+                        "sources": len(rep.sources), "drifted": len(rep.drifted_sources),
+                        "chunk_cosines": len(rep.chunk_cosines)}
+        samples, causes = [], {}
+        with prof.phase(f"ragtt_lineage_{tag}"):
+            for round_no in range(rounds):
+                for a, b in zip(before, after, strict=True):
+                    lin, ms = _timed(lambda a=a, b=b: proj.lineage(a.query_id, b.query_id))
+                    samples.append(ms)
+                    if round_no == 0:
+                        for e in lin.entries:
+                            key = f"{e.change}/{e.cause}"
+                            causes[key] = causes.get(key, 0) + 1
+        out["lineage"] = {**common.summary(samples), "pairs": len(before), "entries": causes}
+    finally:
+        proj.close()
+    return out, revised
+
+
 # -- the peer's side (a subprocess in its own virtualenv) -------------------------------------
 
 def peer_python() -> Path:
@@ -233,11 +285,13 @@ def ensure_peer_venv() -> Path:
 
 
 def run_peer(workdir: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
-             timeout: int) -> dict[str, Any]:
+             timeout: int, name: str = "peer", modes: tuple[str, ...] = MODES,
+             analysis: dict[str, Any] | None = None) -> dict[str, Any]:
     py = ensure_peer_venv()
-    job_path, out_path = workdir / "peer-job.json", workdir / "peer-out.json"
-    job = {"workdir": str(workdir / "peer"), "docs": docs, "queries": queries, "top_k": TOP_K,
-           "dim": common.HASH_DIM, "modes": list(MODES), "rounds": rounds, "out": str(out_path)}
+    job_path, out_path = workdir / f"{name}-job.json", workdir / f"{name}-out.json"
+    job = {"workdir": str(workdir / name), "docs": docs, "queries": queries, "top_k": TOP_K,
+           "dim": common.HASH_DIM, "modes": list(modes), "rounds": rounds, "out": str(out_path),
+           "analysis": analysis}
     job_path.write_text(json.dumps(job), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": "", "VIRTUAL_ENV": str(PEER_VENV)}
     proc = subprocess.run([str(py), str(HERE / "peer_worker.py"), str(job_path)], env=env,
@@ -247,10 +301,19 @@ def run_peer(workdir: Path, docs: list[tuple[str, str]], queries: list[str], rou
     return dict(json.loads(out_path.read_text(encoding="utf-8")))
 
 
+def peer_analysis_job(queries: list[str], revised: dict[str, str], drift_timeout: float) -> dict[str, Any]:
+    return {"queries": queries, "revisions": revised, "drift_timeout_s": drift_timeout,
+            "lineage_pairs": min(PEER_LINEAGE_PAIRS, len(queries))}
+
+
 # -- the table -------------------------------------------------------------------------------
 
 def _ms(v: float) -> str:
     return f"{v:.2f} ms"
+
+
+def _s(v: float) -> str:
+    return f"{v:.3f} s" if v < 10 else f"{v:.1f} s"
 
 
 def _mb(v: float) -> str:
@@ -261,14 +324,20 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
     rows: list[dict[str, Any]] = []
 
     def row(target: str, label: str, ours: float, theirs: float | None, fmt: Callable[[float], str],
-            goal: str | None, ok: Callable[[float], bool] | None) -> None:
+            goal: str | None, ok: Callable[[float], bool] | None, *, absolute: bool = False,
+            lower_bound: bool = False) -> None:
+        """``ok`` judges the ratio, or ragtt's own value when ``absolute``; ``lower_bound``: the
+        peer's value is a timeout, so its time is more than that and the ratio less than shown."""
         ratio = None if not theirs else ours / theirs
         status = "info"
         if goal is not None:
-            status = "n/a" if ratio is None else ("PASS" if ok and ok(ratio) else "FAIL")
+            judged = ours if absolute else ratio
+            status = "n/a" if judged is None else ("PASS" if ok and ok(judged) else "FAIL")
+        base_text = "-" if theirs is None else fmt(theirs)
         rows.append({"target": target, "metric": label, "ragtt": ours,
                      "baseline": theirs, "ratio": ratio, "goal": goal, "status": status,
-                     "ragtt_text": fmt(ours), "baseline_text": "-" if theirs is None else fmt(theirs)})
+                     "ragtt_text": fmt(ours), "lower_bound": lower_bound,
+                     "baseline_text": f"> {base_text} (timed out)" if lower_bound else base_text})
 
     m, v = r["main"], r["versions"]
     for mode in MODES:
@@ -284,6 +353,22 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
     for mode in ("bm25", "hybrid"):
         row("4", f"{mode} query p50 at {args.docs} docs, ragtt / peer", m["query"][mode]["p50_ms"],
             p.get("query", {}).get(mode, {}).get("p50_ms"), _ms, "<= 0.1x", lambda x: x <= 0.1)
+    # issue 5: drift and lineage across one re-ingest
+    a, pa = r["analysis"], p.get("analysis", {})
+    ragtt_drift = a["drift"]
+    peer_drift = pa.get("drift")
+    row("5", f"full drift scan, {args.docs} docs at two versions (ragtt: slowest of {ragtt_drift['n']})",
+        ragtt_drift["max_ms"] / 1e3, None if not peer_drift else peer_drift["seconds"], _s,
+        f"< {DRIFT_TARGET_S:g} s", lambda x: x < DRIFT_TARGET_S, absolute=True,
+        lower_bound=bool(peer_drift and peer_drift["timed_out"]))
+    row("5", f"lineage p50 at {args.docs} docs (one re-ingest between two queries), ragtt / peer",
+        a["lineage"]["p50_ms"], pa.get("lineage", {}).get("p50_ms"), _ms, "<= 0.1x", lambda x: x <= 0.1)
+    if "analysis_ref" in r:
+        ref, pref = r["analysis_ref"], (r.get("peer_ref") or {}).get("analysis", {})
+        peer_ref_drift = pref.get("drift")
+        row("-", f"full drift scan at {ref['docs']} docs (issue 5's reference size), ragtt / peer",
+            ref["drift"]["max_ms"] / 1e3, None if not peer_ref_drift else peer_ref_drift["seconds"], _s,
+            None, None, lower_bound=bool(peer_ref_drift and peer_ref_drift["timed_out"]))
     # information, no goal
     row("-", f"vector query p50 at {args.docs} docs, ragtt / peer", m["query"]["vector"]["p50_ms"],
         p.get("query", {}).get("vector", {}).get("p50_ms"), _ms, None, None)
@@ -303,10 +388,17 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
     return rows
 
 
+def _ratio_text(r: dict[str, Any]) -> str:
+    if r["ratio"] is None:
+        return "-"
+    digits = 3 if r["ratio"] >= 0.01 else 5
+    return ("< " if r.get("lower_bound") else "") + f"{r['ratio']:.{digits}f}x"
+
+
 def print_table(rows: list[dict[str, Any]], notes: list[str]) -> None:
     head = ("#", "metric", "ragtt", "peer / baseline", "ratio", "goal", "result")
     body = [(r["target"], r["metric"], r["ragtt_text"], r["baseline_text"],
-             "-" if r["ratio"] is None else f"{r['ratio']:.3f}x", r["goal"] or "", r["status"]) for r in rows]
+             _ratio_text(r), r["goal"] or "", r["status"]) for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths)
     print(line.format(*head))
@@ -322,6 +414,43 @@ def vector_agreement(ours: list[list[str]], theirs: list[list[str]]) -> float | 
         return None
     same = [len(set(a) & set(b)) / max(len(set(a) | set(b)), 1) for a, b in zip(ours, theirs, strict=False)]
     return sum(same) / len(same)
+
+
+def analysis_notes(results: dict[str, Any], peer: dict[str, Any] | None,
+                   args: argparse.Namespace) -> list[str]:
+    a = results["analysis"]
+    re_ = a["reingest"]
+    out = [f"5: one re-ingest of {re_['docs']} of {args.docs} documents with changed text (1 in "
+           f"{common.REVISE_EVERY}, plus every source in the {a['lineage']['pairs']} "
+           f"queries' vector top-{TOP_K}): ragtt one ingest_texts call, v{re_['version_before']} -> "
+           f"v{re_['version_after']} ({re_['ms']:.0f} ms); ragtt drift: {a['drift']['drifted']} of "
+           f"{a['drift']['sources']} sources below 0.9, p50 {a['drift']['p50_ms']:.1f} ms, first call "
+           f"{a['drift']['first_ms']:.1f} ms; lineage entries (first round) {_counts(a['lineage']['entries'])}"]
+    for tag, p in (("", (peer or {}).get("analysis")), (f" at {DRIFT_REF_DOCS} docs",
+                                                        (results.get("peer_ref") or {}).get("analysis"))):
+        if not p:
+            continue
+        d, pre = p["drift"], p["reingest"]
+        text = (f"5: peer{tag}: {pre['docs']} ingest calls appended (its ingest never replaces a source's "
+                f"chunks: {pre['chunks_after']} rows after), v{pre['version_before']} -> v{pre['version_after']}; "
+                f"its drift scan (EmbeddingDriftDetector.scan) ")
+        if d["timed_out"]:
+            done = d["sources_scanned"]
+            rate = f"{d['seconds'] / done:.2f} s a source" if done else "no source finished"
+            proj = f", ~{d['seconds'] * d['sources_total'] / done:.0f} s projected" if done else ""
+            text += (f"timed out at {d['timeout_s']:.0f} s with {done} of {d['sources_total']} sources "
+                     f"scanned ({rate}{proj}; it re-reads the whole table, vectors included, twice per source)")
+        else:
+            text += f"took {d['seconds']:.1f} s for {d['sources_scanned']} sources"
+        if "lineage" in p and p["lineage"]["n"]:
+            text += (f"; its lineage (LineageTracer.explain) p50 {p['lineage']['p50_ms']:.0f} ms over "
+                     f"{p['lineage']['n']} query pairs, entries {_counts(p['lineage']['entries'])}")
+        out.append(text)
+    return out
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"
 
 
 # -- other benchmarks in bench/ ------------------------------------------------------------------
@@ -361,6 +490,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--workdir", type=Path, help="where the projects go (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
+    ap.add_argument("--peer-drift-timeout", type=float, default=60.0, metavar="S",
+                    help="cut the peer's drift scan off after S seconds (default 60)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     quick = args.quick
@@ -399,15 +530,31 @@ def main(argv: list[str] | None = None) -> int:
         log(f"ragtt {ragtt.__version__}: ingesting {args.docs} documents ({source}), "
             f"{len(queries)} queries x {args.rounds} rounds x {len(MODES)} modes")
         results["main"] = ragtt_main(work / "ragtt-main", docs[: args.docs], queries, args.rounds, prof)
+        log("ragtt: drift and lineage across one re-ingest (issue 5)")
+        results["analysis"], revised = ragtt_analysis(work / "ragtt-main", docs[: args.docs], queries,
+                                                      args.rounds, prof, "main", ingest=False)
+        ref_revised: dict[str, str] | None = None
+        if args.docs > DRIFT_REF_DOCS:
+            results["analysis_ref"], ref_revised = ragtt_analysis(
+                work / "ragtt-drift-ref", docs[:DRIFT_REF_DOCS], queries, args.rounds, prof, "ref", ingest=True)
         log(f"ragtt: {args.versions} table versions (one small ingest call each)")
         results["versions"] = ragtt_versions(work, docs, queries, base, args.versions, args.rounds, prof)
         peer = None
         if not args.no_peer:
             log(f"rag-timetravel 1.2.0 in {PEER_VENV}: same {args.docs} documents, one ingest call each")
-            peer = run_peer(work, docs[: args.docs], queries, max(1, args.rounds - 1), timeout=1800)
-            if not np.allclose(np.asarray(peer.pop("embed_probe"), dtype=np.float32), probe, atol=0):
-                print("bench: the peer's embedder differs from ragtt.HashEmbedder", file=sys.stderr)
-                return 2
+            peer = run_peer(work, docs[: args.docs], queries, max(1, args.rounds - 1), timeout=1800,
+                            analysis=peer_analysis_job(queries, revised, args.peer_drift_timeout))
+            if ref_revised is not None:
+                log(f"rag-timetravel 1.2.0: drift and lineage at {DRIFT_REF_DOCS} documents")
+                results["peer_ref"] = run_peer(work, docs[:DRIFT_REF_DOCS], queries, 1, timeout=900,
+                                               name="peer-ref", modes=(),
+                                               analysis=peer_analysis_job(queries, ref_revised,
+                                                                          args.peer_drift_timeout))
+            for part in (peer, results.get("peer_ref") or {}):
+                if "embed_probe" in part and not np.allclose(
+                        np.asarray(part.pop("embed_probe"), dtype=np.float32), probe, atol=0):
+                    print("bench: the peer's embedder differs from ragtt.HashEmbedder", file=sys.stderr)
+                    return 2
         results["peer"] = peer
         extra = [] if args.no_extra else run_other_benches()
     finally:
@@ -430,12 +577,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{results['versions']['mismatches']} of {2 * len(results['versions']['small']['samples_ms'])} "
         f"(versions; replays on both projects)",
     ]
+    notes.extend(analysis_notes(results, peer, args))
     if peer:
         agreement = vector_agreement(m["query"]["vector"]["top_sources"], peer["query"]["vector"]["top_sources"])
         if agreement is not None:
             notes.append(f"vector top-{TOP_K} agreement with the peer (mean Jaccard of sources): {agreement:.3f}")
     else:
-        notes.append("peer skipped (--no-peer): targets 3 and 4 read n/a")
+        notes.append("peer skipped (--no-peer): targets 3, 4 and 5's lineage read n/a")
     if args.quick:
         notes.append("--quick: sizes are smaller than the targets'; the verdicts are indicative only")
     load_after = os.getloadavg()
@@ -454,8 +602,9 @@ def main(argv: list[str] | None = None) -> int:
                             "rounds": args.rounds, "quick": args.quick, "corpus": source,
                             "python": platform.python_version(), "ragtt": ragtt.__version__,
                             "cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after},
-                   "rows": rows, "ragtt": {k: results[k] for k in ("main", "versions")},
-                   "peer": peer, "other_benches": extra, "notes": notes}
+                   "rows": rows, "ragtt": {k: results[k] for k in ("main", "versions", "analysis",
+                                                                   "analysis_ref") if k in results},
+                   "peer": peer, "peer_ref": results.get("peer_ref"), "other_benches": extra, "notes": notes}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
     failed = [r for r in rows if r["status"] == "FAIL"]

@@ -46,3 +46,30 @@ def test_bench_quick_no_peer(tmp_path: Path) -> None:
     assert versions["large"]["table_version"] == 14
     assert versions["mismatches"] == 0
     assert data["ragtt"]["main"]["replay_mismatches"] == 0
+    # issue 5: the drift row is judged on ragtt's own time; lineage needs the peer
+    drift_row = next(r for r in data["rows"] if r["metric"].startswith("full drift scan, 60 docs"))
+    assert drift_row["status"] == "PASS" and drift_row["baseline"] is None
+    lineage_row = next(r for r in data["rows"] if r["metric"].startswith("lineage p50"))
+    assert lineage_row["status"] == "n/a"
+    analysis = data["ragtt"]["analysis"]
+    assert analysis["drift"]["sources"] == 60 and analysis["drift"]["drifted"] >= 1
+    assert analysis["lineage"]["entries"], "the re-ingest should move chunks out of the top-k"
+    assert "analysis_ref" not in data["ragtt"]  # 60 docs: no 200-document reference run
+
+
+def test_bench_revisions_are_deterministic_and_lead_with_the_query() -> None:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import common
+    finally:
+        sys.path.remove(str(BENCH))
+    docs, queries, _ = common.make_corpus(40, seed=3)
+    top = [[docs[5][0], docs[7][0]], [docs[7][0], docs[11][0]]]
+    out = common.revisions(docs, queries[:2], top)
+    assert out == common.revisions(docs, queries[:2], top)
+    every_tenth = {docs[i][0] for i in range(0, 40, common.REVISE_EVERY)}
+    assert set(out) == every_tenth | {docs[5][0], docs[7][0], docs[11][0]}
+    assert out[docs[7][0]].startswith(queries[0])  # the first query whose top-k holds it
+    assert out[docs[11][0]].startswith(queries[1])
+    assert all(len(text) <= common.DOC_MAX_CHARS + 20 for text in out.values())
+    assert all(out[name] != text for name, text in docs if name in out)
