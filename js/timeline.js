@@ -3,6 +3,16 @@
 // validity windows as lanes and the claims valid at the cursor's time.
 // Self-contained ES module (anywidget).
 // Untrusted text (sources, labels, queries, chunk text, claims) reaches the DOM only as text.
+//
+// Two axes, switched by the header's button (the `axis` trait): "time" (wall clock) and
+// "versions" (one equal slot per index version). The version axis's layout comes with the
+// data (`_data.layout`, computed in Python; the rule is in ragtt_nb/timeline.py): event
+// and claim positions in slot units, and the slots' boundaries as ticks, which map the
+// cursor between times and positions. No kernel needed, so both work in a report.
+//
+// Test hook: the root's `data-axis` is the axis drawn ("time" or "versions"), and its
+// `data-label-boxes` the snapshot labels drawn, as JSON [{x0, x1, text, label, version}]
+// (CSS px from the canvas's left edge; `text` as drawn, maybe shortened with "…").
 
 const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
 const ROW = 16;          // lane height, CSS px
@@ -13,6 +23,8 @@ const MAX_CLAIM_LANES = 40;
 const MAX_CLAIMS_LISTED = 200;
 const FLAG = { SUPERSEDED: 1, OPEN: 2 };
 const LANE = { ENTITY: 0, TYPE: 1 };
+const LABEL_GAP = 6;     // px between two labels on one line
+const AXES = ["time", "versions"];
 
 /** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
 function typed(buf) {
@@ -49,9 +61,14 @@ function decode(data) {
     namespace: cl.namespace, lanes: cl.lanes, laneKind: typed(cl.lane_kind),
     ids: cl.ids, content: cl.content, type: cl.type, confidence: typed(cl.confidence),
     from: typed(cl.from), until: typed(cl.until), lane: typed(cl.lane), flags: typed(cl.flags),
+    fromX: typed(cl.from_x), untilX: typed(cl.until_x),
+  };
+  const lay = data.layout;
+  const layout = {
+    auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x),
   };
   return {
-    t0: data.t0_ms, unit: data.t_unit_ms, claims,
+    t0: data.t0_ms, unit: data.t_unit_ms, claims, layout,
     versions, vt: typed(data.versions.t), ops: data.versions.operation,
     et: typed(ev.t), kind: typed(ev.kind), lane: typed(ev.lane), ev: typed(ev.version),
     docs: data.docs, presence: typed(data.presence), snapshots: data.snapshots, focal,
@@ -65,10 +82,65 @@ function fmtTime(d, ticks) {
   return date.toISOString().replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
 }
 
+/** Ticks to a position on the version axis (the rule of ragtt_nb/timeline.py's
+ *  _slot_positions): the last slot starting at or before `ticks`, linearly inside it. */
+function posOfTicks(layout, ticks) {
+  const b = layout.bounds, slots = layout.slots;
+  let j = 0;
+  for (let k = 0; k < slots; k++) if (b[k] <= ticks) j = k;
+  const w = b[j + 1] - b[j];
+  return j + (w > 0 ? Math.max(0, Math.min(1, (ticks - b[j]) / w)) : 0);
+}
+
+/** The inverse: a position on the version axis to ticks. */
+function ticksOfPos(layout, pos) {
+  const b = layout.bounds;
+  const j = Math.max(0, Math.min(layout.slots - 1, Math.floor(pos)));
+  const f = Math.max(0, Math.min(1, pos - j));
+  return Math.round(b[j] + f * (b[j + 1] - b[j]));
+}
+
+/** Place labels on one line without overlaps. `marks` are {x, text, ...}; each label goes
+ *  right of its mark (up to the next mark), else left of it, shortened with "…" when only
+ *  part fits, skipped when not even that does. Returns the drawn boxes {x0, x1, text, mark}. */
+function placeLabels(g, marks, left, right) {
+  const sorted = [...marks].sort((a, b) => a.x - b.x);
+  const minW = g.measureText("ab…").width;
+  const boxes = [];
+  let prevRight = -Infinity;
+  sorted.forEach((m, k) => {
+    const full = g.measureText(m.text).width;
+    const floor = Math.max(left, prevRight + LABEL_GAP);
+    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity);
+    const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
+    const leftRoom = m.x - 4 - floor;
+    let side, room;
+    if (full <= rightRoom) { side = "right"; room = full; }
+    else if (full <= leftRoom) { side = "left"; room = full; }
+    else if (Math.max(rightRoom, leftRoom) >= minW) {
+      side = rightRoom >= leftRoom ? "right" : "left";
+      room = Math.max(rightRoom, leftRoom);
+    } else return;
+    let text = m.text;
+    if (full > room) {
+      let n = text.length;
+      while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > room) n--;
+      text = `${text.slice(0, n)}…`;
+    }
+    const w = g.measureText(text).width;
+    const x0 = side === "right" ? m.x + 4 : m.x - 4 - w;
+    boxes.push({ x0, x1: x0 + w, text, mark: m });
+    prevRight = x0 + w;
+  });
+  return boxes;
+}
+
 function render({ model, el: host }) {
   let d = decode(model.get("_data"));
   let index = 0;          // index into d.versions of the cursor
   let cursorT = 0;        // the cursor's time in ticks: a version's, or (with claims) wherever it was dragged
+  let cursorP = 0;        // the same place on the version axis (slot units)
+  let snapBoxes = [];     // the snapshot labels drawn: {x0, x1, text, mark}
   let claimsKey = null;   // the claims listed now (to redraw the list only when it changes)
   let placed = false;     // whether the cursor has been placed since the data arrived
   let playing = null;     // interval id while playing
@@ -82,7 +154,13 @@ function render({ model, el: host }) {
   const head = el("div", "ragtt-tl-head");
   const title = el("span", "ragtt-tl-title", "Timeline");
   const focalText = el("span", "ragtt-tl-query");
-  head.append(title, focalText);
+  const axisBtn = el("button", "ragtt-tl-btn ragtt-tl-axis");
+  axisBtn.type = "button";
+  axisBtn.addEventListener("click", () => {
+    model.set("axis", mode() === "time" ? "versions" : "time");
+    model.save_changes();
+  });
+  head.append(title, focalText, axisBtn);
 
   const controls = el("div", "ragtt-tl-controls");
   const button = (label, aria, fn) => {
@@ -119,6 +197,11 @@ function render({ model, el: host }) {
   host.append(root);
 
   // -- geometry -------------------------------------------------------------------------
+  /** The axis drawn: the `axis` trait, or for "auto" what Python resolved it to. */
+  const mode = () => {
+    const a = model.get("axis");
+    return AXES.includes(a) ? a : (AXES.includes(d.layout.auto) ? d.layout.auto : "time");
+  };
   const span = () => {
     let lo = Infinity, hi = -Infinity;
     const arrays = [d.vt, d.et];
@@ -137,6 +220,13 @@ function render({ model, el: host }) {
   const plotW = () => Math.max(40, scroller.clientWidth - LABEL_W - 2 * PAD);
   const xOf = (ticks) => LABEL_W + PAD + ((ticks - tLo) / (tHi - tLo)) * plotW();
   const ticksAt = (x) => Math.max(tLo, Math.min(tHi, tLo + ((x - LABEL_W - PAD) / plotW()) * (tHi - tLo)));
+  // the version axis: positions in slot units, 0 .. layout.slots
+  const xOfP = (pos) => LABEL_W + PAD + (pos / d.layout.slots) * plotW();
+  const posAt = (x) => Math.max(0, Math.min(d.layout.slots, ((x - LABEL_W - PAD) / plotW()) * d.layout.slots));
+  // where things are drawn, on the axis shown now
+  const versionX = (i) => (mode() === "time" ? xOf(d.vt[i]) : xOfP(d.layout.first + i));
+  const eventX = (i) => (mode() === "time" ? xOf(d.et[i]) : xOfP(d.layout.eventX[i]));
+  const cursorX = () => (mode() === "time" ? xOf(cursorT) : xOfP(cursorP));
   /** The version at a time: the latest one committed at or before it (or the first). */
   function indexAtTicks(ticks) {
     let best = 0;
@@ -215,9 +305,19 @@ function render({ model, el: host }) {
       g.fillText(name, 4, laneY(l) + ROW / 2);
     }
     g.font = `11px ${c.font}`;
+    const versionsAxis = mode() === "versions";
+    if (versionsAxis) {  // every other slot shaded, so equal slots read as slots
+      g.save();
+      g.globalAlpha = 0.35;
+      g.fillStyle = c.grid;
+      for (let j = d.layout.first; j < d.layout.slots; j += 2) {
+        g.fillRect(xOfP(j), 0, xOfP(j + 1) - xOfP(j), lanes * ROW);
+      }
+      g.restore();
+    }
     // version ticks on the axis
     g.fillStyle = c.grid;
-    for (let i = 0; i < d.vt.length; i++) g.fillRect(Math.round(xOf(d.vt[i])), 0, 1, lanes * ROW);
+    for (let i = 0; i < d.vt.length; i++) g.fillRect(Math.round(versionX(i)), 0, 1, lanes * ROW);
     const laneOfDoc = new Map(), laneOfClaim = new Map();
     rowList.forEach((row, i) => {
       if (row.kind === "doc") laneOfDoc.set(row.key, i);
@@ -231,22 +331,47 @@ function render({ model, el: host }) {
       else if (k === KIND.SNAPSHOT) { lane = 1; color = c.snapshot; }
       else { lane = laneOfDoc.get(d.lane[i]); color = k === KIND.REMOVE ? c.remove : c.ingest; if (lane === undefined) continue; }
       g.fillStyle = color;
-      g.fillRect(Math.round(xOf(d.et[i])) - 1, laneY(lane) + 3, 3, ROW - 7);
+      g.fillRect(Math.round(eventX(i)) - 1, laneY(lane) + 3, 3, ROW - 7);
     }
-    // snapshot labels beside their marks (canvas text: never parsed as HTML)
-    g.fillStyle = c.fg;
-    for (let i = 0; i < d.kind.length; i++) {
-      if (d.kind[i] !== KIND.SNAPSHOT) continue;
-      const snap = d.snapshots.find((s) => s.version === d.ev[i]);
-      if (snap) g.fillText(snap.label, Math.round(xOf(d.et[i])) + 4, laneY(1) + ROW / 2);
+    // snapshot labels beside their marks, never over each other (canvas text: never parsed as HTML)
+    const marks = d.snapshots.filter((s) => s.event >= 0 && s.event < d.kind.length)
+      .map((s) => ({ x: Math.round(eventX(s.event)), text: s.label, snap: s }));
+    snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD);
+    for (const b of snapBoxes) {  // a backdrop, so a label set left of its mark stays legible over others' ticks
+      g.fillStyle = c.bg;
+      g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
+      g.fillStyle = c.fg;
+      g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
     }
-    // time labels at both ends
+    root.dataset.labelBoxes = JSON.stringify(snapBoxes.map((b) => ({
+      x0: Math.round(b.x0 * 10) / 10, x1: Math.round(b.x1 * 10) / 10, text: b.text,
+      label: b.mark.snap.label, version: b.mark.snap.version,
+    })));
+    // under the lanes: the time at both ends, or each slot's version
     g.fillStyle = c.dim;
-    g.fillText(fmtTime(d, tLo), LABEL_W + PAD, lanes * ROW + 9);
-    const end = fmtTime(d, tHi);
-    g.fillText(end, w - PAD - g.measureText(end).width, lanes * ROW + 9);
+    const axisMarks = versionsAxis
+      ? [...(d.layout.first ? [{ x: xOfP(0) - 4, text: "earlier" }] : []),
+        ...Array.from(d.versions, (v, i) => ({ x: versionX(i) - 4, text: `v${v}` }))]
+      : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, tLo) }];
+    const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
+    if (!versionsAxis) {  // the end time, right-aligned, unless it would run into the start
+      const end = fmtTime(d, tHi), ew = g.measureText(end).width;
+      if (!axisBoxes.length || w - PAD - ew >= axisBoxes[0].x1 + LABEL_GAP) g.fillText(end, w - PAD - ew, lanes * ROW + 9);
+    }
+    for (const b of axisBoxes) g.fillText(b.text, b.x0, lanes * ROW + 9);
     cursor.style.height = `${lanes * ROW}px`;
     placeCursor();
+    showAxis();
+  }
+
+  function showAxis() {
+    const m = mode();
+    root.dataset.axis = m;
+    axisBtn.textContent = m === "time" ? "Axis: time" : "Axis: versions";
+    axisBtn.setAttribute("aria-label", m === "time" ? "axis: time; switch to one slot per version"
+      : "axis: one slot per version; switch to time");
+    axisBtn.title = m === "time" ? "Drawn at wall-clock time; click for one equal slot per index version"
+      : "One equal slot per index version; click for wall-clock time";
   }
 
   /** Each claim a bar from valid_from to valid_until (open ones to the axis end); superseded
@@ -260,8 +385,9 @@ function render({ model, el: host }) {
     for (let i = 0; i < k.ids.length; i++) {
       const lane = laneOfClaim.get(k.lane[i]);
       if (lane === undefined) continue;
-      const x0 = Math.max(LABEL_W, xOf(k.from[i]));
-      const x1 = k.flags[i] & FLAG.OPEN ? right : Math.min(right, xOf(k.until[i]));
+      const versionsAxis = mode() === "versions";
+      const x0 = Math.max(LABEL_W, versionsAxis ? xOfP(k.fromX[i]) : xOf(k.from[i]));
+      const x1 = k.flags[i] & FLAG.OPEN ? right : Math.min(right, versionsAxis ? xOfP(k.untilX[i]) : xOf(k.until[i]));
       const y = laneY(lane) + 3, h = ROW - 7, bw = Math.max(2, x1 - x0);
       if (k.flags[i] & FLAG.SUPERSEDED) {
         g.globalAlpha = 0.18;
@@ -286,7 +412,7 @@ function render({ model, el: host }) {
   }
 
   function placeCursor() {
-    cursor.style.left = `${Math.round(xOf(cursorT)) - 1}px`;
+    cursor.style.left = `${Math.round(cursorX()) - 1}px`;
     cursor.setAttribute("aria-valuemin", String(d.versions[0]));
     cursor.setAttribute("aria-valuemax", String(d.versions[d.versions.length - 1]));
     cursor.setAttribute("aria-valuenow", String(d.versions[index]));
@@ -408,13 +534,15 @@ function render({ model, el: host }) {
   }
 
   // -- cursor movement --------------------------------------------------------------------
-  /** Move the cursor to version `i` (at its commit time, or at `ticks` when given). */
-  function go(i, { sync = true, ticks = null } = {}) {
+  /** Move the cursor to version `i` (at its commit time, or at `ticks` when given, at `pos`
+   *  on the version axis when given too). */
+  function go(i, { sync = true, ticks = null, pos = null } = {}) {
     const next = Math.max(0, Math.min(d.versions.length - 1, i));
     const changed = next !== index;
     index = next;
     placed = true;
     cursorT = ticks === null ? d.vt[index] : ticks;
+    cursorP = ticks === null ? d.layout.first + index : (pos === null ? posOfTicks(d.layout, ticks) : pos);
     placeCursor();
     showPanes();
     showClaims();
@@ -424,16 +552,42 @@ function render({ model, el: host }) {
     }
   }
 
-  /** Dragging: with claims the cursor follows the pointer's time; without, it snaps to versions. */
+  /** Dragging: with claims the cursor follows the pointer's time; without, it snaps to versions.
+   *  On the version axis the slot under the pointer is the version. */
   function goTo(x) {
+    if (mode() === "versions") {
+      const pos = posAt(x);
+      const slot = Math.min(d.layout.slots - 1, Math.floor(pos));
+      go(slot - d.layout.first, d.claims ? { ticks: ticksOfPos(d.layout, pos), pos } : {});
+      return;
+    }
     const ticks = ticksAt(x);
     const i = indexAtTicks(ticks);
     go(i, { ticks: d.claims ? ticks : null });
   }
 
+  /** The tooltip: a snapshot's full label over its mark or label; on the version axis, the slot's version. */
+  function hover(x, y) {
+    const inSnapLane = y >= laneY(1) && y < laneY(2);
+    const snap = inSnapLane && (snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2)
+      || snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
+    let tip = "";
+    if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;
+    else if (inSnapLane) {
+      const near = d.snapshots.find((s) => s.event >= 0 && s.event < d.kind.length && Math.abs(x - eventX(s.event)) <= 3);
+      if (near) tip = `snapshot ${near.label} (v${near.version})`;
+    }
+    if (!tip && mode() === "versions" && x >= LABEL_W) {
+      const i = Math.min(d.layout.slots - 1, Math.floor(posAt(x))) - d.layout.first;
+      tip = i < 0 ? "before the first index version"
+        : `v${d.versions[i]} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
+    }
+    if (scroller.title !== tip) scroller.title = tip;
+  }
+
   function fromModel() {
     const v = model.get("version");
-    if (placed && d.versions[index] === v && d.claims) {  // our own change echoed back: keep the dragged time
+    if (placed && d.versions[index] === v && d.claims) {  // our own change echoed back: keep the dragged place
       placeCursor();
       showPanes();
       showClaims();
@@ -466,7 +620,11 @@ function render({ model, el: host }) {
     goTo(e.clientX - canvas.getBoundingClientRect().left);
     e.preventDefault();
   };
-  const onMove = (e) => { if (dragging) goTo(e.clientX - canvas.getBoundingClientRect().left); };
+  const onMove = (e) => {
+    const r = canvas.getBoundingClientRect();
+    if (dragging) goTo(e.clientX - r.left);
+    else hover(e.clientX - r.left, e.clientY - r.top);
+  };
   const onUp = (e) => {
     dragging = false;
     if (scroller.hasPointerCapture(e.pointerId)) scroller.releasePointerCapture(e.pointerId);
@@ -498,9 +656,11 @@ function render({ model, el: host }) {
   function showHead() {
     focalText.textContent = d.focal ? `query ${d.focal.query_id}: ${d.focal.text}` : "";
   }
+  const onAxis = () => { draw(); };
   model.on("change:version", fromModel);
   model.on("change:selected", onSelected);
   model.on("change:_data", onData);
+  model.on("change:axis", onAxis);
 
   const resize = new ResizeObserver(() => draw());
   resize.observe(scroller);
@@ -517,6 +677,7 @@ function render({ model, el: host }) {
     model.off("change:version", fromModel);
     model.off("change:selected", onSelected);
     model.off("change:_data", onData);
+    model.off("change:axis", onAxis);
   };
 }
 

@@ -216,7 +216,10 @@ def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
 @verb("timeline", "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change; with "
                   "--assertions NAMESPACE, the claims' validity windows as lanes",
       arg("query_id", nargs="?"), arg("--at", type=int, help="the version to start at"),
-      arg("--assertions", metavar="NAMESPACE", help="draw this assertion namespace's claims as lanes"))
+      arg("--assertions", metavar="NAMESPACE", help="draw this assertion namespace's claims as lanes"),
+      arg("--axis", choices=["auto", "time", "versions"], default="auto",
+          help="time: wall clock; versions: one equal slot per index version; auto (default): versions "
+               "when the gaps between commits vary by more than 20x"))
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
     from traitlets import TraitError
 
@@ -224,7 +227,7 @@ def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
 
     try:
         return Timeline(m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at,
-                        assertions=a.assertions)
+                        assertions=a.assertions, axis=a.axis)
     except (ValueError, TraitError) as exc:
         raise UsageError(f"%ragtt timeline: {exc}") from None
 

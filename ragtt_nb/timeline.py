@@ -13,6 +13,25 @@ one lane per ``entity_id``, and one per assertion ``type`` for claims without an
 Every claim travels (ticks, lane, flags as int32 buffers; ids and text as string lists), so
 the view lists the claims valid at the cursor's time (``valid_from <= t < valid_until``)
 while scrubbing, in a live kernel or in an exported report.
+
+Two axes (the ``axis`` trait; the header's toggle button switches the view between them):
+
+- ``"time"``: everything at its wall-clock time. Readable when commits are evenly spread.
+- ``"versions"``: each index version gets an equal slot, ``[j, j + 1)`` in slot units,
+  starting at the version's commit. An event goes in the slot of the index version it
+  belongs to (``index_version``): the events of one slot are spread over it in log order,
+  events logged in the same millisecond sharing a place, from ``j + 0.1`` to ``j + 0.9``.
+  A time ``t`` (claim windows, the cursor dragged with claims) maps to the slot of the
+  version committed at or before ``t`` (the last one when several commits share a time),
+  linearly inside the slot between that commit and the next; the last slot ends at the
+  latest time on the axis. Times before the first commit (claims can start earlier) get
+  a leading slot of their own from the earliest time on the axis; open claims run to the
+  axis end. Python computes this layout once (float32 positions in ``_data["layout"]``,
+  plus the slot boundaries as ticks, so the view maps its cursor both ways), so both
+  axes work in an exported report.
+- ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` when the gaps
+  between consecutive commits vary by more than ``AUTO_RATIO`` (20x), ``"time"`` otherwise;
+  see ``auto_axis``. ``Timeline.axis_mode`` and ``_data["layout"]["auto"]`` hold the result.
 """
 
 from __future__ import annotations
@@ -46,6 +65,12 @@ _INT32_MAX = 2**31 - 1
 FLAG_SUPERSEDED, FLAG_OPEN = 1, 2
 # Claim lanes: one per entity, else one per assertion type.
 LANE_ENTITY, LANE_TYPE = 0, 1
+# Axis modes, and the auto rule's threshold (see auto_axis).
+AXES = ("auto", "time", "versions")
+AUTO_RATIO = 20.0
+_SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is not compared
+# Where a slot's events go, in slot units: from its start plus SLOT_IN to its start plus 1 - SLOT_IN.
+SLOT_IN = 0.1
 
 
 class Timeline(anywidget.AnyWidget):
@@ -56,6 +81,7 @@ class Timeline(anywidget.AnyWidget):
     >>> tl.chunks_at(2)         # the focal query's chunk ids at version 2
     >>> tl = Timeline(proj, assertions="policy")  # doctest: +SKIP
     >>> tl.claims_at(datetime(2024, 7, 1, tzinfo=UTC))  # ids of the claims valid then
+    >>> tl.axis = "versions"    # one equal slot per index version (the header's button toggles it)
     """
 
     _esm = static_file("timeline.js")
@@ -65,11 +91,14 @@ class Timeline(anywidget.AnyWidget):
     """The index version under the cursor. Set it to move the cursor; the view sets it when dragged."""
     selected = t.List(t.Unicode()).tag(sync=True)
     """Chunk ids the user clicked in the view (shown there as "N selected")."""
+    axis = t.Enum(AXES, "auto").tag(sync=True)
+    """``"time"``, ``"versions"`` (one equal slot per index version) or ``"auto"`` (see ``axis_mode``).
+    The view's toggle button sets it to the mode it switches to."""
     _data = t.Dict().tag(sync=True)
     """The private wire format: axis, lanes, presence intervals and precomputed results (buffers)."""
 
     def __init__(self, proj: ragtt.Project, query_id: str | None = None, *, version: int | None = None,
-                 assertions: str | None = None) -> None:
+                 assertions: str | None = None, axis: str = "auto") -> None:
         import ragtt
 
         if not isinstance(proj, ragtt.Project):
@@ -81,7 +110,7 @@ class Timeline(anywidget.AnyWidget):
         self._claims = claims
         self._version_s = [float(x) for x in _epoch_ms(proj.versions()["committed_at"]) / 1000.0]
         start = versions[-1] if version is None else version
-        super().__init__(_data=data, version=start)
+        super().__init__(_data=data, version=start, axis=axis)
 
     @t.validate("version")
     def _check_version(self, proposal: dict[str, Any]) -> int:
@@ -95,6 +124,11 @@ class Timeline(anywidget.AnyWidget):
     def versions(self) -> list[int]:
         """Every index version on the axis, oldest first."""
         return list(self._versions)
+
+    @property
+    def axis_mode(self) -> str:
+        """The axis drawn now: ``axis``, or for ``"auto"`` what ``auto_axis`` chose for this history."""
+        return str(self._data["layout"]["auto"]) if self.axis == "auto" else self.axis
 
     @property
     def query_id(self) -> str | None:
@@ -173,6 +207,65 @@ class _Claims:
     lane_kinds: list[int]
 
 
+def auto_axis(committed_s: Any) -> str:
+    """The axis ``"auto"`` picks for commits at ``committed_s`` (seconds, oldest first).
+
+    The gaps between consecutive commits are compared, leaving out gaps under a millisecond
+    (commits of one burst, such as a project's creation). ``"versions"`` when the largest gap
+    is more than ``AUTO_RATIO`` times the smallest (bursts of activity separated by pauses:
+    on a time axis the bursts pile up on a few pixels); ``"time"`` otherwise, and when there
+    are fewer than two gaps to compare.
+    """
+    gaps = np.diff(np.asarray(committed_s, dtype=np.float64))
+    gaps = gaps[gaps >= _SAME_COMMIT_S]
+    if len(gaps) < 2:
+        return "time"
+    return "versions" if float(gaps.max()) > AUTO_RATIO * float(gaps.min()) else "time"
+
+
+def _slot_positions(bounds: np.ndarray, ticks: np.ndarray) -> np.ndarray:
+    """Times (ticks) to positions on the version axis: slot ``j`` covers ``[bounds[j],
+    bounds[j + 1])``; a time goes in the last slot whose start is at or before it (the
+    first for earlier times), linearly inside it (a slot of no duration: at its start)."""
+    slots = len(bounds) - 1
+    t = np.asarray(ticks, dtype=np.float64)
+    j = np.clip(np.searchsorted(bounds, t, side="right") - 1, 0, slots - 1)
+    lo, hi = bounds[j], bounds[j + 1]
+    width = hi - lo
+    frac = np.where(width > 0, (t - lo) / np.where(width > 0, width, 1.0), 0.0)
+    return j + np.clip(frac, 0.0, 1.0)
+
+
+def _version_layout(version_t: np.ndarray, event_t: np.ndarray, event_v: list[int], versions: list[int],
+                    claim_ticks: list[np.ndarray]) -> tuple[int, np.ndarray, np.ndarray]:
+    """The version axis (see the module's docstring): the first version's slot (1 when the
+    axis starts before the first commit, else 0), the slot boundaries as ticks and the
+    events' positions. Version ``i`` (in ``versions``) starts at ``first + i``."""
+    finite = [x for x in claim_ticks if len(x)]
+    t_min = min([float(version_t.min())] + [float(x.min()) for x in finite])
+    t_end = max([float(version_t.max())] + [float(x.max()) for x in [event_t, *finite] if len(x)])
+    first = 1 if t_min < version_t[0] else 0
+    # a clock that stepped back between commits must not unsort the boundaries
+    bounds = np.maximum.accumulate(np.concatenate([[t_min] if first else [], version_t.astype(np.float64), [t_end]]))
+    slot_of = {v: first + i for i, v in enumerate(versions)}
+    event_x = np.zeros(len(event_t), dtype=np.float64)
+    # each slot's events in log order, the ones logged at the same tick sharing a place
+    groups: dict[int, list[tuple[int, int]]] = {}  # slot -> (event, group) in log order
+    for i, (ts, v) in enumerate(zip(event_t.tolist(), event_v, strict=True)):
+        slot = slot_of.get(v)
+        if slot is None:  # an event of no known version: at its time
+            event_x[i] = _slot_positions(bounds, np.array([ts]))[0]
+            continue
+        members = groups.setdefault(slot, [])
+        group = 0 if not members else members[-1][1] + (event_t[members[-1][0]] != ts)
+        members.append((i, int(group)))
+    for slot, members in groups.items():
+        n = members[-1][1] + 1
+        for i, group in members:
+            event_x[i] = slot + SLOT_IN + (1 - 2 * SLOT_IN) * group / n
+    return first, bounds, event_x
+
+
 def known_namespaces(store: Any) -> list[str]:
     """The namespaces of an AssertionStore, sorted."""
     return [info.name for info in store.namespaces.all()]
@@ -221,7 +314,7 @@ def _read_claims(proj: Any, namespace: object) -> _Claims:
     )
 
 
-def _claims_wire(c: _Claims, t0: float, unit: int) -> dict[str, Any]:
+def _claims_wire(c: _Claims, t0: float, unit: int, bounds: np.ndarray) -> dict[str, Any]:
     def ticks(seconds: list[float]) -> np.ndarray:
         return np.round((np.asarray(seconds, dtype=np.float64) * 1000.0 - t0) / unit)
 
@@ -236,6 +329,9 @@ def _claims_wire(c: _Claims, t0: float, unit: int) -> dict[str, Any]:
         "confidence": array(c.confidence, "float32"),
         "from": array(ticks(c.valid_from), "int32"), "until": array(until, "int32"),
         "lane": array(c.lane, "int32"), "flags": array(flags, "int32"),
+        # on the version axis (slot units); open claims run to its end
+        "from_x": array(_slot_positions(bounds, ticks(c.valid_from)), "float32"),
+        "until_x": array(np.where(open_, len(bounds) - 1, _slot_positions(bounds, until)), "float32"),
     }
 
 
@@ -274,21 +370,30 @@ def _build(proj: Any, query_id: str | None,
         lanes.append(doc_index[source])
     kinds = [_KINDS[k] for k in events["type"].to_list()]
     event_versions = events["index_version"].fill_null(0).to_list()
+    version_t = np.round((version_ms - t0) / unit)
+    event_t = np.round((event_ms - t0) / unit)
+    claim_ticks: list[np.ndarray] = []
+    if claims is not None:
+        claim_ticks = [np.round((np.asarray(x, dtype=np.float64) * 1000.0 - t0) / unit) for x in
+                       (claims.valid_from, [u for u in claims.valid_until if u is not None])]
+    first, bounds, event_x = _version_layout(version_t, event_t, event_versions, versions, claim_ticks)
 
     data: dict[str, Any] = {
         "t0_ms": t0, "t_unit_ms": unit,
         "versions": {"version": array(versions, "int32"),
-                     "t": array(np.round((version_ms - t0) / unit), "int32"),
+                     "t": array(version_t, "int32"),
                      "operation": [str(o) for o in versions_frame["operation"].to_list()]},
-        "events": {"t": array(np.round((event_ms - t0) / unit), "int32"), "kind": array(kinds, "int32"),
+        "events": {"t": array(event_t, "int32"), "kind": array(kinds, "int32"),
                    "lane": array(lanes, "int32"), "version": array(event_versions, "int32")},
         "docs": docs,
         "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
-        "snapshots": [{"label": lbl, "version": int(v)} for lbl, v, k in
-                      zip(events["label"].to_list(), event_versions, kinds, strict=True)
+        "snapshots": [{"label": lbl, "version": int(v), "event": i} for i, (lbl, v, k) in
+                      enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
                       if k == KIND_SNAPSHOT and lbl is not None],
+        "layout": {"auto": auto_axis(version_ms / 1000.0), "first": first, "slots": len(bounds) - 1,
+                   "bounds": array(bounds, "int32"), "event_x": array(event_x, "float32")},
         "focal": None,
-        "claims": None if claims is None else _claims_wire(claims, t0, unit),
+        "claims": None if claims is None else _claims_wire(claims, t0, unit, bounds),
     }
     results: list[list[str]] = []
     if query_id is not None:

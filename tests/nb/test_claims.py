@@ -219,3 +219,31 @@ def test_script_payloads_in_claims_never_run_in_the_report(claims_report: Path, 
     uptime = page.locator(".ragtt-timeline .ragtt-claim[data-assertion-id='uptime'] .ragtt-claim-entity")
     assert "onerror" in uptime.inner_text()  # the entity id, shown as text
     assert offline.aborted == [] and offline.errors == []
+
+
+def test_claims_on_the_version_axis(claims_project: dict[str, Any]) -> None:
+    """The version axis (ragtt_nb/timeline.py's rule): claims older than the first commit get a
+    leading slot; open claims run to the axis end; a time maps into the slot of the version
+    committed at or before it, linearly inside it."""
+    proj = claims_project["proj"]
+    tl = Timeline(proj, assertions="policy", axis="versions")
+    lay, wire = tl._data["layout"], tl._data["claims"]
+    assert tl.axis_mode == "versions" and lay["first"] == 1 and lay["slots"] == len(tl.versions) + 1
+    bounds = np.frombuffer(lay["bounds"]["view"], "<i4").tolist()
+    assert bounds[1:-1] == _ints(tl._data["versions"]["t"]) and bounds[0] == min(_ints(wire["from"]))
+    frm = np.frombuffer(wire["from_x"]["view"], "<f4").tolist()
+    until = np.frombuffer(wire["until_x"]["view"], "<f4").tolist()
+    ids = wire["ids"]
+    flags = _ints(wire["flags"])
+    for i, aid in enumerate(ids):
+        assert 0 <= frm[i] < 1, aid  # every claim starts before the project existed
+        if flags[i] & FLAG_OPEN:
+            assert until[i] == lay["slots"], aid
+        else:
+            assert frm[i] <= until[i] < 1, aid
+    # the supersession: the old claim ends where its successor starts
+    assert until[ids.index("refund-r1")] == frm[ids.index("refund-r2")]
+    # the earliest claim starts the axis; the pre-slot's positions follow the claims' times linearly
+    ticks = _ints(wire["from"])
+    for i in range(len(ids)):
+        assert abs(frm[i] - (ticks[i] - bounds[0]) / (bounds[1] - bounds[0])) < 1e-5
