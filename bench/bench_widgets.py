@@ -61,13 +61,11 @@ def page_html(timeline: object) -> str:
 
 
 def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
-    from playwright.sync_api import sync_playwright
-
     probe = """
-      window.__renderStart = null;
+      window.__viewStart = null;
       new MutationObserver((_, obs) => {
-        if (!window.__renderStart && document.querySelector('.widget-subarea')) {
-          window.__renderStart = performance.now();
+        if (!window.__viewStart && document.querySelector('.widget-subarea')) {
+          window.__viewStart = performance.now();
         }
         const root = document.querySelector('.ragtt-timeline');
         if (root && root.querySelector('canvas').width > 0) {
@@ -76,6 +74,16 @@ def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
         }
       }).observe(document, { childList: true, subtree: true });
     """
+    return paint_times(html, probe, rounds, root=".ragtt-timeline", timeout_ms=30_000)
+
+
+def paint_times(html: Path, probe: str, rounds: int, *, root: str, timeout_ms: int) -> list[tuple[float, float]]:
+    """(navigation -> painted, view start -> painted) in seconds, per round, offline.
+
+    ``probe`` is an init script that sets ``window.__painted`` and ``window.__viewStart``.
+    """
+    from playwright.sync_api import sync_playwright
+
     out = []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
@@ -84,10 +92,9 @@ def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
             page.route(lambda u: not u.startswith(("file:", "data:", "blob:")), lambda r: r.abort())
             page.add_init_script(probe)
             page.goto(html.as_uri())
-            page.wait_for_function("window.__painted", timeout=30_000)
-            painted, start = page.evaluate("[window.__painted, window.__renderStart]")
-            marks = page.evaluate("document.querySelectorAll('.ragtt-timeline').length")
-            assert marks == 1, "the timeline did not render"
+            page.wait_for_function("window.__painted", timeout=timeout_ms)
+            painted, start = page.evaluate("[window.__painted, window.__viewStart]")
+            assert page.evaluate(f"document.querySelectorAll('{root}').length") == 1, f"{root} did not render"
             out.append((painted / 1000, (painted - start) / 1000))
             page.close()
         browser.close()

@@ -29,7 +29,7 @@ import numpy as np
 import ragtt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_widgets import CHROMIUM_ARGS, page_html  # the sibling bench's page builder
+from bench_widgets import CHROMIUM_ARGS, page_html, paint_times  # the sibling bench's helpers
 
 REPO = Path(__file__).resolve().parents[1]
 PDF = REPO.parent / "shared" / "corpora" / "pdfs" / "docling__normal_4pages.pdf"
@@ -54,8 +54,6 @@ def scatter(points: int) -> object:
 
 
 def scatter_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
-    from playwright.sync_api import sync_playwright
-
     probe = """
       window.__viewStart = null;
       new MutationObserver((_, obs) => {
@@ -64,20 +62,7 @@ def scatter_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
         if (root) { obs.disconnect(); requestAnimationFrame(() => { window.__painted = performance.now(); }); }
       }).observe(document, { childList: true, subtree: true, attributes: true });
     """
-    out = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS)
-        for _ in range(rounds):
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.route(lambda u: not u.startswith(("file:", "data:", "blob:")), lambda r: r.abort())
-            page.add_init_script(probe)
-            page.goto(html.as_uri())
-            page.wait_for_function("window.__painted", timeout=60_000)
-            painted, start = page.evaluate("[window.__painted, window.__viewStart]")
-            out.append((painted / 1000, (painted - start) / 1000))
-            page.close()
-        browser.close()
-    return out
+    return paint_times(html, probe, rounds, root=".ragtt-drift-scatter", timeout_ms=60_000)
 
 
 def overlay_switches(html: Path, passes: int) -> list[float]:
