@@ -7,8 +7,10 @@ with the query, and says plainly that no model wrote it.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,29 +45,58 @@ class Generator(Protocol):
 
 
 class ExtractiveGenerator:
-    """Offline, deterministic: the best-matching sentences of the retrieved chunks."""
+    """Offline and deterministic: the best-matching passages of the retrieved chunks.
+
+    Each retrieved chunk is cut into sentences; a sentence scores the query's content words it
+    contains, each weighted by how rare it is among all retrieved sentences (an identifier
+    such as ``SEND_FILE_MAX_AGE_DEFAULT`` outweighs "default"). The best sentences are quoted
+    with what follows them in their chunk, up to ``passage_chars``, because the answer often
+    comes right after the line that names the subject.
+    """
 
     model_id = "extractive"
 
-    def __init__(self, max_sentences: int = 3) -> None:
-        self.max_sentences = max_sentences
+    def __init__(self, max_passages: int = 2, passage_chars: int = 480) -> None:
+        self.max_passages = max_passages
+        self.passage_chars = passage_chars
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
         wanted = _stems(query)
-        candidates: list[tuple[float, int, int, str]] = []
-        for chunk in chunks:
-            for position, raw in enumerate(_SENTENCE_END.split(chunk.text)):
-                sentence = " ".join(line for line in raw.splitlines() if not line.lstrip().startswith("#"))
-                sentence = " ".join(sentence.split())
-                if len(sentence) >= 12:
-                    score = len(wanted & _stems(sentence)) / len(wanted) if wanted else 0.0
-                    candidates.append((score, chunk.rank, position, sentence))
-        best = sorted(candidates, key=lambda c: (-c[0], c[1], c[2]))[: self.max_sentences]
-        best = [c for c in best if c[0] > 0] or best[:1]
-        if not best:
+        sentences = {c.rank: [t for t in map(_clean, _SENTENCE_END.split(c.text)) if len(t) >= 12] for c in chunks}
+        units = [(rank, i, _stems(text) & wanted) for rank, seq in sentences.items() for i, text in enumerate(seq)]
+        if not units:
             return Generation(f"{EXTRACTIVE_LABEL}\nNo retrieved text to quote.", self.model_id)
-        quoted = [f"{sentence} [{rank}]" for _, rank, _, sentence in sorted(best, key=lambda c: (c[1], c[2]))]
+        df = Counter(stem for _, _, found in units for stem in found)
+        weight = {stem: math.log(1 + len(units) / n) for stem, n in df.items()}
+        ranked = sorted(((sum(weight[s] for s in found), rank, i) for rank, i, found in units),
+                        key=lambda u: (-u[0], u[1], u[2]))
+        chosen: dict[int, set[int]] = {}
+        for picks, (score, rank, i) in enumerate(ranked):
+            if picks == self.max_passages or (picks and score <= 0):
+                break
+            taken = chosen.setdefault(rank, set())
+            seq, j, size = sentences[rank], i, 0
+            while j < len(seq) and (j == i or size + 1 + len(seq[j]) <= self.passage_chars):
+                size += len(seq[j]) + 1
+                taken.add(j)
+                j += 1
+        quoted = []
+        for rank in sorted(chosen):  # contiguous runs of chosen sentences, in reading order
+            run: list[str] = []
+            for k, text in enumerate(sentences[rank]):
+                if k in chosen[rank]:
+                    run.append(text)
+                elif run:
+                    quoted.append(f"{' '.join(run)} [{rank}]")
+                    run = []
+            if run:
+                quoted.append(f"{' '.join(run)} [{rank}]")
         return Generation(EXTRACTIVE_LABEL + "\n" + "\n".join(quoted), self.model_id)
+
+
+def _clean(raw: str) -> str:
+    """One sentence on one line, without Markdown heading lines (not answers on their own)."""
+    return " ".join(" ".join(line for line in raw.splitlines() if not line.lstrip().startswith("#")).split())
 
 
 def _stems(text: str) -> set[str]:

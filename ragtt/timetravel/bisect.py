@@ -84,12 +84,13 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
     if len(candidates) < 2:
         raise ConfigError(f"bisect needs at least two versions to compare; got {candidates}")
     steps: list[tuple[int, Any]] = []
+    seen: dict[int, Any] = {}
 
     def value_at(i: int) -> Any:
-        result = _evaluate(proj, text, plan, candidates[i], generate)
-        value = fn(result)
-        steps.append((candidates[i], value))
-        return value
+        if i not in seen:  # a version is never retrieved twice
+            seen[i] = fn(_evaluate(proj, text, plan, candidates[i], generate))
+            steps.append((candidates[i], seen[i]))
+        return seen[i]
 
     n = len(candidates)
     budget = math.ceil(math.log2(n)) + 2
@@ -105,8 +106,9 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
             lo = mid
         else:
             hi = mid
-    if len(steps) < budget and n - 1 - hi > 1:
-        probe = (hi + n - 1) // 2
+    unseen_after = [i for i in range(hi + 1, n - 1) if i not in seen]
+    if len(steps) < budget and unseen_after:
+        probe = unseen_after[len(unseen_after) // 2]
         if value_at(probe) == start_value:
             warnings.append(f"not monotone: the value is back to {start_value!r} at version {candidates[probe]}; "
                             "the reported version is one change point, maybe not the only one")

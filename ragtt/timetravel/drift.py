@@ -26,13 +26,14 @@ __all__ = ["DriftReport", "SourceDrift", "drift", "embedder_at"]
 @dataclass(frozen=True)
 class SourceDrift(_Result):
     source: str
+    status: str  # common | added | removed (present at the right version only / the left only)
     centroid_cosine: float | None  # None: the source is in one version only, or incomparable
     chunks_left: int
     chunks_right: int
     chunks_common: int
     chunk_cosine_mean: float | None
     chunk_cosine_min: float | None
-    drifted: bool | None  # None when incomparable
+    drifted: bool | None  # None when incomparable or in one version only
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,9 @@ class DriftReport(_Result):
         if not self.comparable:
             lines.append("  vectors have different dimensions: incomparable, no cosine computed")
         for s in self.sources:
+            if s.status != "common":
+                lines.append(f"  {s.source}: {s.status} ({s.chunks_right or s.chunks_left} chunks)")
+                continue
             cos = "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}"
             flag = " DRIFTED" if s.drifted else ""
             lines.append(f"  {s.source}: centroid cosine {cos} ({s.chunks_common} common chunks){flag}")
@@ -72,7 +76,7 @@ class DriftReport(_Result):
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        schema = {"source": pl.String, "centroid_cosine": pl.Float64, "drifted": pl.Boolean,
+        schema = {"source": pl.String, "status": pl.String, "centroid_cosine": pl.Float64, "drifted": pl.Boolean,
                   "chunks_left": pl.Int64, "chunks_right": pl.Int64, "chunks_common": pl.Int64,
                   "chunk_cosine_mean": pl.Float64, "chunk_cosine_min": pl.Float64}
         return pl.DataFrame([{k: getattr(s, k) for k in schema} for s in self.sources], schema=schema,
@@ -131,11 +135,12 @@ def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
         if comparable and lrows and rrows:
             cos = _cosine(left["vectors"][lrows].mean(axis=0), right["vectors"][rrows].mean(axis=0))
         sims = [chunk_cos[c] for c in common_ids if c in chunk_cos]
+        status = "common" if lrows and rrows else ("added" if rrows else "removed")
         sources.append(SourceDrift(
-            source=source, centroid_cosine=cos, chunks_left=len(lrows), chunks_right=len(rrows),
+            source=source, status=status, centroid_cosine=cos, chunks_left=len(lrows), chunks_right=len(rrows),
             chunks_common=len(common_ids), chunk_cosine_mean=float(np.mean(sims)) if sims else None,
             chunk_cosine_min=float(np.min(sims)) if sims else None,
-            drifted=None if not comparable else (cos is not None and cos < threshold),
+            drifted=None if cos is None else cos < threshold,
         ))
     return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
                        threshold, sources, chunk_cos, project=proj)

@@ -158,6 +158,7 @@ def test_bisect_finds_the_release_where_a_config_default_changed(flask) -> None:
     n = report.versions_searched
     assert report.first_version == reports[changed].index_version_after
     assert report.replays_used <= int(np.ceil(np.log2(n))) + 2
+    assert len({v for v, _ in report.steps}) == len(report.steps) == report.replays_used  # no version twice
     assert report.start_value is True and report.end_value is False
     assert [v for v, _ in report.steps][:2] == [reports[start].index_version_after, proj.version]
     text_report = proj.bisect("SEND_FILE_MAX_AGE_DEFAULT default cache timeout", "source:docs/security.rst")
@@ -174,3 +175,15 @@ def test_compare_configs_shares_the_embedding_cache(tmp_path: Path) -> None:
     assert comparison.embeddings_reused >= comparison.embeddings_computed > 0  # side b embedded nothing new
     assert len(comparison.queries) == len(QUERIES) and 0 <= comparison.mean_overlap <= 1
     assert -1 <= comparison.mean_rank_correlation <= 1 and comparison.frame().height == len(QUERIES)
+
+
+def test_drift_marks_sources_present_at_one_version_only(flask) -> None:  # type: ignore[no-untyped-def]
+    proj, names, reports, _ = flask
+    k = names.index("2024-04-07_flask-3.0.3")
+    report = proj.drift(reports[k - 1].index_version_after, reports[k].index_version_after)
+    status = {s.source: s.status for s in report.sources}
+    assert status["docs/security.rst"] == "removed" and status["docs/web-security.rst"] == "added"
+    assert status["docs/config.rst"] == "common"
+    one_sided = [s for s in report.sources if s.status != "common"]
+    assert all(s.drifted is None and s.centroid_cosine is None for s in one_sided)
+    assert "added" in report.to_text() and report.frame()["status"].to_list() == [s.status for s in report.sources]
