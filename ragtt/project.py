@@ -79,6 +79,7 @@ class Project:
                 config = PipelineConfig.from_dict(json.loads(stored)) if stored else PipelineConfig()
             elif not isinstance(config, PipelineConfig):
                 raise ConfigError(f"config must be a ragtt.PipelineConfig; got {type(config).__name__}")
+            reranker_version(config.reranker)  # a cross-encoder folder that is not there fails now, by name
             embedder = resolve_embedder(events.get_meta("embedder_id"), events.get_meta("embedder_dim"),
                                         config.embedder_model, embedder)
             if generator is None:

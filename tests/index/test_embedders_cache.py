@@ -74,3 +74,28 @@ def test_default_embedder_loads_offline() -> None:
     vectors = embedder.embed(["How many days for a refund?", "Refunds within 30 days", "TLS 1.3 encryption"])
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+def test_litellm_embedder_adapts_the_response(monkeypatch: pytest.MonkeyPatch) -> None:
+    import litellm
+
+    calls: list[dict[str, object]] = []
+
+    def fake_embedding(**kwargs: object) -> object:  # the shape litellm.embedding returns
+        calls.append(kwargs)
+        texts = kwargs["input"]
+        assert isinstance(texts, list)
+        return type("Response", (), {"data": [{"embedding": [float(len(t)), 1.0, 0.0]} for t in texts]})()
+
+    monkeypatch.setattr(litellm, "embedding", fake_embedding)
+    embedder = ragtt.LiteLLMEmbedder("text-embedding-3-small", api_base="http://127.0.0.1:9")
+    vectors = embedder.embed(["ab", "abcd"])
+    assert embedder.model_id == "litellm/text-embedding-3-small" and embedder.dim == 3
+    assert vectors.dtype == np.float32 and vectors[:, 0].tolist() == [2.0, 4.0]
+    assert calls[0]["model"] == "text-embedding-3-small" and calls[0]["api_base"] == "http://127.0.0.1:9"
+
+
+def test_missing_cross_encoder_folder_fails_when_the_project_opens(tmp_path: Path) -> None:
+    config = ragtt.PipelineConfig(reranker=f"cross-encoder/{tmp_path / 'no-such-model'}")
+    with pytest.raises(ragtt.ConfigError, match="not a local model folder"):
+        ragtt.Project.open(tmp_path / "p", config=config, embedder=ragtt.HashEmbedder())
