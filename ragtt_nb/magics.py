@@ -286,7 +286,7 @@ def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
     from datetime import UTC, datetime
 
     store = m.proj.assertions
-    from ragtt_nb.timeline import check_namespace
+    from ragtt_nb.timeline_claims import check_namespace
 
     try:
         check_namespace(store, a.namespace)

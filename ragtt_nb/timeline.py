@@ -14,30 +14,13 @@ Every claim travels (ticks, lane, flags as int32 buffers; ids and text as string
 the view lists the claims valid at the cursor's time (``valid_from <= t < valid_until``)
 while scrubbing, in a live kernel or in an exported report.
 
-Two axes (the ``axis`` trait; the header's toggle button switches the view between them):
-
-- ``"time"``: everything at its wall-clock time. Readable when commits are evenly spread.
-- ``"versions"``: each index version gets an equal slot, ``[j, j + 1)`` in slot units,
-  starting at the version's commit. An event goes in the slot of the index version it
-  belongs to (``index_version``): the events of one slot are spread over it in log order,
-  events logged in the same millisecond sharing a place, from ``j + 0.1`` to ``j + 0.9``.
-  A time ``t`` (claim windows, the cursor dragged with claims) maps to the slot of the
-  version committed at or before ``t`` (the last one when several commits share a time),
-  linearly inside the slot between that commit and the next; the last slot ends at the
-  latest time on the axis. Times before the first commit (claims can start earlier) get
-  a leading slot of their own from the earliest time on the axis; open claims run to the
-  axis end. Python computes this layout once (float32 positions in ``_data["layout"]``,
-  plus the slot boundaries as ticks, so the view maps its cursor both ways), so both
-  axes work in an exported report.
-- ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` when the gaps
-  between consecutive commits vary by more than ``AUTO_RATIO`` (20x), ``"time"`` otherwise;
-  see ``auto_axis``. ``Timeline.axis_mode`` and ``_data["layout"]["auto"]`` hold the result.
+The two axes (time, versions) and the auto rule are in ``ragtt_nb.timeline_axis``; the claim
+lanes' data in ``ragtt_nb.timeline_claims``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -47,6 +30,8 @@ import numpy as np
 import traitlets as t
 
 from ragtt_nb._wire import array, static_file
+from ragtt_nb.timeline_axis import AXES, auto_axis, version_layout
+from ragtt_nb.timeline_claims import LANE_ENTITY, Claims, claims_wire, read_claims
 
 if TYPE_CHECKING:
     import polars as pl
@@ -61,16 +46,6 @@ _KINDS = {"document.ingested": KIND_INGEST, "document.removed": KIND_REMOVE,
           "index.snapshot_taken": KIND_SNAPSHOT, "query.received": KIND_QUERY,
           "replay.query.received": KIND_REPLAY}
 _INT32_MAX = 2**31 - 1
-# Claim flags on the wire (bits).
-FLAG_SUPERSEDED, FLAG_OPEN = 1, 2
-# Claim lanes: one per entity, else one per assertion type.
-LANE_ENTITY, LANE_TYPE = 0, 1
-# Axis modes, and the auto rule's threshold (see auto_axis).
-AXES = ("auto", "time", "versions")
-AUTO_RATIO = 20.0
-_SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is not compared
-# Where a slot's events go, in slot units: from its start plus SLOT_IN to its start plus 1 - SLOT_IN.
-SLOT_IN = 0.1
 
 
 class Timeline(anywidget.AnyWidget):
@@ -103,7 +78,7 @@ class Timeline(anywidget.AnyWidget):
 
         if not isinstance(proj, ragtt.Project):
             raise TypeError(f"Timeline takes a ragtt.Project (and optionally a query id); got {type(proj).__name__}")
-        claims = _read_claims(proj, assertions) if assertions is not None else None
+        claims = read_claims(proj, assertions) if assertions is not None else None
         data, versions, results = _build(proj, query_id, claims)
         self._versions = versions
         self._results = results
@@ -189,154 +164,8 @@ class _Focal:
     plan: Any  # ragtt.index.retrieve.RetrievalPlan
 
 
-@dataclass
-class _Claims:
-    """Every assertion of one namespace, in lane order (then by valid_from)."""
-
-    namespace: str
-    ids: list[str]
-    content: list[str]
-    types: list[str]
-    entities: list[str | None]
-    confidence: list[float]
-    valid_from: list[float]  # positions: UNIX seconds
-    valid_until: list[float | None]
-    superseded: list[bool]
-    lane: list[int]
-    lanes: list[str]
-    lane_kinds: list[int]
-
-
-def auto_axis(committed_s: Any) -> str:
-    """The axis ``"auto"`` picks for commits at ``committed_s`` (seconds, oldest first).
-
-    The gaps between consecutive commits are compared, leaving out gaps under a millisecond
-    (commits of one burst, such as a project's creation). ``"versions"`` when the largest gap
-    is more than ``AUTO_RATIO`` times the smallest (bursts of activity separated by pauses:
-    on a time axis the bursts pile up on a few pixels); ``"time"`` otherwise, and when there
-    are fewer than two gaps to compare.
-    """
-    gaps = np.diff(np.asarray(committed_s, dtype=np.float64))
-    gaps = gaps[gaps >= _SAME_COMMIT_S]
-    if len(gaps) < 2:
-        return "time"
-    return "versions" if float(gaps.max()) > AUTO_RATIO * float(gaps.min()) else "time"
-
-
-def _slot_positions(bounds: np.ndarray, ticks: np.ndarray) -> np.ndarray:
-    """Times (ticks) to positions on the version axis: slot ``j`` covers ``[bounds[j],
-    bounds[j + 1])``; a time goes in the last slot whose start is at or before it (the
-    first for earlier times), linearly inside it (a slot of no duration: at its start)."""
-    slots = len(bounds) - 1
-    t = np.asarray(ticks, dtype=np.float64)
-    j = np.clip(np.searchsorted(bounds, t, side="right") - 1, 0, slots - 1)
-    lo, hi = bounds[j], bounds[j + 1]
-    width = hi - lo
-    frac = np.where(width > 0, (t - lo) / np.where(width > 0, width, 1.0), 0.0)
-    return j + np.clip(frac, 0.0, 1.0)
-
-
-def _version_layout(version_t: np.ndarray, event_t: np.ndarray, event_v: list[int], versions: list[int],
-                    claim_ticks: list[np.ndarray]) -> tuple[int, np.ndarray, np.ndarray]:
-    """The version axis (see the module's docstring): the first version's slot (1 when the
-    axis starts before the first commit, else 0), the slot boundaries as ticks and the
-    events' positions. Version ``i`` (in ``versions``) starts at ``first + i``."""
-    finite = [x for x in claim_ticks if len(x)]
-    t_min = min([float(version_t.min())] + [float(x.min()) for x in finite])
-    t_end = max([float(version_t.max())] + [float(x.max()) for x in [event_t, *finite] if len(x)])
-    first = 1 if t_min < version_t[0] else 0
-    # a clock that stepped back between commits must not unsort the boundaries
-    bounds = np.maximum.accumulate(np.concatenate([[t_min] if first else [], version_t.astype(np.float64), [t_end]]))
-    slot_of = {v: first + i for i, v in enumerate(versions)}
-    event_x = np.zeros(len(event_t), dtype=np.float64)
-    # each slot's events in log order, the ones logged at the same tick sharing a place
-    groups: dict[int, list[tuple[int, int]]] = {}  # slot -> (event, group) in log order
-    for i, (ts, v) in enumerate(zip(event_t.tolist(), event_v, strict=True)):
-        slot = slot_of.get(v)
-        if slot is None:  # an event of no known version: at its time
-            event_x[i] = _slot_positions(bounds, np.array([ts]))[0]
-            continue
-        members = groups.setdefault(slot, [])
-        group = 0 if not members else members[-1][1] + (event_t[members[-1][0]] != ts)
-        members.append((i, int(group)))
-    for slot, members in groups.items():
-        n = members[-1][1] + 1
-        for i, group in members:
-            event_x[i] = slot + SLOT_IN + (1 - 2 * SLOT_IN) * group / n
-    return first, bounds, event_x
-
-
-def known_namespaces(store: Any) -> list[str]:
-    """The namespaces of an AssertionStore, sorted."""
-    return [info.name for info in store.namespaces.all()]
-
-
-def check_namespace(store: Any, namespace: object) -> str:
-    """``namespace`` if the store has it; else a ValueError naming the ones it has."""
-    if not isinstance(namespace, str):
-        raise TypeError(f"assertions must be a namespace name (str); got {type(namespace).__name__}")
-    known = known_namespaces(store)
-    if namespace not in known:
-        raise ValueError(f"no assertion namespace {namespace!r} in this project; known: "
-                         + (", ".join(map(repr, known)) if known else "none (create one with "
-                            "proj.assertions.init_namespace())"))
-    return namespace
-
-
-def _read_claims(proj: Any, namespace: object) -> _Claims:
-    """Every assertion of ``namespace``, superseded ones included: the public snapshot frame at
-    the largest finite position with ``include_superseded=True`` (one query)."""
-    store = proj.assertions
-    ns = check_namespace(store, namespace)
-    frame = store.snapshot(ns, sys.float_info.max, include_superseded=True)
-    rows = frame.select("id", "content", "type", "entity_id", "confidence", "valid_from", "valid_until",
-                        "superseded_by").to_dicts()
-    # Lanes: entities in order of their first claim, then one lane per type for claims without one.
-    entity_lanes: dict[str, int] = {}
-    type_lanes: dict[str, int] = {}
-    for r in rows:  # the frame is ordered by valid_from, id
-        if r["entity_id"] is not None:
-            entity_lanes.setdefault(r["entity_id"], len(entity_lanes))
-        else:
-            type_lanes.setdefault(r["type"], len(type_lanes))
-    lane_of = [entity_lanes[r["entity_id"]] if r["entity_id"] is not None else len(entity_lanes) + type_lanes[r["type"]]
-               for r in rows]
-    order = sorted(range(len(rows)), key=lambda i: (lane_of[i], rows[i]["valid_from"], rows[i]["id"]))
-    rows = [rows[i] for i in order]
-    return _Claims(
-        namespace=ns, ids=[r["id"] for r in rows], content=[r["content"] for r in rows],
-        types=[r["type"] for r in rows], entities=[r["entity_id"] for r in rows],
-        confidence=[float(r["confidence"]) for r in rows], valid_from=[float(r["valid_from"]) for r in rows],
-        valid_until=[None if r["valid_until"] is None else float(r["valid_until"]) for r in rows],
-        superseded=[r["superseded_by"] is not None for r in rows], lane=[lane_of[i] for i in order],
-        lanes=[*entity_lanes, *type_lanes],
-        lane_kinds=[LANE_ENTITY] * len(entity_lanes) + [LANE_TYPE] * len(type_lanes),
-    )
-
-
-def _claims_wire(c: _Claims, t0: float, unit: int, bounds: np.ndarray) -> dict[str, Any]:
-    def ticks(seconds: list[float]) -> np.ndarray:
-        return np.round((np.asarray(seconds, dtype=np.float64) * 1000.0 - t0) / unit)
-
-    until = ticks([_INT32_MAX if u is None else u for u in c.valid_until])
-    open_ = np.array([u is None for u in c.valid_until], dtype=bool)
-    until[open_] = _INT32_MAX
-    flags = [(FLAG_SUPERSEDED if s else 0) | (FLAG_OPEN if u is None else 0)
-             for s, u in zip(c.superseded, c.valid_until, strict=True)]
-    return {
-        "namespace": c.namespace, "lanes": c.lanes, "lane_kind": array(c.lane_kinds, "int32"),
-        "ids": c.ids, "content": c.content, "type": c.types,
-        "confidence": array(c.confidence, "float32"),
-        "from": array(ticks(c.valid_from), "int32"), "until": array(until, "int32"),
-        "lane": array(c.lane, "int32"), "flags": array(flags, "int32"),
-        # on the version axis (slot units); open claims run to its end
-        "from_x": array(_slot_positions(bounds, ticks(c.valid_from)), "float32"),
-        "until_x": array(np.where(open_, len(bounds) - 1, _slot_positions(bounds, until)), "float32"),
-    }
-
-
 def _build(proj: Any, query_id: str | None,
-           claims: _Claims | None = None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
+           claims: Claims | None = None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
     import polars as pl
 
     versions_frame = proj.versions()
@@ -376,7 +205,7 @@ def _build(proj: Any, query_id: str | None,
     if claims is not None:
         claim_ticks = [np.round((np.asarray(x, dtype=np.float64) * 1000.0 - t0) / unit) for x in
                        (claims.valid_from, [u for u in claims.valid_until if u is not None])]
-    first, bounds, event_x = _version_layout(version_t, event_t, event_versions, versions, claim_ticks)
+    first, bounds, event_x = version_layout(version_t, event_t, event_versions, versions, claim_ticks)
 
     data: dict[str, Any] = {
         "t0_ms": t0, "t_unit_ms": unit,
@@ -393,7 +222,7 @@ def _build(proj: Any, query_id: str | None,
         "layout": {"auto": auto_axis(version_ms / 1000.0), "first": first, "slots": len(bounds) - 1,
                    "bounds": array(bounds, "int32"), "event_x": array(event_x, "float32")},
         "focal": None,
-        "claims": None if claims is None else _claims_wire(claims, t0, unit, bounds),
+        "claims": None if claims is None else claims_wire(claims, t0, unit, bounds),
     }
     results: list[list[str]] = []
     if query_id is not None:

@@ -16,7 +16,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from ragtt_nb import Timeline
-from ragtt_nb.timeline import FLAG_OPEN, FLAG_SUPERSEDED
+from ragtt_nb.timeline_claims import FLAG_OPEN, FLAG_SUPERSEDED
 
 from .conftest import Offline, export
 from .test_widgets import _buffers, _no_number_lists
@@ -222,7 +222,7 @@ def test_script_payloads_in_claims_never_run_in_the_report(claims_report: Path, 
 
 
 def test_claims_on_the_version_axis(claims_project: dict[str, Any]) -> None:
-    """The version axis (ragtt_nb/timeline.py's rule): claims older than the first commit get a
+    """The version axis (ragtt_nb/timeline_axis.py's rule): claims older than the first commit get a
     leading slot; open claims run to the axis end; a time maps into the slot of the version
     committed at or before it, linearly inside it."""
     proj = claims_project["proj"]

@@ -18,7 +18,7 @@ import traitlets
 
 import ragtt
 from ragtt_nb import Timeline
-from ragtt_nb.timeline import AUTO_RATIO, SLOT_IN, auto_axis
+from ragtt_nb.timeline_axis import AUTO_RATIO, SLOT_IN, auto_axis
 
 from .conftest import Offline, export
 

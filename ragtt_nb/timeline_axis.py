@@ -1,0 +1,95 @@
+"""The Timeline's two axes and the rule that picks one.
+
+Two axes (the ``axis`` trait; the header's toggle button switches the view between them):
+
+- ``"time"``: everything at its wall-clock time. Readable when commits are evenly spread.
+- ``"versions"``: each index version gets an equal slot, ``[j, j + 1)`` in slot units,
+  starting at the version's commit. An event goes in the slot of the index version it
+  belongs to (``index_version``): the events of one slot are spread over it in log order,
+  events logged in the same millisecond sharing a place, from ``j + 0.1`` to ``j + 0.9``.
+  A time ``t`` (claim windows, the cursor dragged with claims) maps to the slot of the
+  version committed at or before ``t`` (the last one when several commits share a time),
+  linearly inside the slot between that commit and the next; the last slot ends at the
+  latest time on the axis. Times before the first commit (claims can start earlier) get
+  a leading slot of their own from the earliest time on the axis; open claims run to the
+  axis end. Python computes this layout once (float32 positions in ``_data["layout"]``,
+  plus the slot boundaries as ticks, so the view maps its cursor both ways), so both
+  axes work in an exported report.
+- ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` when the gaps
+  between consecutive commits vary by more than ``AUTO_RATIO`` (20x), ``"time"`` otherwise;
+  see ``auto_axis``. ``Timeline.axis_mode`` and ``_data["layout"]["auto"]`` hold the result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["AUTO_RATIO", "AXES", "SLOT_IN", "auto_axis", "slot_positions", "version_layout"]
+
+# Axis modes, and the auto rule's threshold (see auto_axis).
+AXES = ("auto", "time", "versions")
+AUTO_RATIO = 20.0
+_SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is not compared
+# Where a slot's events go, in slot units: from its start plus SLOT_IN to its start plus 1 - SLOT_IN.
+SLOT_IN = 0.1
+
+
+def auto_axis(committed_s: Any) -> str:
+    """The axis ``"auto"`` picks for commits at ``committed_s`` (seconds, oldest first).
+
+    The gaps between consecutive commits are compared, leaving out gaps under a millisecond
+    (commits of one burst, such as a project's creation). ``"versions"`` when the largest gap
+    is more than ``AUTO_RATIO`` times the smallest (bursts of activity separated by pauses:
+    on a time axis the bursts pile up on a few pixels); ``"time"`` otherwise, and when there
+    are fewer than two gaps to compare.
+    """
+    gaps = np.diff(np.asarray(committed_s, dtype=np.float64))
+    gaps = gaps[gaps >= _SAME_COMMIT_S]
+    if len(gaps) < 2:
+        return "time"
+    return "versions" if float(gaps.max()) > AUTO_RATIO * float(gaps.min()) else "time"
+
+
+def slot_positions(bounds: np.ndarray, ticks: np.ndarray) -> np.ndarray:
+    """Times (ticks) to positions on the version axis: slot ``j`` covers ``[bounds[j],
+    bounds[j + 1])``; a time goes in the last slot whose start is at or before it (the
+    first for earlier times), linearly inside it (a slot of no duration: at its start)."""
+    slots = len(bounds) - 1
+    t = np.asarray(ticks, dtype=np.float64)
+    j = np.clip(np.searchsorted(bounds, t, side="right") - 1, 0, slots - 1)
+    lo, hi = bounds[j], bounds[j + 1]
+    width = hi - lo
+    frac = np.where(width > 0, (t - lo) / np.where(width > 0, width, 1.0), 0.0)
+    return j + np.clip(frac, 0.0, 1.0)
+
+
+def version_layout(version_t: np.ndarray, event_t: np.ndarray, event_v: list[int], versions: list[int],
+                    claim_ticks: list[np.ndarray]) -> tuple[int, np.ndarray, np.ndarray]:
+    """The version axis (see the module's docstring): the first version's slot (1 when the
+    axis starts before the first commit, else 0), the slot boundaries as ticks and the
+    events' positions. Version ``i`` (in ``versions``) starts at ``first + i``."""
+    finite = [x for x in claim_ticks if len(x)]
+    t_min = min([float(version_t.min())] + [float(x.min()) for x in finite])
+    t_end = max([float(version_t.max())] + [float(x.max()) for x in [event_t, *finite] if len(x)])
+    first = 1 if t_min < version_t[0] else 0
+    # a clock that stepped back between commits must not unsort the boundaries
+    bounds = np.maximum.accumulate(np.concatenate([[t_min] if first else [], version_t.astype(np.float64), [t_end]]))
+    slot_of = {v: first + i for i, v in enumerate(versions)}
+    event_x = np.zeros(len(event_t), dtype=np.float64)
+    # each slot's events in log order, the ones logged at the same tick sharing a place
+    groups: dict[int, list[tuple[int, int]]] = {}  # slot -> (event, group) in log order
+    for i, (ts, v) in enumerate(zip(event_t.tolist(), event_v, strict=True)):
+        slot = slot_of.get(v)
+        if slot is None:  # an event of no known version: at its time
+            event_x[i] = slot_positions(bounds, np.array([ts]))[0]
+            continue
+        members = groups.setdefault(slot, [])
+        group = 0 if not members else members[-1][1] + (event_t[members[-1][0]] != ts)
+        members.append((i, int(group)))
+    for slot, members in groups.items():
+        n = members[-1][1] + 1
+        for i, group in members:
+            event_x[i] = slot + SLOT_IN + (1 - 2 * SLOT_IN) * group / n
+    return first, bounds, event_x
