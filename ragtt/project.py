@@ -305,7 +305,7 @@ class Project:
                          e.payload["doc_count"], e.payload["chunk_count"])
                 for e in self._events.query(types="index.snapshot_taken"))
 
-    def _maybe_auto_snapshot(self, documents: int) -> None:
+    def _maybe_auto_snapshot(self) -> None:
         last = self._events.last("index.snapshot_taken")
         since = self._events.query(types="document.ingested", since=last.ts if last else None)
         if len(since) >= self.config.auto_snapshot_every:

@@ -149,7 +149,7 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
         elapsed_s=round(time.perf_counter() - started, 4), documents_removed=pruned, warnings=warnings,
     )
     if prepared and proj.config.auto_snapshot_every:
-        proj._maybe_auto_snapshot(len(prepared))
+        proj._maybe_auto_snapshot()
     return report
 
 
