@@ -47,8 +47,13 @@ SMALL_VERSIONS = 10
 DRIFT_REF_DOCS = 200  # issue 5 quotes the peer's drift scan at 200 documents (18 s)
 DRIFT_TARGET_S = 2.0
 PEER_LINEAGE_PAIRS = 10  # the peer's lineage takes ~1.5 s a call at 2,000 documents
-# Owned by their issues: run (at their quick sizes) when present, never edited.
-OTHER_BENCHES = {"bench_temporal.py": ["--n", "20000"], "bench_pdf.py": ["--rounds", "2"]}
+# The other issues' benches, run as they are: (full-size arguments, --quick arguments).
+OTHER_BENCHES = {
+    "bench_temporal.py": ([], ["--n", "20000"]),  # 100,000 assertions, about a minute
+    "bench_pdf.py": (["--rounds", "2"], ["--rounds", "1"]),
+    "bench_widgets.py": ([], ["--events", "2000", "--rounds", "1"]),  # headless Chromium
+    "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
+}
 
 
 def log(message: str) -> None:
@@ -455,13 +460,13 @@ def _counts(counts: dict[str, int]) -> str:
 
 # -- other benchmarks in bench/ ------------------------------------------------------------------
 
-def run_other_benches() -> list[dict[str, Any]]:
+def run_other_benches(quick: bool) -> list[dict[str, Any]]:
     results = []
-    for name, quick_args in OTHER_BENCHES.items():
+    for name, (full_args, quick_args) in OTHER_BENCHES.items():
         script = HERE / name
         if not script.exists():
             continue
-        cmd = [sys.executable, str(script), *quick_args]
+        cmd = [sys.executable, str(script), *(quick_args if quick else full_args)]
         log(f"running {name}")
         t0 = time.perf_counter()
         try:
@@ -484,7 +489,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--rounds", type=int, help="passes over the queries (default 3; quick 1)")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not the targets' sizes)")
     ap.add_argument("--no-peer", action="store_true", help="ragtt alone; peer rows read n/a")
-    ap.add_argument("--no-extra", action="store_true", help="skip bench_temporal.py / bench_pdf.py")
+    ap.add_argument("--no-extra", action="store_true", help="skip the other issues' benches (temporal, pdf, widgets)")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write every measurement as JSON")
     ap.add_argument("--profile", type=Path, metavar="DIR", help="cProfile ragtt's phases into DIR")
     ap.add_argument("--workdir", type=Path, help="where the projects go (default: a temporary folder)")
@@ -556,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
                     print("bench: the peer's embedder differs from ragtt.HashEmbedder", file=sys.stderr)
                     return 2
         results["peer"] = peer
-        extra = [] if args.no_extra else run_other_benches()
+        extra = [] if args.no_extra else run_other_benches(args.quick)
     finally:
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
