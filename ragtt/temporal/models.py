@@ -7,6 +7,7 @@ floats on one axis (UNIX seconds by default); a ``datetime`` is converted to UNI
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -95,8 +96,21 @@ def _window(valid_from: float, valid_until: float | None) -> str:
     return f"[{valid_from:g}, {'open' if valid_until is None else f'{valid_until:g}'})"
 
 
+class _Record:
+    """``to_dict()`` for the record dataclasses below: every field, nested records as dicts."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple | list):  # citations: a tuple of Citation
+        return [v.to_dict() if isinstance(v, _Record) else v for v in value]
+    return value
+
+
 @dataclass(frozen=True, repr=False)
-class Episode:
+class Episode(_Record):
     """Something that happened at ``position`` (a message, a document, an observation)."""
 
     id: str
@@ -127,18 +141,6 @@ class Episode:
         object.__setattr__(self, "extensions", _mapping(errors, "extensions", self.extensions))
         _raise("episode", self.id, errors)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "namespace": self.namespace,
-            "position": self.position,
-            "occurred_at": self.occurred_at,
-            "type": self.type,
-            "content": self.content,
-            "metadata": self.metadata,
-            "extensions": self.extensions,
-        }
-
     def __repr__(self) -> str:
         return (
             f"Episode(id={self.id!r}, type={self.type!r}, position={self.position:g}, content={_short(self.content)!r})"
@@ -146,7 +148,7 @@ class Episode:
 
 
 @dataclass(frozen=True, repr=False)
-class Citation:
+class Citation(_Record):
     """Where a claim comes from: an episode, a reference into the source and the quoted excerpt."""
 
     id: str
@@ -204,24 +206,13 @@ class Citation:
             metadata=meta,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "episode_id": self.episode_id,
-            "source_ref": self.source_ref,
-            "excerpt": self.excerpt,
-            "excerpt_start": self.excerpt_start,
-            "excerpt_end": self.excerpt_end,
-            "metadata": self.metadata,
-        }
-
     def __repr__(self) -> str:
         excerpt = "None" if self.excerpt is None else repr(_short(self.excerpt, 40))
         return f"Citation(id={self.id!r}, source_ref={self.source_ref!r}, excerpt={excerpt})"
 
 
 @dataclass(frozen=True, repr=False)
-class Assertion:
+class Assertion(_Record):
     """A typed claim, valid on the half-open window ``[valid_from, valid_until)``."""
 
     id: str
@@ -283,24 +274,6 @@ class Assertion:
         at = to_position(position)
         return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "namespace": self.namespace,
-            "type": self.type,
-            "content": self.content,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "confidence": self.confidence,
-            "source_episode_id": self.source_episode_id,
-            "citations": [c.to_dict() for c in self.citations],
-            "supersedes_id": self.supersedes_id,
-            "entity_id": self.entity_id,
-            "entity_type": self.entity_type,
-            "metadata": self.metadata,
-            "extensions": self.extensions,
-        }
-
     def __repr__(self) -> str:
         return (
             f"Assertion(id={self.id!r}, type={self.type!r}, valid={_window(self.valid_from, self.valid_until)}, "
@@ -309,7 +282,7 @@ class Assertion:
 
 
 @dataclass(frozen=True, repr=False)
-class Link:
+class Link(_Record):
     """A typed, time-bounded edge between two assertions."""
 
     id: str
@@ -339,18 +312,6 @@ class Link:
     def is_valid_at(self, position: PositionLike) -> bool:
         at = to_position(position)
         return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "namespace": self.namespace,
-            "from_id": self.from_id,
-            "to_id": self.to_id,
-            "link_type": self.link_type,
-            "valid_from": self.valid_from,
-            "valid_until": self.valid_until,
-            "metadata": self.metadata,
-        }
 
     def __repr__(self) -> str:
         return (
