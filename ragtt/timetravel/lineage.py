@@ -92,25 +92,27 @@ def lineage(proj: Project, left_id: str, right_id: str) -> LineageReport:
     changes = _chunk_changes(proj, min(left.index_version, right.index_version),
                              max(left.index_version, right.index_version))
     forward = right.index_version >= left.index_version
-    entries: list[LineageEntry] = []
-    for chunk_id, (rank, source) in lranks.items():
-        if chunk_id in rranks:
-            continue
-        if chunk_id in at_right:
-            entries.append(LineageEntry(chunk_id, source, "left", "ranking", None, None, None, rank, None))
-        else:
-            # Moving forward it was taken out; moving back in time it had not been put in yet.
-            key = "removed" if forward else "added"
-            entries.append(_caused(chunk_id, source, "left", changes.get((key, chunk_id)), rank, None))
-    for chunk_id, (rank, source) in rranks.items():
-        if chunk_id in lranks:
-            continue
-        if chunk_id in at_left:
-            entries.append(LineageEntry(chunk_id, source, "entered", "ranking", None, None, None, None, rank))
-        else:
-            key = "added" if forward else "removed"
-            entries.append(_caused(chunk_id, source, "entered", changes.get((key, chunk_id)), None, rank))
+    # Moving forward, a chunk that left was taken out and one that entered was put in;
+    # moving back in time, the other way round.
+    entries = [*_moves(lranks, rranks, at_right, "left", "removed" if forward else "added", changes),
+               *_moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes)]
     return LineageReport(left_id, right_id, left.index_version, right.index_version, entries)
+
+
+def _moves(ranks: dict[str, tuple[int, str]], other: dict[str, tuple[int, str]], present: dict[str, str],
+           change: str, key: str, changes: dict[tuple[str, str], Any]) -> list[LineageEntry]:
+    """Entries for the chunks of ``ranks`` missing from ``other``: "ranking" when the chunk
+    exists at the other version anyway, else the event that ``key`` ("added"/"removed") it."""
+    out = []
+    for chunk_id, (rank, source) in ranks.items():
+        if chunk_id in other:
+            continue
+        before, after = (rank, None) if change == "left" else (None, rank)
+        if chunk_id in present:
+            out.append(LineageEntry(chunk_id, source, change, "ranking", None, None, None, before, after))
+        else:
+            out.append(_caused(chunk_id, source, change, changes.get((key, chunk_id)), before, after))
+    return out
 
 
 def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | None,
