@@ -75,7 +75,8 @@ class EmbeddingCache:
 
     def get(self, model_id: str, text: str) -> NDArray[np.float32] | None:
         """The cached vector of ``text`` under ``model_id``, or None (never computes)."""
-        return self._lookup(model_id, [sha256_hex(text)]).get(sha256_hex(text))
+        key = sha256_hex(text)
+        return self._lookup(model_id, [key]).get(key)
 
     def _lookup(self, model_id: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:
         found: dict[str, NDArray[np.float32]] = {}
