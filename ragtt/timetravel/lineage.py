@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ragtt._html import STYLE, esc, table
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.results import _Result
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class LineageReport(_Result):
     def _repr_html_(self) -> str:
         rows = [(e.change, e.cause, e.version if e.version is not None else "", e.source, e.chunk_id[:10],
                  e.statement()) for e in self.entries]
-        return (f"{STYLE}<div class='ragtt-r'><b>Lineage</b> v{self.left_version} &rarr; v{self.right_version}"
+        return (f"{STYLE}{BOX}<b>Lineage</b> v{self.left_version} &rarr; v{self.right_version}"
                 f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
                 + table(["change", "cause", "version", "source", "chunk", "why"], rows) + "</div>")
 
