@@ -24,6 +24,7 @@ def flask(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     then = proj.query(QUERY, mode="bm25", top_k=20)
     proj.ingest(root / "2021-05-11_flask-2.0.0")
     now = proj.query(QUERY, mode="bm25", top_k=20)
+    proj.snapshot("flask-2.0.0")
     yield proj, then, now
     proj.close()
 
@@ -48,7 +49,7 @@ def test_diff_text_shows_both_answers_labels_and_the_edit(flask) -> None:  # typ
     proj, then, now = flask
     report = proj.diff(then.query_id, now.query_id)
     text = report.to_text()
-    assert f"at flask-1.1.2 (v{then.index_version})" in text and f"at v{now.index_version}" in text
+    assert f"at flask-1.1.2 (v{then.index_version})" in text and f"at flask-2.0.0 (v{now.index_version})" in text
     assert "(``43200`` seconds)" in text.split("answer now:")[0]  # the old answer quotes the old default
     assert "answer now:" in text and "Default: ``None``" in text.split("answer now:")[1]
     assert "[-``timedelta(hours=12)`` (``43200`` seconds)-] {+``None``+}" in text
@@ -78,3 +79,24 @@ def test_cli_diff_without_flags_shows_both_answers(flask, capsys: pytest.Capture
                  "--embedder", "hash"]) == 0
     out = capsys.readouterr().out
     assert "answer then: [extractive answer" in out and "answer now:" in out and "flask-1.1.2 (v" in out
+
+
+def test_lineage_reasons_are_sentences_with_labels(flask) -> None:  # type: ignore[no-untyped-def]
+    proj, then, now = flask
+    report = proj.lineage(then.query_id, now.query_id)
+    label = f"flask-2.0.0 (v{now.index_version})"
+    reasons = report.reasons()
+    diff = proj.diff(then.query_id, now.query_id)
+    edited = next(p for p in diff.changed if "43200" in p.left.text)
+    assert reasons[edited.left.chunk_id].endswith(
+        f"left the top 20: docs/config.rst was re-ingested at {label} and this passage changed")
+    assert reasons[edited.right.chunk_id].endswith(
+        f"entered the top 20: docs/config.rst was re-ingested at {label} and this passage changed")
+    assert f"(docs/config.rst, was #{edited.left.rank})" in reasons[edited.left.chunk_id]
+    gone = [e for e in report.entries if e.passage == "gone"]
+    assert gone  # the Windows "set SECRET_KEY" passage went away in 2.0.0
+    assert {e.chunk_id for e in gone} <= {c.chunk_id for c in diff.removed_unpaired}
+    assert all("this passage is no longer in it" in reasons[e.chunk_id] for e in gone)
+    frame = report.frame()
+    assert frame["why"].to_list() == list(reasons.values()) and "passage" in frame.columns
+    assert label in report.to_text() and label in report._repr_html_()
