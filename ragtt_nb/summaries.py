@@ -15,7 +15,7 @@ static picture made by vl-convert. ``offline(chart)`` does the first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import altair as alt
@@ -59,8 +59,10 @@ def time_axis(frame: pl.DataFrame, field: str = "ts") -> alt.X:
 
 
 # (span below which it applies, label format, smallest tick interval)
-_TIME_FORMATS = ((120.0, "%H:%M:%S", "second"), (2 * 86400.0, "%H:%M", "minute"),
-                 (120 * 86400.0, "%Y-%m-%d", "day"), (float("inf"), "%Y-%m", "month"))
+_Interval = Literal["second", "minute", "day", "month"]
+_TIME_FORMATS: tuple[tuple[float, str, _Interval], ...] = (
+    (120.0, "%H:%M:%S", "second"), (2 * 86400.0, "%H:%M", "minute"), (120 * 86400.0, "%Y-%m-%d", "day"),
+    (float("inf"), "%Y-%m", "month"))
 
 
 def count_axis(field: str, title: str) -> alt.Y:
