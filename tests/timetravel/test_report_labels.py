@@ -81,3 +81,20 @@ def test_html_reprs_keep_dollars_away_from_mathjax_and_left_align_text(project: 
     # (0,2,2) beats JupyterLab's ":not(.jp-RenderedMarkdown).jp-RenderedHTMLCommon td" (0,2,1).
     assert ".ragtt-r table.ragtt-t td{" in css.replace(".ragtt-r table.ragtt-t th,", "")
     assert "text-align:left" in css
+
+
+def test_claim_retrieval_html_shows_iso_windows_and_skips_mathjax(project: ragtt.Project) -> None:
+    from ragtt.temporal import Assertion, Citation, Episode, RetrievalQuery
+
+    store = project.assertions
+    store.init_namespace("policy")
+    start = datetime(2026, 5, 1, 12, 0, tzinfo=UTC).timestamp()
+    store.write_episode(Episode("ep", "policy", start, "2026-05-01T12:00:00+00:00", "doc", "policy.md"))
+    content = "Plans cost $5 and $10 a month."
+    store.write_assertion(Assertion(id="price", namespace="policy", type="fact", content=content, valid_from=start,
+                                    confidence=1.0, source_episode_id="ep",
+                                    citations=(Citation("c", "ep", "policy.md", content),)))
+    html = store.retrieve(RetrievalQuery(namespace="policy", temporal_anchor=start + 60, query_text="plans cost",
+                                         strategy="bm25"))._repr_html_()
+    assert "[2026-05-01T12:00:00Z, open)" in html and "1.7779e+09" not in html
+    assert "tex2jax_ignore mathjax_ignore" in html and "<table class='ragtt-t'>" in html and "$5 and $10" in html
