@@ -20,11 +20,12 @@ __all__ = ["main"]
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
+    """Only ``ingest`` creates a project; every other verb needs one to exist."""
     import ragtt
 
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
-    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty())
+    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create)
 
 
 def _print_json(obj: Any) -> None:
@@ -32,8 +33,8 @@ def _print_json(obj: Any) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    with _open(args) as proj:
-        report = proj.ingest(args.paths, prune=args.prune)
+    with _open(args, create=True) as proj:
+        report = proj.ingest(args.paths, prune=args.prune, follow_symlinks=args.follow_symlinks)
     if args.json:
         _print_json(report.to_dict())
     else:
@@ -203,6 +204,19 @@ def cmd_test_run(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    with _open(args) as proj:
+        report = proj.verify()
+    if args.json:
+        _print_json(report.to_dict())
+    elif report.ok:
+        print(report.to_text())
+    else:
+        for problem in report.problems:
+            print(problem)
+    return 0 if report.ok else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -248,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+")
     p.add_argument("--prune", action=argparse.BooleanOptionalAction, default=None,
                    help="remove indexed sources absent from the input (default: only for folder-only input)")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="also ingest files that symlinks inside a folder point to outside it")
     p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
     p.add_argument("label")
     add("snapshots", cmd_snapshots, "list snapshots")
@@ -306,6 +322,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_test_run)
     p.add_argument("suite")
     p.add_argument("--threshold", type=float, default=0.8)
+    p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     _add_plugins(sub, common)

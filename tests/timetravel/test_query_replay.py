@@ -193,7 +193,7 @@ def test_snapshot_list_renders_as_one_escaped_table(project: ragtt.Project) -> N
 
 
 def test_maintenance_compacts_without_losing_any_version(project: ragtt.Project) -> None:
-    from ragtt.index.history import MAINTAIN_EVERY
+    from ragtt.index.maintenance import MAINTAIN_EVERY
 
     logged = []
     for i in range(MAINTAIN_EVERY + 2):
