@@ -278,6 +278,12 @@ class Project:
 
         return drift(self._ctx, a, b, threshold, project=self)
 
+    def embedder_at(self, at: At) -> str:
+        """The model id of the embedder whose vectors the index holds at ``at``."""
+        from ragtt.timetravel.drift import embedder_at
+
+        return embedder_at(self._ctx, self.resolve_version(at))
+
     def reembed(self, embedder: Embedder) -> IngestReport:
         """Re-embed every current chunk with ``embedder`` (ids unchanged); the project switches to it."""
         from ragtt.index.reembed import reembed
