@@ -26,9 +26,12 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
         raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); "
                           f"got {label!r}")
     with writing(ctx, "snapshot") as w:
-        if label in ctx.table.tags():
-            raise StoreError(f"a snapshot labelled {label!r} already exists; pick another label")
         version = w.base
+        tagged = ctx.table.tags().get(label)
+        if tagged == version:  # taken already (an interrupted call run again): the same snapshot
+            return next(s for s in list_snapshots(ctx) if s.label == label)
+        if tagged is not None:
+            raise StoreError(f"a snapshot labelled {label!r} already exists (v{tagged}); pick another label")
         sources = ctx.table.scan(version, ["source"]).column("source")
         payload: ev.SnapshotTaken = {"snapshot_id": time_ordered_id(), "label": label,
                                      "doc_count": len(set(sources.to_pylist())), "chunk_count": len(sources)}

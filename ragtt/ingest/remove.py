@@ -18,13 +18,16 @@ __all__ = ["remove_source"]
 
 
 def remove_source(ctx: Context, source: str) -> int:
-    """Returns the new version."""
+    """Returns the version without the source: a new one, or the current one when the
+    source was removed already (so an interrupted removal can simply be run again)."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str; got {type(source).__name__}")
     with writing(ctx, "remove") as w:
         found = ctx.table.scan(w.base, ["chunk_id"], where=f"source IN ({sql_string_list([source])})")
         if found.num_rows == 0:
-            raise NotFoundError(f"source {source!r} is not in the index (see proj.chunks()['source'].unique())")
+            if ctx.log.last_ingest_of(source) is not None:
+                return w.base
+            raise NotFoundError(f"source {source!r} was never in the index (see proj.chunks()['source'].unique())")
         w.stage([Event(ev.DOCUMENT_REMOVED, {
             "doc_id": doc_id_for(source), "source": source,
             "chunk_ids_removed": sorted(found.column("chunk_id").to_pylist()),
