@@ -206,7 +206,14 @@ def cmd_test_run(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    with _open(args) as proj:
+    from ragtt.errors import ProjectDamagedError
+
+    try:
+        proj = _open(args)
+    except ProjectDamagedError as exc:  # damage found while opening is a finding, not a usage error
+        print(exc)
+        return 1
+    with proj:
         report = proj.verify()
     if args.json:
         _print_json(report.to_dict())
