@@ -16,8 +16,8 @@ from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import ReplayResult, _Result
 
 if TYPE_CHECKING:
-    from ragtt.index.retrieve import RetrievalPlan
     from ragtt.context import Context
+    from ragtt.index.retrieve import RetrievalPlan
 
 __all__ = ["BisectReport", "bisect", "make_predicate"]
 
