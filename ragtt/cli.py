@@ -46,7 +46,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     with _open(args) as proj:
-        snap = proj.snapshot(args.label)
+        snap = proj.snapshot_if_changed(args.label) if args.if_changed else proj.snapshot(args.label)
+        if snap is None:
+            last = proj.snapshots()[-1]
+            print(f"unchanged since snapshot {last.label!r} (v{last.index_version}); nothing to do")
+            return 0
     _print_json(snap.to_dict()) if args.json else print(repr(snap))
     return 0
 
@@ -305,7 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow-symlinks", action="store_true",
                    help="also ingest files that symlinks inside a folder point to outside it")
     p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
-    p.add_argument("label")
+    p.add_argument("label", help="with --if-changed, may hold {ts} and {version}")
+    p.add_argument("--if-changed", action="store_true",
+                   help="only if no snapshot names the latest version (for cron and CI); never collides")
     add("snapshots", cmd_snapshots, "list snapshots")
     p = add("query", cmd_query, "retrieve (and answer) at the latest index version")
     p.add_argument("text")
