@@ -8,7 +8,7 @@ it. Links tie settings documented together; a link expires when the docs drop an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from ragtt.temporal import (
     RetrievalQuery,
     SchemaExtensions,
 )
+from ragtt.temporal.scoring import Candidate, ScoringContext
 from tests.conftest import flask_releases
 
 NS = "flask"
@@ -64,8 +65,8 @@ def _write_history(store: AssertionStore) -> History:
                 continue
             aid = f"{name}@{tag}"
             written.append(Assertion(aid, NS, "config", f"{name}: {text}", float(pos), 0.9, episode.id,
-                                     [Citation(f"cite-{aid}", episode.id, f"{release.name}/docs/config.rst",
-                                               text[:120])],
+                                     (Citation(f"cite-{aid}", episode.id, f"{release.name}/docs/config.rst",
+                                               text[:120]),),
                                      supersedes_id=before[0] if before else None, entity_id=name))
             current[name] = (aid, text)
         store.write_episode_bundle(episode, written)
@@ -114,11 +115,11 @@ def test_a_citation_of_another_namespaces_episode_is_refused(flask_store: tuple[
     store.write_episode(Episode("django-4.2", "django", 1.0, "2023-04-03T00:00:00+00:00", "release", "Django docs"))
     stolen = Citation("c-stolen", "django-4.2", "django/docs/settings.txt", "SECRET_KEY")
     claim = Assertion("SECRET_KEY@cross", NS, "config", "SECRET_KEY signs cookies", 30.0, 0.9, "flask-3.1.3",
-                      [stolen], entity_id="SECRET_KEY")
+                      (stolen,), entity_id="SECRET_KEY")
     for write in (lambda: store.write_assertion(claim),
                   lambda: store.write_episode_bundle(
                       Episode("flask-next", NS, 31.0, "2026-03-01T00:00:00+00:00", "release", "next"),
-                      [Assertion("SECRET_KEY@next", NS, "config", "SECRET_KEY", 31.0, 0.9, "flask-next", [stolen])]),
+                      [Assertion("SECRET_KEY@next", NS, "config", "SECRET_KEY", 31.0, 0.9, "flask-next", (stolen,))]),
                   lambda: store.write_citation(h.claim[("SECRET_KEY", "3.1.3")], stolen)):
         with pytest.raises(ValidationError) as info:
             write()
@@ -174,7 +175,7 @@ class _Scorer:
     def __init__(self, make: Any) -> None:
         self.make = make
 
-    def score_batch(self, candidates: list[Any], context: Any) -> list[float]:
+    def score_batch(self, candidates: Sequence[Candidate], context: ScoringContext) -> list[float]:
         return list(self.make(len(candidates)))
 
 
@@ -186,10 +187,10 @@ class _Scorer:
 ])
 def test_a_scorer_with_nan_inf_or_the_wrong_count_raises(flask_store: tuple[AssertionStore, History], tmp_path: Path,
                                                          make: Any, message: str) -> None:
-    store, h = flask_store
-    with AssertionStore.open(tmp_path / "flask.db", embedder=HashEmbedder(64), scorer=_Scorer(make)) as bad:
-        with pytest.raises(ValidationError, match=message):
-            bad.retrieve(RetrievalQuery(NS, h.position["2.2.3"], "JSON_SORT_KEYS"))
+    _, h = flask_store
+    with (AssertionStore.open(tmp_path / "flask.db", embedder=HashEmbedder(64), scorer=_Scorer(make)) as bad,
+          pytest.raises(ValidationError, match=message)):
+        bad.retrieve(RetrievalQuery(NS, h.position["2.2.3"], "JSON_SORT_KEYS"))
 
 
 class _Zero:
@@ -207,9 +208,9 @@ def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_wa
     store, h = flask_store
     at = h.position["3.1.3"]
     assert store.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector")).results  # it works with one
-    with AssertionStore.open(tmp_path / "flask.db") as no_embedder:
-        with pytest.raises(ValidationError, match="strategy 'vector' needs a query vector.*no embedder"):
-            no_embedder.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
+    with (AssertionStore.open(tmp_path / "flask.db") as no_embedder,
+          pytest.raises(ValidationError, match=r"strategy 'vector' needs a query vector.*no embedder")):
+        no_embedder.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
     for empty in (False, True):
         with AssertionStore.open(tmp_path / "flask.db", embedder=_Zero(empty)) as zero:  # type: ignore[arg-type]
             with pytest.raises(ValidationError, match="strategy 'vector' needs a query vector"):
@@ -220,7 +221,7 @@ def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_wa
     store.init_namespace("flask-text")  # vectorless
     store.write_episode(Episode("t1", "flask-text", 1.0, "2023-04-25T00:00:00+00:00", "release", "2.3.0"))
     store.write_assertion(Assertion("t-secret", "flask-text", "config", "SECRET_KEY signs the session cookie", 1.0,
-                                    0.9, "t1", [Citation("ct", "t1", "docs/config.rst", "SECRET_KEY")]))
+                                    0.9, "t1", (Citation("ct", "t1", "docs/config.rst", "SECRET_KEY"),)))
     with pytest.raises(ValidationError, match="vectorless"):
         store.retrieve(RetrievalQuery("flask-text", 2.0, "SECRET_KEY", strategy="vector"))
     assert store.retrieve(RetrievalQuery("flask-text", 2.0, "SECRET_KEY", strategy="hybrid")).results
@@ -239,7 +240,7 @@ def test_extension_names_that_are_sql_keywords_work(tmp_path: Path) -> None:
         store.write_episode(Episode("flask-x", NS, 99.0, "2026-03-01T00:00:00+00:00", "release", "x",
                                     extensions={"select": "picked"}))
         store.write_assertion(Assertion("x", NS, "config", "SECRET_KEY x", 99.0, 0.9, "flask-x",
-                                        [Citation("cx", "flask-x", "r", "x")], extensions={"order": 7}))
+                                        (Citation("cx", "flask-x", "r", "x"),), extensions={"order": 7}))
         assert store.get_assertion("x").extensions == {"order": 7}  # type: ignore[union-attr]
         frame = store.snapshot(NS, 99.0)
         assert "order" in frame.columns and 7 in frame["order"].to_list()
