@@ -159,6 +159,7 @@ def find_path(
     max_depth: int,
     link_types: Sequence[str] | None,
     direction: str = "out",
+    include_superseded: bool = False,
 ) -> list[Link] | None:
     anchor = None if at is None else to_position(at, "at")
     with store._read() as conn:
@@ -166,7 +167,8 @@ def find_path(
         _start(store, conn, to_id)
         if from_id == to_id:
             return []
-        for aid, _, path in neighbourhood(conn, namespace, [from_id], anchor, max_depth, link_types, direction):
+        for aid, _, path in neighbourhood(conn, namespace, [from_id], anchor, max_depth, link_types, direction,
+                                          include_superseded):
             if aid == to_id:
                 return list(path)
     return None

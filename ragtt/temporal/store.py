@@ -362,7 +362,7 @@ class AssertionStore:
         with self._read() as conn:
             return load_episode(conn, episode_id, self._columns("episodes"))
 
-    def retrieve(self, query: RetrievalQuery, *, middleware: Sequence[Any] = ()) -> RetrievalResult:
+    def retrieve(self, query: RetrievalQuery, middleware: Sequence[Any] = ()) -> RetrievalResult:
         """Rank the assertions valid at ``query.temporal_anchor`` by vector and full-text evidence.
 
         ``middleware`` applies to this call only, inside the store's own list: global before,
@@ -401,10 +401,13 @@ class AssertionStore:
         max_depth: int = 5,
         link_types: Sequence[str] | None = None,
         direction: str = "out",
+        include_superseded: bool = False,
     ) -> list[Link] | None:
-        """The shortest chain of valid links from one assertion to another (along link direction), or None."""
+        """The shortest chain of valid links from one assertion to another (along link direction), or None;
+        ``include_superseded`` as in ``connected``."""
         return graph.find_path(
-            self, from_id, to_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction
+            self, from_id, to_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction,
+            include_superseded=include_superseded,
         )
 
     def snapshot(

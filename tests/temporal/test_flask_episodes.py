@@ -150,6 +150,9 @@ def test_connected_walks_expired_links_and_superseded_claims_with_include_supers
     assert walked[0].assertion.valid_until == removed_at
     assert reached(json_ascii, at=h.position["2.1.0"], include_superseded=True) == []  # link not started yet
     assert reached(json_ascii, include_superseded=True) == [json_sort]  # None: the whole history
+    assert store.find_path(json_ascii, json_sort, at=after) is None
+    assert [link.id for link in store.find_path(json_ascii, json_sort, at=after, include_superseded=True) or []] \
+        == ["json-family"]
     # SESSION_COOKIE_DOMAIN was rewritten in 2.3.0: its old claim is superseded, not valid after
     assert store.get_assertion(server_name).valid_until is not None  # type: ignore[union-attr]
     assert old_domain not in reached(server_name, at=after, max_depth=1)
