@@ -188,10 +188,11 @@ class Regression:
             raise ConfigError(f"threshold must be in [0, 1]; got {threshold}")
         gate, similarity = resolve_match(match)
         plan = RetrievalPlan.from_dict(suite.plan)
+        texts: dict[str, str | None] = {}  # each source's current text, read once per run
         outcomes = []
         for golden in suite.queries:
             try:  # one failing query never stops the rest
-                outcomes.append(self._score(golden, plan, threshold, gate, similarity))
+                outcomes.append(self._score(golden, plan, threshold, gate, similarity, texts))
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 outcomes.append(QueryOutcome(golden.text, "error", None, None, [], None, reason, gated_on=gate))
@@ -216,15 +217,18 @@ class Regression:
         return query_id, run.chunks
 
     def _score(self, golden: GoldenQuery, plan: RetrievalPlan, threshold: float, gate: str,
-               similarity: float) -> QueryOutcome:
+               similarity: float, texts: dict[str, str | None]) -> QueryOutcome:
         query_id, chunks = self._run(golden.text, plan)
-        return score_query(golden, chunks, query_id, threshold, gate, self._source_text, similarity)
 
-    def _source_text(self, source: str) -> str | None:
-        try:
-            return self._proj.document(source).text
-        except NotFoundError:
-            return None
+        def source_text(source: str) -> str | None:
+            if source not in texts:
+                try:
+                    texts[source] = self._proj.document(source).text
+                except NotFoundError:
+                    texts[source] = None  # the source left the index: none of its passages is there
+            return texts[source]
+
+        return score_query(golden, chunks, query_id, threshold, gate, source_text, similarity)
 
 
 def score_query(golden: GoldenQuery, chunks: list[Any], query_id: str | None, threshold: float, gate: str,
