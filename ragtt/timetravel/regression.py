@@ -32,6 +32,7 @@ from ragtt.timetravel.passages import DEFAULT_MATCH, GoldenPassage, PassageRef, 
 if TYPE_CHECKING:
     import polars as pl
 
+    from ragtt.index.history import At
     from ragtt.project import Project
 
 __all__ = ["GoldenQuery", "GoldenSuite", "QueryOutcome", "Regression", "RegressionReport", "resolve_match"]
@@ -165,7 +166,7 @@ class Regression:
         self._proj = proj
 
     def capture(self, queries: list[str], name: str, *, top_k: int | None = None,
-                mode: str | None = None, at: Any = None) -> GoldenSuite:
+                mode: str | None = None, at: At | None = None) -> GoldenSuite:
         """Record what ``queries`` retrieve now (or ``at`` a past version, label or datetime)."""
         if isinstance(queries, str) or not queries:
             raise ConfigError("capture takes a non-empty list of query strings")
