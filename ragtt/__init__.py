@@ -61,46 +61,20 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "ragtt.errors",
     "ReplayError": "ragtt.errors",
     "StoreError": "ragtt.errors",
+    "HistoryError": "ragtt.errors",
+    "NamespaceLockedError": "ragtt.errors",
+    "NotAProjectError": "ragtt.errors",
+    "ProjectBusyError": "ragtt.errors",
+    "ProjectDamagedError": "ragtt.errors",
+    "SupersessionError": "ragtt.errors",
+    "ValidationError": "ragtt.errors",
+    # history
+    "LoggedRun": "ragtt.timetravel.run",
+    "VerifyReport": "ragtt.verify",
 }
 
-__all__ = [
-    "BisectReport",
-    "Block",
-    "ConfigComparison",
-    "ConfigError",
-    "DiffReport",
-    "Document",
-    "DriftReport",
-    "Embedder",
-    "ExtractiveGenerator",
-    "GoldenSuite",
-    "HashEmbedder",
-    "IngestError",
-    "IngestReport",
-    "LineageReport",
-    "LiteLLMEmbedder",
-    "LiteLLMGenerator",
-    "NotFoundError",
-    "PageRoute",
-    "ParsedDocument",
-    "PipelineConfig",
-    "Project",
-    "QueryResult",
-    "RagttError",
-    "Region",
-    "RegressionReport",
-    "ReplayError",
-    "ReplayResult",
-    "RetrievedChunk",
-    "SentenceTransformerEmbedder",
-    "Snapshot",
-    "SnapshotDiff",
-    "StoreError",
-    "__version__",
-    "build_chunks",
-    "compare_configs",
-    "register_loader",
-]
+# The public surface: exactly the lazily exported names (tests pin it by equality).
+__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
@@ -110,11 +84,18 @@ if TYPE_CHECKING:
     from ragtt.config import PipelineConfig
     from ragtt.errors import (
         ConfigError,
+        HistoryError,
         IngestError,
+        NamespaceLockedError,
+        NotAProjectError,
         NotFoundError,
+        ProjectBusyError,
+        ProjectDamagedError,
         RagttError,
         ReplayError,
         StoreError,
+        SupersessionError,
+        ValidationError,
     )
     from ragtt.generate import ExtractiveGenerator, LiteLLMGenerator
     from ragtt.index.embedders import (
@@ -141,4 +122,6 @@ if TYPE_CHECKING:
     from ragtt.timetravel.drift import DriftReport
     from ragtt.timetravel.lineage import LineageReport
     from ragtt.timetravel.regression import GoldenSuite, RegressionReport
+    from ragtt.timetravel.run import LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff
+    from ragtt.verify import VerifyReport

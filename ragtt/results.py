@@ -126,6 +126,7 @@ class IngestReport(_Result):
     elapsed_s: float
     documents_removed: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -142,6 +143,7 @@ class IngestReport(_Result):
     def __repr__(self) -> str:
         lines = [f"IngestReport({self.summary()})"]
         lines += [f"  FAILED {s}: {r}" for s, r in self.failed]
+        lines += [f"  SKIPPED {s}: {r}" for s, r in self.skipped]
         lines += [f"  WARNING {s}: {w}" for s, w in self.warnings]
         return "\n".join(lines)
 
@@ -151,6 +153,7 @@ class IngestReport(_Result):
                               ("removed", self.documents_removed), ("unchanged", self.documents_unchanged)):
             rows += [(status, n, "") for n in names]
         rows += [("FAILED", s, r) for s, r in self.failed]
+        rows += [("skipped", s, r) for s, r in self.skipped]
         rows += [("warning", s, w) for s, w in self.warnings]
         return (f"{STYLE}<div class='ragtt-r'><b>IngestReport</b> {esc(self.summary())}"
                 f"{table(['status', 'source', 'detail'], rows)}</div>")

@@ -117,7 +117,8 @@ class RagttMagics(Magics):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def open_project(self, path: str, embedder: str | None = None) -> Any:
+    def open_project(self, path: str, embedder: str | None = None, *, create: bool = False) -> Any:
+        """Open a project; only ``create`` makes one where the folder holds none."""
         import ragtt
 
         chosen = self.embedder if embedder is None else embedder
@@ -126,8 +127,11 @@ class RagttMagics(Magics):
         if self._proj is not None:
             self._proj.close()
             self._proj = None
-        self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
-                                        progress=self.progress)
+        try:
+            self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
+                                            progress=self.progress, create=create)
+        except ragtt.NotAProjectError as exc:
+            raise UsageError(f"{exc} (in a notebook: %ragtt open {path} --create)") from None
         return self._proj
 
     @property
@@ -157,10 +161,11 @@ def _split(text: str) -> list[str]:
 # -- the verbs ----------------------------------------------------------------------------------
 
 
-@verb("open", "open (or create) a project folder and make it the current one",
-      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"))
+@verb("open", "open a project folder and make it the current one (--create: make one if there is none)",
+      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
+      arg("--create", action="store_true", help="create the project if the folder holds none"))
 def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.open_project(a.path, a.embedder)
+    return m.open_project(a.path, a.embedder, create=a.create)
 
 
 @verb("ingest", "ingest files and folders in one index version",

@@ -10,17 +10,6 @@ from typing import TYPE_CHECKING
 
 from ragtt._lazy import lazy_exports
 
-__all__ = [
-    "IngestOptions",
-    "LocatedChunks",
-    "RegionIndex",
-    "RouteThresholds",
-    "build_chunks",
-    "locate_chunks",
-    "parse",
-    "pixel_box",
-    "render_page",
-]
 
 _EXPORTS = {
     "IngestOptions": "ragtt.ingest.types",
@@ -34,6 +23,7 @@ _EXPORTS = {
     "render_page": "ragtt.ingest.render",
 }
 
+__all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 

@@ -17,7 +17,7 @@ from ragtt.results import _Result
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.project import Project
+    from ragtt.context import Context
 
 __all__ = ["LineageEntry", "LineageReport", "lineage"]
 
@@ -81,15 +81,15 @@ class LineageReport(_Result):
                 + table(["change", "cause", "version", "source", "chunk", "why"], rows) + "</div>")
 
 
-def lineage(proj: Project, left_id: str, right_id: str) -> LineageReport:
+def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
     from ragtt.timetravel.run import load_run
 
-    left, right = load_run(proj, left_id), load_run(proj, right_id)
+    left, right = load_run(ctx, left_id), load_run(ctx, right_id)
     lranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in left.chunks}
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
-    at_left = proj._table.chunk_sources(left.index_version)
-    at_right = proj._table.chunk_sources(right.index_version)
-    changes = _chunk_changes(proj, min(left.index_version, right.index_version),
+    at_left = ctx.table.chunk_sources(left.index_version)
+    at_right = ctx.table.chunk_sources(right.index_version)
+    changes = _chunk_changes(ctx, min(left.index_version, right.index_version),
                              max(left.index_version, right.index_version))
     forward = right.index_version >= left.index_version
     # Moving forward, a chunk that left was taken out and one that entered was put in;
@@ -129,10 +129,10 @@ def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | N
                         before, after)
 
 
-def _chunk_changes(proj: Project, low: int, high: int) -> dict[tuple[str, str], Any]:
+def _chunk_changes(ctx: Context, low: int, high: int) -> dict[tuple[str, str], Any]:
     """("added"|"removed", chunk_id) -> the event in (low, high] that did it (the latest wins)."""
     found: dict[tuple[str, str], Any] = {}
-    for event in proj._events.query(types=["document.ingested", "document.removed"], version_range=(low, high)):
+    for event in ctx.log.query(types=["document.ingested", "document.removed"], version_range=(low, high)):
         for chunk_id in event.payload.get("chunk_ids_added", []):
             found[("added", chunk_id)] = event
         for chunk_id in event.payload.get("chunk_ids_removed", []):

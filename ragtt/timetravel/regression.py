@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt._html import STYLE, esc, table
-from ragtt.errors import ConfigError, NotFoundError
+from ragtt.errors import ConfigError
 from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
 from ragtt.results import _Result
@@ -32,8 +32,7 @@ from ragtt.timetravel.passages import DEFAULT_MATCH, GoldenPassage, PassageRef, 
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.index.history import At
-    from ragtt.project import Project
+    from ragtt.context import At, Context
 
 __all__ = ["GoldenQuery", "GoldenSuite", "QueryOutcome", "Regression", "RegressionReport", "resolve_match"]
 
@@ -162,22 +161,22 @@ class RegressionReport(_Result):
 class Regression:
     """``proj.regression``: capture golden suites and run them as a gate."""
 
-    def __init__(self, proj: Project) -> None:
-        self._proj = proj
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
 
     def capture(self, queries: list[str], name: str, *, top_k: int | None = None,
                 mode: str | None = None, at: At | None = None) -> GoldenSuite:
         """Record what ``queries`` retrieve now (or ``at`` a past version, label or datetime)."""
         if isinstance(queries, str) or not queries:
             raise ConfigError("capture takes a non-empty list of query strings")
-        plan = self._proj.plan(top_k=top_k, mode=mode)
-        version = self._proj.version if at is None else self._proj.resolve_version(at)
+        plan = self._ctx.plan(top_k=top_k, mode=mode)
+        version = self._ctx.version if at is None else self._ctx.resolve(at)
         golden = []
         for text in queries:
             _, result = self._run(text, plan, version)
             golden.append(GoldenQuery(text, sorted({c.source for c in result}), [c.chunk_id for c in result],
                                       [GoldenPassage.from_chunk(c) for c in result]))
-        return GoldenSuite(name, format_ts(utc_now()), version, self._proj.config.config_id,
+        return GoldenSuite(name, format_ts(utc_now()), version, self._ctx.config.config_id,
                            plan.to_dict(), golden)
 
     def run(self, suite: GoldenSuite | str | Path, threshold: float = 0.8,
@@ -197,11 +196,12 @@ class Regression:
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 outcomes.append(QueryOutcome(golden.text, "error", None, None, [], None, reason, gated_on=gate))
-        report = RegressionReport(suite.name, self._proj.version, threshold, outcomes,
+        report = RegressionReport(suite.name, self._ctx.version, threshold, outcomes,
                                   similarity if gate == "passages" else gate)
+        from ragtt.events import types as ev
         from ragtt.events.store import Event
 
-        self._proj._events.append(Event("regression.completed", {
+        self._ctx.log.append(Event(ev.REGRESSION_COMPLETED, {
             "suite": suite.name, "threshold": threshold, "exit_code": report.exit_code,
             "passed": sum(o.status == "pass" for o in outcomes), "total": len(outcomes), "match": report.match,
         }, index_version=report.index_version))
@@ -212,8 +212,8 @@ class Regression:
         from ragtt.timetravel.run import execute, record
 
         query_id = time_ordered_id()
-        run = execute(self._proj, text, plan, self._proj.version if version is None else version, generate=False)
-        record(self._proj, run, query_id, prefix="", config_id=self._proj.config.config_id,
+        run = execute(self._ctx, text, plan, self._ctx.version if version is None else version, generate=False)
+        record(self._ctx, run, query_id, prefix="", config_id=self._ctx.config.config_id,
                extra={"purpose": "regression"})
         return query_id, run.chunks
 
@@ -223,10 +223,7 @@ class Regression:
 
         def source_text(source: str) -> str | None:
             if source not in texts:
-                try:
-                    texts[source] = self._proj.document(source).text
-                except NotFoundError:
-                    texts[source] = None  # the source left the index: none of its passages is there
+                texts[source] = _current_text(self._ctx, source)
             return texts[source]
 
         return score_query(golden, chunks, query_id, threshold, gate, source_text, similarity)
@@ -265,6 +262,17 @@ def resolve_match(match: float | str) -> tuple[str, float]:
     if isinstance(match, bool) or not isinstance(match, int | float) or not 0 < match <= 1:
         raise ConfigError(f"match must be a similarity in (0, 1] or one of {', '.join(GATES)}; got {match!r}")
     return "passages", float(match)
+
+
+def _current_text(ctx: Context, source: str) -> str | None:
+    """The parsed text of ``source`` at the latest version; None once it left the index."""
+    from ragtt.index.table import sql_string_list
+
+    found = ctx.table.scan(ctx.version, ["doc_key"], where=f"source IN ({sql_string_list([source])})")
+    if found.num_rows == 0:
+        return None
+    row = ctx.log.documents.get(found.column("doc_key")[0].as_py())
+    return None if row is None else str(row.text)
 
 
 def _recall(expected: list[str], got: set[str]) -> float:

@@ -11,7 +11,7 @@ from ragtt.results import _Result
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.project import At, Project
+    from ragtt.context import At, Context
 
 __all__ = ["SnapshotDiff", "SourceChange", "snapshot_diff"]
 
@@ -72,10 +72,10 @@ class SnapshotDiff(_Result):
                 f"v{self.right_version}" + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
 
 
-def snapshot_diff(proj: Project, a: At, b: At) -> SnapshotDiff:
-    left_v, right_v = proj.resolve_version(a), proj.resolve_version(b)
-    left = _by_source(proj._table.chunk_sources(left_v))
-    right = _by_source(proj._table.chunk_sources(right_v))
+def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
+    left_v, right_v = ctx.resolve(a), ctx.resolve(b)
+    left = _by_source(ctx.table.chunk_sources(left_v))
+    right = _by_source(ctx.table.chunk_sources(right_v))
     changes = []
     for source in sorted(set(left) | set(right)):
         before, after = left.get(source, set()), right.get(source, set())
