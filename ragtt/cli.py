@@ -341,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("bisect", cmd_bisect, "first version where a predicate on a query's result changes")
     p.add_argument("query", help="a query id (its recorded plan is used) or a query text")
     p.add_argument("--predicate", required=True, help="chunk:<id> | source:<name> | answer:<substring>")
-    p.add_argument("--versions", type=_versions, help="comma-separated versions to search (default: every data version)")
+    p.add_argument("--versions", type=_versions,
+                   help="comma-separated versions to search (default: every data version)")
     p = add("compare-configs", cmd_compare_configs, "two PipelineConfigs on one corpus, query by query")
     p.add_argument("corpus", nargs="+")
     p.add_argument("--config-a", required=True, help='JSON, e.g. \'{"retrieval_mode": "vector"}\'')

@@ -1,7 +1,7 @@
 """The crash protocol: one write to two stores (the chunk table and the event log) that a
 reader sees whole or not at all, whatever line the writer dies on.
 
-A write runs these steps (docs/crash-protocol.md has the argument in full):
+A write runs these steps (docs/ARCHITECTURE.md has the argument in full):
 
 1. **lock**: take the project's write lock (the event log's ``write_lock``); writers of one
    project are serialized, so every table version after a write's base is that write's.
@@ -35,8 +35,6 @@ from ragtt.events.time import utc_now
 if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.events.documents import DocumentRow
-    from ragtt.events.store import EventStore
-    from ragtt.index.table import ChunkTable
     from ragtt.events.intents import Intent
     from ragtt.events.store import EventStore
     from ragtt.index.table import ChunkTable
@@ -127,10 +125,8 @@ def recover(log: EventStore, table: ChunkTable) -> list[str]:
 
 def _settle(log: EventStore, table: ChunkTable, intent: Intent) -> str:
     tag = intent.body.get("tag")
-    if tag is not None:
-        happened = tag in table.tags()
-    else:
-        happened = table.latest_version() > intent.base_version
+    # A snapshot's table commit is its tag; any other write's is a newer version.
+    happened = tag in table.tags() if tag is not None else table.latest_version() > intent.base_version
     if not happened:
         with log.transaction() as conn:
             log.intents.remove(conn, intent.intent_id)

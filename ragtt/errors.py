@@ -21,8 +21,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
-    "IngestError",
     "HistoryError",
+    "IngestError",
     "NamespaceLockedError",
     "NotAProjectError",
     "NotFoundError",

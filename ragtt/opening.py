@@ -147,9 +147,9 @@ def _adopt_or_create(path: Path, config: PipelineConfig | None, embedder: Embedd
         raise not_a_project(path)
     path.mkdir(parents=True, exist_ok=True)
     with _creation_lock(path):
-        marker = Marker.read(path)  # another process may have created it meanwhile
-        if marker is not None:
-            return marker
+        existing = Marker.read(path)  # another process may have created it meanwhile
+        if existing is not None:
+            return existing
         # No marker: anything of ours here is the leftover of a creation that died.
         for name in (_EVENTS, f"{_EVENTS}-wal", f"{_EVENTS}-shm"):
             with contextlib.suppress(FileNotFoundError):

@@ -71,7 +71,7 @@ def verify(ctx: Context) -> VerifyReport:
             problems.append(f"index: version {version} ({operation}, {committed_at}) is named by no event")
 
     tags = table.tags()
-    snapshot_events = {e.payload.get("label"): e for e in log.query(types=ev.SNAPSHOT_TAKEN)}
+    snapshot_events = {str(e.payload.get("label")): e for e in log.query(types=ev.SNAPSHOT_TAKEN)}
     for label, version in sorted(tags.items()):
         event = snapshot_events.get(label)
         if event is None:

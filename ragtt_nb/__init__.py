@@ -51,9 +51,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ragtt_nb.chunk_diff import ChunkDiff
-    from ragtt_nb.drift_scatter import DriftScatter
-    from ragtt_nb.export import export_report
-    from ragtt_nb.magics import RagttMagics
-    from ragtt_nb.pdf_overlay import PdfOverlay
-    from ragtt_nb.timeline import Timeline
+    from ragtt_nb.chunk_diff import ChunkDiff as ChunkDiff
+    from ragtt_nb.drift_scatter import DriftScatter as DriftScatter
+    from ragtt_nb.export import export_report as export_report
+    from ragtt_nb.magics import RagttMagics as RagttMagics
+    from ragtt_nb.pdf_overlay import PdfOverlay as PdfOverlay
+    from ragtt_nb.timeline import Timeline as Timeline

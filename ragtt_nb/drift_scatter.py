@@ -34,6 +34,7 @@ of them together would pass ``TEXT_BUDGET`` bytes: a 200,000-point report stays 
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -215,10 +216,8 @@ def _query(proj: Any, query: str, sides: list[_Side]) -> tuple[str, list[NDArray
     from ragtt import NotFoundError
 
     text = query
-    try:
+    with contextlib.suppress(NotFoundError):  # not a logged id: the query is its own text
         text = proj.run(query).query
-    except NotFoundError:
-        pass
     vectors: list[NDArray[np.float32] | None] = []
     for side in sides:
         vec = proj.query_vector(text, side.embedder)

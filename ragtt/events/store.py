@@ -75,7 +75,8 @@ class EventStore:
         except driver().DatabaseError as exc:
             with contextlib.suppress(Exception):
                 self._conn.close()
-            raise ProjectDamagedError(f"the event log {self.path} is damaged ({exc}); restore it from a backup")
+            raise ProjectDamagedError(f"the event log {self.path} is damaged ({exc}); restore it from a backup") \
+                from None
         self.documents = Documents(self._conn)
         self.versions = Versions(self._conn, table_name)
         self.intents = Intents(self._conn)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 __all__ = [
+    "CONTEXT_ASSEMBLED",
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
     "GENERATION_EXECUTED",
@@ -24,7 +25,6 @@ __all__ = [
     "REPLAY_PREFIX",
     "RETRIEVAL_EXECUTED",
     "SNAPSHOT_TAKEN",
-    "CONTEXT_ASSEMBLED",
     "DocumentIngested",
     "DocumentRemoved",
     "IngestCompleted",

@@ -1,7 +1,7 @@
 """When each table version was committed and by which operation.
 
 A version appears here only once the write that made it is fully logged: this table is the
-commit point that makes a version visible to readers (see docs/crash-protocol.md).
+commit point that makes a version visible to readers (see docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations

@@ -23,8 +23,12 @@ MAINTAIN_EVERY = 32
 MAINTAIN_ROWS = 256
 
 
+_PENDING = "maintenance_pending"  # meta: "1" while a skipped maintenance waits for the next write
+
+
 def maintenance_due(ctx: Context, rows_written: int) -> bool:
-    return rows_written >= MAINTAIN_ROWS or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY
+    return (rows_written >= MAINTAIN_ROWS or ctx.log.get_meta(_PENDING) == "1"
+            or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY)
 
 
 def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]]:
@@ -32,11 +36,12 @@ def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]
     ingest) turns a failure into a warning instead of an exception."""
     try:
         with writing(ctx, "maintenance") as w:
-            w.stage([Event(ev.INDEX_OPTIMIZED, {})])
+            w.stage([Event(ev.INDEX_OPTIMIZED, {})], meta={_PENDING: ""})
             ctx.table.optimize()
             return w.commit(), []
     except Exception as exc:
         if strict:
             raise
+        ctx.log.set_meta(_PENDING, "1")
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return [], [f"maintenance skipped, to be retried by the next write: {first}"]

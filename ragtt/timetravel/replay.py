@@ -10,8 +10,8 @@ from ragtt.results import ReplayResult, RetrievedChunk
 from ragtt.timetravel.run import Run, execute, load_run, record
 
 if TYPE_CHECKING:
-    from ragtt.index.retrieve import RetrievalPlan
     from ragtt.context import Context
+    from ragtt.index.retrieve import RetrievalPlan
 
 __all__ = ["SCORE_TOLERANCE", "replay", "replay_text", "same_retrieval"]
 

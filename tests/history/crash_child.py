@@ -2,6 +2,8 @@
 
     python -m tests.history.crash_child SCENARIO ROOT N      (N = 0: before the first boundary)
     python -m tests.history.crash_child SCENARIO ROOT trace  (list the boundaries, no kill)
+    python -m tests.history.crash_child SCENARIO ROOT pause:N (after the N-th boundary, wait for
+                                                              ROOT/go, then carry on)
 
 Boundaries are every LanceDB write (add, delete, merge_insert, create_index, optimize, tag
 create), every committed event-log transaction, and every embedding-cache write.
@@ -14,6 +16,7 @@ import functools
 import os
 import signal
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,10 +26,19 @@ from tests.history.scenarios import SCENARIOS, open_project
 _seen: list[str] = []
 
 
+_pause: tuple[int, Path] | None = None
+
+
 def _boundary(name: str, kill_at: int | None) -> None:
     _seen.append(name)
     if kill_at is not None and len(_seen) == kill_at:
         os.kill(os.getpid(), signal.SIGKILL)
+    if _pause is not None and len(_seen) == _pause[0]:
+        (_pause[1] / "paused").write_text(name)
+        for _ in range(1200):  # at most 60 s
+            if (_pause[1] / "go").exists():
+                break
+            time.sleep(0.05)
 
 
 def _wrap(cls: Any, method: str, kill_at: int | None) -> None:
@@ -65,8 +77,11 @@ def install(kill_at: int | None) -> None:
 
 
 def main() -> None:
+    global _pause
     scenario, root, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
-    kill_at = None if mode == "trace" else int(mode)
+    if mode.startswith("pause:"):
+        _pause = (int(mode.removeprefix("pause:")), root)
+    kill_at = None if mode == "trace" or _pause else int(mode)
     proj = open_project(root / "proj")
     install(kill_at)
     if kill_at == 0:

@@ -78,6 +78,12 @@ def _pdf() -> Path:
     return corpus("pdfs", "docling__normal_4pages.pdf")
 
 
+def _flask_release() -> Path:
+    from tests.conftest import flask_releases
+
+    return flask_releases()[-1]
+
+
 def _ingest_with_auto_snapshot(p: ragtt.Project, root: Path) -> Any:
     p.config = p.config.replace(auto_snapshot_every=1)
     return p.ingest_texts({"faq.md": "# FAQ\n\nReturns are free for members.\n"})
@@ -107,6 +113,7 @@ SCENARIOS: dict[str, Callable[[ragtt.Project, Path], Any]] = {
     "query": lambda p, root: p.query("Which city stores the backups?", generate=True),
     "replay": lambda p, root: p.replay(p.events.last("query.received").query_id),
     "ingest_pdf": lambda p, root: p.ingest(_pdf()),
+    "ingest_flask_release_mirrors_the_folder": lambda p, root: p.ingest(_flask_release()),
     "ingest_prune_only": _prune_only,
     "ingest_with_auto_snapshot": _ingest_with_auto_snapshot,
     "ingest_with_a_failed_input": lambda p, root: p.ingest([root / "docs_v2" / "pricing.md", root / "missing.md"]),

@@ -83,7 +83,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     shell = start_ipython()
     assert shell is not None
     shell.run_line_magic("load_ext", "ragtt_nb")
-    with pytest.raises(UsageError, match="not a ragtt project.*--create"):
+    with pytest.raises(UsageError, match=r"not a ragtt project.*--create"):
         shell.run_line_magic("ragtt", f"open {tmp_path / 'nothing'} --embedder hash")
     proj = shell.run_line_magic("ragtt", f"open {tmp_path / 'nothing'} --embedder hash --create")
     assert isinstance(proj, ragtt.Project)

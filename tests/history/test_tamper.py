@@ -73,7 +73,7 @@ def test_a_run_cannot_be_appended_twice(root: Path) -> None:
     with open_project(root / "proj") as proj:
         original = proj.events.last("query.received")
         assert original is not None
-        with pytest.raises(ragtt.HistoryError, match="already has a retrieval.executed"):
+        with pytest.raises(ragtt.HistoryError, match=r"already has a retrieval\.executed"):
             proj.events.append(Event("retrieval.executed", {"query": "a different question"},
                                      query_id=original.query_id))
         assert proj.replay(original.query_id).matches_original
