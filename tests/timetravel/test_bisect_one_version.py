@@ -30,7 +30,7 @@ def test_bisect_over_one_version_says_so_and_the_cli_exits_0(tmp_path: Path,
     assert "nothing to bisect: one version" in capsys.readouterr().out
 
 
-def test_bisect_on_an_empty_project_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["bisect", "SECRET_KEY", "--predicate", "source:x", "--project", str(tmp_path / "empty"),
-                 "--embedder", "hash"]) == 2
-    assert "ingest before bisecting" in capsys.readouterr().err
+def test_bisect_on_a_project_with_no_data_says_ingest_first(tmp_path: Path) -> None:
+    with ragtt.Project.open(tmp_path / "empty", embedder=ragtt.HashEmbedder(), progress=False) as proj, \
+            pytest.raises(ragtt.ConfigError, match="ingest before bisecting"):
+        proj.bisect("SECRET_KEY", "source:docs/config.rst")
