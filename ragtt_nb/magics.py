@@ -136,10 +136,15 @@ class RagttMagics(Magics):
 
     @property
     def proj(self) -> Any:
+        return self.project_for(create=False)
+
+    def project_for(self, *, create: bool) -> Any:
+        """The current project, opened on first use from ``RagttMagics.project``; only an
+        ingest (``create=True``) makes one there."""
         if self._proj is None:
             if not self.project:
                 raise UsageError("no project open: run %ragtt open PATH (or %config RagttMagics.project = PATH)")
-            self.open_project(self.project)
+            self.open_project(self.project, create=create)
         return self._proj
 
     def query_id(self, value: str) -> str:
@@ -171,7 +176,7 @@ def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
 @verb("ingest", "ingest files and folders in one index version",
       arg("paths", nargs="+"), arg("--prune", action=argparse.BooleanOptionalAction, default=None))
 def _ingest(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.ingest(a.paths, prune=a.prune)
+    return m.project_for(create=True).ingest(a.paths, prune=a.prune)
 
 
 @verb("query", "retrieve (and answer) at the latest index version",
