@@ -189,7 +189,7 @@ def _queries(args: argparse.Namespace) -> list[str]:
 
 def cmd_test_capture(args: argparse.Namespace) -> int:
     with _open(args) as proj:
-        suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode)
+        suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode, at=args.at)
     suite.save(args.out)
     print(f"captured {len(suite.queries)} golden queries at v{suite.index_version} into {args.out}")
     return 0
@@ -204,7 +204,7 @@ def cmd_test_run(args: argparse.Namespace) -> int:
         print(f"ragtt test run: {exc}", file=sys.stderr)
         return EXIT_ERROR
     with _open(args) as proj:
-        report = proj.regression.run(suite, threshold=args.threshold)
+        report = proj.regression.run(suite, threshold=args.threshold, match=args.match)
     _show(args, report)
     return report.exit_code
 
@@ -365,10 +365,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries-file")
     p.add_argument("--top-k", type=_count)
     p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
+    p.add_argument("--at", help="capture at this version, snapshot label or ISO datetime (default: latest)")
     p = test_sub.add_parser("run", parents=[common], help="run a golden suite; exit 0 pass, 1 drift, 2 error")
     p.set_defaults(handler=cmd_test_run)
     p.add_argument("suite")
     p.add_argument("--threshold", type=_fraction, default=0.8)
+    p.add_argument("--match", default="0.8",
+                   help="gate on passages found at this similarity (default 0.8), or: passages | chunks | sources")
     p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")

@@ -12,7 +12,7 @@ from ragtt.errors import ConfigError
 __all__ = ["CHUNK_STRATEGIES", "RETRIEVAL_MODES", "PipelineConfig"]
 
 RETRIEVAL_MODES = ("vector", "bm25", "hybrid")
-CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed")
+CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed", "structural")
 _RERANKERS = ("none", "lexical-overlap-v1", "cross-encoder/<local path>")
 
 

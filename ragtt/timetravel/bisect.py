@@ -37,7 +37,10 @@ class BisectReport(_Result):
     warnings: list[str] = field(default_factory=list)
 
     def to_text(self) -> str:
-        if self.first_version is None:
+        if self.versions_searched == 1:
+            head = (f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
+                    f"(v{self.steps[0][0]}, where the predicate is {self.start_value!r})")
+        elif self.first_version is None:
             head = f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
         else:
             head = (f"bisect {self.predicate} for {self.query!r}: first changed at version {self.first_version} "
@@ -81,8 +84,9 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
             raise
         text, plan, start = query, ctx.plan(), None
     candidates = sorted(set(versions)) if versions is not None else _data_versions(ctx, start)
-    if len(candidates) < 2:
-        raise ConfigError(f"bisect needs at least two versions to compare; got {candidates}")
+    if not candidates:
+        raise ConfigError("bisect needs at least one version to look at; got an empty list of versions"
+                          if versions is not None else "the index holds no data yet: ingest before bisecting")
     steps: list[tuple[int, Any]] = []
     seen: dict[int, Any] = {}
 
@@ -96,6 +100,8 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     budget = math.ceil(math.log2(n)) + 2
     start_value, end_value = value_at(0), value_at(n - 1)
     warnings: list[str] = []
+    if n == 1:  # a query with no history: a report, not an error (a CI job bisects whatever it has)
+        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n)
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
                             ["the predicate has the same value at both ends; a change that reverted is not found"])
