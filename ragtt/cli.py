@@ -46,7 +46,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     with _open(args) as proj:
-        snap = proj.snapshot(args.label)
+        snap = proj.snapshot_if_changed(args.label) if args.if_changed else proj.snapshot(args.label)
+        if snap is None:
+            last = proj.snapshots()[-1]
+            print(f"unchanged since snapshot {last.label!r} (v{last.index_version}); nothing to do")
+            return 0
     _print_json(snap.to_dict()) if args.json else print(repr(snap))
     return 0
 
@@ -187,7 +191,7 @@ def _queries(args: argparse.Namespace) -> list[str]:
 
 def cmd_test_capture(args: argparse.Namespace) -> int:
     with _open(args) as proj:
-        suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode)
+        suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode, at=args.at)
         at = proj.version_label(suite.index_version)
     suite.save(args.out)
     print(f"captured {len(suite.queries)} golden queries at {at} into {args.out}")
@@ -203,7 +207,7 @@ def cmd_test_run(args: argparse.Namespace) -> int:
         print(f"ragtt test run: {exc}", file=sys.stderr)
         return EXIT_ERROR
     with _open(args) as proj:
-        report = proj.regression.run(suite, threshold=args.threshold)
+        report = proj.regression.run(suite, threshold=args.threshold, match=args.match)
     _show(args, report)
     return report.exit_code
 
@@ -308,7 +312,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--follow-symlinks", action="store_true",
                    help="also ingest files that symlinks inside a folder point to outside it")
     p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
-    p.add_argument("label")
+    p.add_argument("label", help="with --if-changed, may hold {ts} and {version}")
+    p.add_argument("--if-changed", action="store_true",
+                   help="only if no snapshot names the latest version (for cron and CI); never collides")
     add("snapshots", cmd_snapshots, "list snapshots")
     p = add("query", cmd_query, "retrieve (and answer) at the latest index version")
     p.add_argument("text")
@@ -362,10 +368,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries-file")
     p.add_argument("--top-k", type=_count)
     p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
+    p.add_argument("--at", help="capture at this version, snapshot label or ISO datetime (default: latest)")
     p = test_sub.add_parser("run", parents=[common], help="run a golden suite; exit 0 pass, 1 drift, 2 error")
     p.set_defaults(handler=cmd_test_run)
     p.add_argument("suite")
     p.add_argument("--threshold", type=_fraction, default=0.8)
+    p.add_argument("--match", default="0.8",
+                   help="gate on passages found at this similarity (default 0.8), or: passages | chunks | sources")
     p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")

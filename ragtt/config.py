@@ -12,7 +12,7 @@ from ragtt.errors import ConfigError
 __all__ = ["CHUNK_STRATEGIES", "RETRIEVAL_MODES", "PipelineConfig"]
 
 RETRIEVAL_MODES = ("vector", "bm25", "hybrid")
-CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed")
+CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed", "structural")
 _RERANKERS = ("none", "lexical-overlap-v1", "cross-encoder/<local path>")
 
 
@@ -108,7 +108,7 @@ _MAX = {"top_k": MAX_TOP_K, "candidate_pool": 10 * MAX_TOP_K, "chunk_size": 1_00
 def _check_int(name: str, value: object, *, minimum: int) -> None:
     maximum = _MAX.get(name, 2**31 - 1)
     if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise ConfigError(f"{name} must be an integer in [{minimum}, {maximum}]; got {value!r}")
+        raise ConfigError(f"{name} must be an integer >= {minimum} (and at most {maximum}); got {value!r}")
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

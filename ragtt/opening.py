@@ -101,7 +101,12 @@ def open_assertions(ctx: Context, marker: Marker) -> tuple[Any, Marker]:
     """The assertion store, created on first use; the marker learns of it once it exists."""
     from ragtt.temporal import AssertionStore
 
-    store = AssertionStore.open(ctx.path / "assertions.db", embedder=ctx.embedder)
+    path = ctx.path / "assertions.db"
+    try:
+        store = AssertionStore.open(path, embedder=ctx.embedder)
+    except driver().DatabaseError as exc:
+        raise ProjectDamagedError(f"the assertion store {path} is damaged ({exc}); restore it from a backup") \
+            from None
     if not marker.stores.get("assertions"):
         marker = marker.with_store("assertions", True)
         marker.write(ctx.path)

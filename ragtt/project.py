@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.index.schedule import SnapshotSchedule
     from ragtt.ingest.types import IngestOptions
     from ragtt.marker import Marker
     from ragtt.timetravel.bisect import BisectReport
@@ -320,6 +322,22 @@ class Project:
         from ragtt.index.snapshots import take_snapshot
 
         return take_snapshot(self._ctx, label)
+
+    def snapshot_if_changed(self, label: str) -> Snapshot | None:
+        """Snapshot the latest version unless a snapshot names it already (then None).
+        ``label`` may hold ``{ts}`` and ``{version}``; a taken label gets a ``-2``, ``-3`` suffix."""
+        from ragtt.index.snapshots import snapshot_if_changed
+
+        return snapshot_if_changed(self._ctx, label)
+
+    def schedule_snapshots(self, every: timedelta, label: str = "auto-{ts}") -> SnapshotSchedule:
+        """Snapshot every ``every`` while the index changed since the last snapshot, in a
+        daemon thread; returns a handle with ``stop()``."""
+        from ragtt.index.schedule import start_schedule
+
+        ctx = self._ctx
+        return start_schedule(ctx.path, {"config": ctx.config, "embedder": ctx.embedder,
+                                         "embedding_cache": ctx.cache.path}, every, label)
 
     def snapshots(self) -> Snapshots:
         from ragtt.index.snapshots import list_snapshots

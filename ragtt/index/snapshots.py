@@ -16,7 +16,7 @@ from ragtt.results import Snapshot, Snapshots, version_names
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["list_snapshots", "maybe_auto_snapshot", "take_snapshot", "version_labels"]
+__all__ = ["list_snapshots", "maybe_auto_snapshot", "snapshot_if_changed", "take_snapshot", "version_labels"]
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -65,3 +65,25 @@ def maybe_auto_snapshot(ctx: Context) -> None:
 def _snapshot(e: Event) -> Snapshot:
     p = e.payload
     return Snapshot(p["snapshot_id"], p["label"], int(e.index_version or 0), e.ts, p["doc_count"], p["chunk_count"])
+
+
+def snapshot_if_changed(ctx: Context, label: str) -> Snapshot | None:
+    """A snapshot of the latest version unless one already names it (None then).
+
+    ``label`` may hold ``{ts}`` (UTC, ``20261201T083000Z``) and ``{version}``; a label that is
+    taken gets ``-2``, ``-3``, ... so scheduled labels never collide.
+    """
+    last = ctx.log.last(ev.SNAPSHOT_TAKEN)
+    version = ctx.version
+    if last is not None and last.index_version == version:
+        return None
+    from ragtt.events.time import utc_now
+
+    base = label.replace("{ts}", utc_now().strftime("%Y%m%dT%H%M%SZ")).replace("{version}", str(version))
+    taken = ctx.table.tags()
+    unique = base
+    for n in range(2, 10_000):
+        if unique not in taken:
+            break
+        unique = f"{base}-{n}"
+    return take_snapshot(ctx, unique)

@@ -6,7 +6,11 @@ Every splitter works on spans of the original Markdown, never on copies, so a ch
 * ``recursive``: paragraphs, then lines, sentences, words, as far down as needed;
 * ``markdown``: one section per heading, split recursively only when too long;
 * ``sentence``: whole sentences packed up to ``max_size``, overlapping by sentences;
-* ``fixed``: windows of ``max_size`` characters every ``max_size - overlap``.
+* ``fixed``: windows of ``max_size`` characters every ``max_size - overlap``;
+* ``structural``: one chunk per layout block (a PDF's blocks; without blocks, a Markdown
+  file's blocks: paragraphs, headings, lists, fenced code), adjacent blocks merged up to
+  ``max_size``, a heading always opening a new chunk; a block is split (recursively) only
+  when it alone exceeds ``max_size``. Its regions are the blocks' own boxes, unmerged.
 
 Markdown tables (which the PDF loader writes with ``IngestOptions(tables=True)``, and any
 .md file may hold) are carved out first, whatever the strategy: one roll-up chunk for the
@@ -19,6 +23,7 @@ and its span and page box are still those of the row alone.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -63,6 +68,8 @@ def build_chunks(
     splitter = _STRATEGIES.get(strategy)
     if splitter is None:
         raise ConfigError(f"chunk strategy must be one of {list(STRATEGIES)}; got {strategy!r}")
+    if strategy == "structural":
+        splitter = functools.partial(_structural, blocks=blocks)
     pieces: list[tuple[int, int, str, str]] = []
     prose_start = 0
     for table in _tables(markdown) if tables else []:
@@ -71,8 +78,9 @@ def build_chunks(
         prose_start = table[-1][1]
     pieces.extend((s, e, "text", "") for s, e in splitter(markdown, prose_start, len(markdown), max_size, overlap))
     index = RegionIndex(blocks) if blocks else None
+    regions = (index.block_regions if strategy == "structural" else index.regions_for) if index is not None else None
     return [
-        TextChunk(markdown[s:e], s, e, index.regions_for(s, e) if index is not None else (), kind, context)
+        TextChunk(markdown[s:e], s, e, regions(s, e) if regions is not None else (), kind, context)
         for s, e, kind, context in pieces
     ]
 
@@ -111,11 +119,87 @@ def _fixed(text: str, start: int, end: int, max_size: int, overlap: int) -> list
     return out
 
 
-_STRATEGIES: dict[str, Callable[[str, int, int, int, int], list[Span]]] = {
+_FENCE = re.compile(r"^[ \t]*(```|~~~)")
+_BLANK = re.compile(r"^[ \t]*$")
+
+
+def _structural(text: str, start: int, end: int, max_size: int, overlap: int,
+                blocks: Sequence[Block] | None = None) -> list[Span]:
+    out: list[Span] = []
+    current: Span | None = None
+    for s, e, heading in _units(text, start, end, blocks):
+        if e - s > max_size:  # the one case a block is cut: it alone does not fit
+            if current is not None:
+                out.append(current)
+                current = None
+            out.extend(_recursive(text, s, e, max_size, overlap))
+            continue
+        if current is not None and (heading or e - current[0] > max_size):
+            out.append(current)
+            current = None
+        current = (s, e) if current is None else (current[0], e)
+    if current is not None:
+        out.append(current)
+    spans = [_strip(text, s, e) for s, e in out]
+    return [(s, e) for s, e in spans if e > s]
+
+
+def _units(text: str, start: int, end: int, blocks: Sequence[Block] | None) -> list[tuple[int, int, bool]]:
+    """(start, end, is a heading) of each block inside [start, end), in order; text between
+    blocks that no block covers is a unit of its own, so nothing is dropped."""
+    if not blocks:
+        return _markdown_blocks(text, start, end)
+    units: list[tuple[int, int, bool]] = []
+    cursor = start
+    for b in sorted(blocks, key=lambda b: (b.char_start, b.char_end)):
+        s, e = max(b.char_start, cursor), min(b.char_end, end)
+        if e <= s:
+            continue
+        if text[cursor:s].strip():
+            units.extend(_markdown_blocks(text, cursor, s))
+        units.append((s, e, b.kind == "heading"))
+        cursor = e
+    if text[cursor:end].strip():
+        units.extend(_markdown_blocks(text, cursor, end))
+    return units
+
+
+def _markdown_blocks(text: str, start: int, end: int) -> list[tuple[int, int, bool]]:
+    """Paragraphs (runs of non-blank lines), headings, fenced code blocks (blank lines and all)."""
+    units: list[tuple[int, int, bool]] = []
+    block_start: int | None = None
+    fenced = False
+    pos = start
+    for line in text[start:end].split("\n"):
+        line_end = pos + len(line)
+        if fenced or _FENCE.match(line):
+            if block_start is None:
+                block_start = pos
+            if _FENCE.match(line):
+                fenced = not fenced
+        elif _HEADING.match(line):
+            if block_start is not None:
+                units.append((block_start, pos, False))
+                block_start = None
+            units.append((pos, line_end, True))
+        elif _BLANK.match(line):
+            if block_start is not None:
+                units.append((block_start, pos, False))
+                block_start = None
+        elif block_start is None:
+            block_start = pos
+        pos = line_end + 1
+    if block_start is not None:
+        units.append((block_start, end, False))
+    return [(s, e, h) for s, e, h in units if text[s:e].strip()]
+
+
+_STRATEGIES: dict[str, Callable[..., list[Span]]] = {
     "recursive": _recursive,
     "markdown": _sections,
     "sentence": _sentences,
     "fixed": _fixed,
+    "structural": _structural,
 }
 STRATEGIES = tuple(_STRATEGIES)
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragtt.temporal.models import PositionLike, to_position
-from ragtt.temporal.rows import ASSERTION_COLUMNS
+from ragtt.temporal.rows import ASSERTION_COLUMNS, quoted
 
 if TYPE_CHECKING:
     import polars as pl
@@ -89,7 +89,7 @@ def snapshot(
         params.append(at)
     _filters(where, params, "a.type", assertion_types)
     _filters(where, params, "a.entity_type", entity_types)
-    ext = "".join(f", a.{c}" for c in store._columns("assertions"))
+    ext = "".join(f", a.{quoted(c)}" for c in store._columns("assertions"))
     sql = (
         f"SELECT {_SELECT}{ext}, (a.valid_until IS NULL OR a.valid_until > ?) AS valid_at_position "
         f"FROM assertions a WHERE {' AND '.join(where)} ORDER BY a.valid_from, a.id"
@@ -100,7 +100,7 @@ def snapshot(
 
 def entity_history(store: AssertionStore, namespace: str, entity_id: str) -> pl.DataFrame:
     store.namespaces.info(namespace)
-    ext = "".join(f", a.{c}" for c in store._columns("assertions"))
+    ext = "".join(f", a.{quoted(c)}" for c in store._columns("assertions"))
     sql = (
         f"SELECT {_SELECT}{ext} FROM assertions a WHERE a.namespace = ? AND a.entity_id = ? ORDER BY a.valid_from, a.id"
     )

@@ -1,8 +1,11 @@
 """Links between assertions: breadth-first traversal and shortest paths at a position.
 
 A link counts only inside its own validity window, and a node only while its assertion is
-valid, both at ``at`` (None: currently open). Traversal stays in the start's namespace;
-a link reaches another namespace only when it was written with ``allow_cross_namespace``.
+valid, both at ``at`` (None: currently open). With ``include_superseded`` the walk is the
+history up to ``at`` instead: every link and assertion that had started by then, whether or
+not it has expired or been superseded since (None: all of them), as ``snapshot`` does.
+Traversal stays in the start's namespace; a link reaches another namespace only when it
+was written with ``allow_cross_namespace``.
 Order is deterministic: by depth, then link type, then assertion id, then link id.
 """
 
@@ -19,13 +22,18 @@ from ragtt.temporal.rows import LINK_COLUMNS, chunks, load_assertions, row_to_li
 if TYPE_CHECKING:
     from ragtt.temporal.store import AssertionStore
 
-__all__ = ["connected", "find_path", "neighbourhood"]
+__all__ = ["connected", "find_path", "linked_hits", "neighbourhood"]
 
 DIRECTIONS = ("out", "in", "both")
 Found = tuple[str, int, tuple[Link, ...]]
 
 
-def _valid(alias: str, at: float | None, params: list[Any]) -> str:
+def _valid(alias: str, at: float | None, params: list[Any], include_superseded: bool = False) -> str:
+    if include_superseded:
+        if at is None:
+            return "1"
+        params.append(at)
+        return f"{alias}.valid_from <= ?"
     if at is None:
         return f"{alias}.valid_until IS NULL"
     params += [at, at]
@@ -39,6 +47,7 @@ def _edges(
     at: float | None,
     link_types: Sequence[str] | None,
     direction: str,
+    include_superseded: bool,
 ) -> dict[str, list[tuple[str, Link]]]:
     """``{node: [(neighbour, link), ...]}`` sorted by (link type, neighbour, link id)."""
     out: dict[str, list[tuple[str, Link]]] = {}
@@ -54,8 +63,8 @@ def _edges(
         for part in chunks(list(frontier)):
             params: list[Any] = [namespace, *part]
             where = ["l.namespace = ?", f"l.{near} IN ({','.join('?' * len(part))})"]
-            where.append(_valid("l", at, params))
-            where.append(_valid("a", at, params))
+            where.append(_valid("l", at, params, include_superseded))
+            where.append(_valid("a", at, params, include_superseded))
             if link_types is not None:
                 where.append(f"l.link_type IN ({','.join('?' * len(link_types))})")
                 params += list(link_types)
@@ -77,6 +86,7 @@ def neighbourhood(
     max_depth: int,
     link_types: Sequence[str] | None,
     direction: str,
+    include_superseded: bool = False,
 ) -> list[Found]:
     """Breadth-first from ``starts``: (assertion id, depth, links walked), starts excluded."""
     if direction not in DIRECTIONS:
@@ -89,7 +99,7 @@ def neighbourhood(
     for depth in range(1, max_depth + 1):
         if not frontier:
             break
-        edges = _edges(conn, namespace, frontier, at, link_types, direction)
+        edges = _edges(conn, namespace, frontier, at, link_types, direction, include_superseded)
         nxt: list[str] = []
         for node in frontier:
             for other, link in edges.get(node, ()):
@@ -100,6 +110,18 @@ def neighbourhood(
                 nxt.append(other)
         frontier = nxt
     return found
+
+
+def linked_hits(conn: Any, namespace: str, ranked: Sequence[str], at: float | None) -> dict[str, str]:
+    """``{hit: the best-ranked other hit linked to it}`` over links valid at ``at``, either direction."""
+    rank = {aid: i for i, aid in enumerate(ranked)}
+    edges = _edges(conn, namespace, list(rank), at, None, "both", False)
+    out: dict[str, str] = {}
+    for node, near in edges.items():
+        others = [other for other, _ in near if other in rank and other != node]
+        if others:
+            out[node] = min(others, key=rank.__getitem__)
+    return out
 
 
 def _start(store: AssertionStore, conn: Any, assertion_id: str) -> str:
@@ -117,11 +139,13 @@ def connected(
     max_depth: int,
     link_types: Sequence[str] | None,
     direction: str,
+    include_superseded: bool = False,
 ) -> list[ConnectedAssertion]:
     anchor = None if at is None else to_position(at, "at")
     with store._read() as conn:
         namespace = _start(store, conn, assertion_id)
-        found = neighbourhood(conn, namespace, [assertion_id], anchor, max_depth, link_types, direction)
+        found = neighbourhood(conn, namespace, [assertion_id], anchor, max_depth, link_types, direction,
+                              include_superseded)
         loaded = load_assertions(conn, [aid for aid, _, _ in found], store._columns("assertions"))
     return [ConnectedAssertion(loaded[aid], depth, path) for aid, depth, path in found if aid in loaded]
 
@@ -135,6 +159,7 @@ def find_path(
     max_depth: int,
     link_types: Sequence[str] | None,
     direction: str = "out",
+    include_superseded: bool = False,
 ) -> list[Link] | None:
     anchor = None if at is None else to_position(at, "at")
     with store._read() as conn:
@@ -142,7 +167,8 @@ def find_path(
         _start(store, conn, to_id)
         if from_id == to_id:
             return []
-        for aid, _, path in neighbourhood(conn, namespace, [from_id], anchor, max_depth, link_types, direction):
+        for aid, _, path in neighbourhood(conn, namespace, [from_id], anchor, max_depth, link_types, direction,
+                                          include_superseded):
             if aid == to_id:
                 return list(path)
     return None

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragtt.errors import ValidationError
 from ragtt.temporal.fts import match_expression
-from ragtt.temporal.graph import neighbourhood
+from ragtt.temporal.graph import linked_hits, neighbourhood
 from ragtt.temporal.models import Assertion
 from ragtt.temporal.results import RetrievalQuery, RetrievalResult, RetrievedAssertion
 from ragtt.temporal.rows import chunks, load_assertions
@@ -35,8 +36,8 @@ MAX_CHAIN = 10_000  # guards the predecessor walk against cycles written around 
 LINK_DECAY = 0.5
 
 
-def _before(store: AssertionStore, query: RetrievalQuery) -> RetrievalQuery:
-    for mw in store.middleware:
+def _before(chain: Sequence[Any], query: RetrievalQuery) -> RetrievalQuery:
+    for mw in chain:
         hook = getattr(mw, "before", None)
         if hook is not None:
             changed = hook(query)
@@ -49,8 +50,8 @@ def _before(store: AssertionStore, query: RetrievalQuery) -> RetrievalQuery:
     return query
 
 
-def _after(store: AssertionStore, query: RetrievalQuery, result: RetrievalResult) -> RetrievalResult:
-    for mw in reversed(store.middleware):  # onion order: the first middleware sees the final result
+def _after(chain: Sequence[Any], query: RetrievalQuery, result: RetrievalResult) -> RetrievalResult:
+    for mw in reversed(chain):  # onion order: the first middleware sees the final result
         hook = getattr(mw, "after", None)
         if hook is not None:
             changed = hook(query, result)
@@ -62,14 +63,24 @@ def _after(store: AssertionStore, query: RetrievalQuery, result: RetrievalResult
 def _query_vector(
     store: AssertionStore, query: RetrievalQuery, info: NamespaceInfo, warnings: list[str]
 ) -> NDArray[np.float32] | None:
-    """The normalised query vector, or None (with the reason in ``warnings``)."""
+    """The normalised query vector, or None (with the reason in ``warnings``) for a hybrid query
+    that falls back to full text; a ``vector`` query without one raises, never an empty result."""
     if query.strategy == "bm25":
         return None
+
+    def skip(reason: str) -> None:
+        if query.strategy == "vector":
+            raise ValidationError(
+                f"strategy 'vector' needs a query vector, but {reason}; pass query_embedding, open the store "
+                "with an embedder of the namespace's dimension, or use strategy 'hybrid' or 'bm25'"
+            )
+        warnings.append(f"vector search skipped: {reason}; full-text only")
+
     if info.vectorless:
-        warnings.append(f"namespace {info.name!r} is vectorless: full-text only")
+        skip(f"namespace {info.name!r} is vectorless")
         return None
     if not store.vector_enabled or info.vec_table is None:
-        warnings.append("sqlite-vec is not loaded: vector search skipped, full-text only")
+        skip("sqlite-vec is not loaded")
         return None
     if query.query_embedding is not None:
         vector = query.query_embedding
@@ -81,14 +92,20 @@ def _query_vector(
     elif query.query_text:
         embedder, reason = store.namespaces.embedder_for(info)
         if embedder is None:
-            warnings.append(f"vector search skipped: {reason}")
+            skip(str(reason))
             return None
-        vector = np.asarray(embedder.embed([query.query_text]), dtype=np.float32).reshape(-1)
+        embedded = embedder.embed([query.query_text])
+        vector = np.asarray([] if embedded is None else embedded, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != info.embedding_dimension:
+            skip(f"the embedder {getattr(embedder, 'model_id', embedder)!r} returned {vector.shape[0]} numbers "
+                 f"for the query, not a {info.embedding_dimension}-dimension vector")
+            return None
     else:
+        skip("the query has no query_text to embed")
         return None
     norm = float(np.linalg.norm(vector))
     if not np.isfinite(norm) or norm == 0.0:
-        warnings.append("the query vector is zero: vector search skipped")
+        skip("the query vector is zero" if np.isfinite(norm) else "the query vector is not finite")
         return None
     return (vector / norm).astype(np.float32)
 
@@ -175,11 +192,16 @@ def supersession_chains(conn: Any, heads: list[Assertion], ext: list[str]) -> di
     return chains
 
 
-def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
+def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[Any] = ()) -> RetrievalResult:
+    """``middleware`` runs inside the store's own: global before, per-call before, the core,
+    per-call after (in reverse), global after (in reverse)."""
     started = time.perf_counter()
     if not isinstance(query, RetrievalQuery):
         raise ValidationError(f"retrieve() takes a RetrievalQuery; got {type(query).__name__}")
-    query = _before(store, query)
+    if isinstance(middleware, str | bytes) or not isinstance(middleware, Sequence | tuple | list):
+        raise ValidationError(f"middleware must be a list of objects with before/after hooks; got {middleware!r}")
+    chain = (*store.middleware, *middleware)
+    query = _before(chain, query)
     if query.query_text is None and query.query_embedding is None:
         raise ValidationError(
             "a RetrievalQuery needs query_text or query_embedding (use snapshot() to list "
@@ -214,11 +236,7 @@ def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
             query.strategy,
             None if bounds[0] is None else (float(bounds[0]), float(bounds[1])),
         )
-        scores = list(store.scorer.score_batch(candidates, context)) if candidates else []
-        if len(scores) != len(candidates):
-            raise ValidationError(
-                f"scorer {store.scorer!r} returned {len(scores)} scores for {len(candidates)} candidates"
-            )
+        scores = _checked_scores(store.scorer, candidates, context)
         explain = getattr(store.scorer, "explain_batch", None)
         extra = explain(candidates, context) if explain and candidates else [{} for _ in candidates]
         ranked = sorted(zip(candidates, scores, extra, strict=True), key=lambda t: (-t[1], t[0].id))
@@ -259,7 +277,28 @@ def retrieve(store: AssertionStore, query: RetrievalQuery) -> RetrievalResult:
         "warnings": warnings,
     }
     store._emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)
-    return _after(store, query, RetrievalResult(results, meta))
+    return _after(chain, query, RetrievalResult(results, meta))
+
+
+def _checked_scores(scorer: Any, candidates: list[Candidate], context: ScoringContext) -> list[float]:
+    """The scorer's scores, refused when there are not one per candidate or one is not finite:
+    a NaN sorts anywhere and would silently scramble the ranking."""
+    if not candidates:
+        return []
+    scores = list(scorer.score_batch(candidates, context))
+    if len(scores) != len(candidates):
+        raise ValidationError(f"scorer {scorer!r} returned {len(scores)} scores for {len(candidates)} candidates; "
+                              "score_batch must return one score per candidate, in order")
+    try:
+        values = [float(v) for v in scores]
+    except (TypeError, ValueError):
+        raise ValidationError(f"scorer {scorer!r} returned a score that is not a number; "
+                              "score_batch must return finite floats") from None
+    bad = [(c.id, v) for c, v in zip(candidates, values, strict=True) if not np.isfinite(v)]
+    if bad:
+        raise ValidationError(f"scorer {scorer!r} returned {len(bad)} non-finite score(s) (first: {bad[0][1]!r} for "
+                              f"{bad[0][0]!r}); score_batch must return finite floats")
+    return values
 
 
 def _expanded(
@@ -270,6 +309,10 @@ def _expanded(
     found = neighbourhood(
         conn, query.namespace, [r.id for r in results], query.temporal_anchor, query.max_depth or 1, None, "both"
     )
+    hit_links = linked_hits(conn, query.namespace, [r.id for r in results], query.temporal_anchor)
+    for i, r in enumerate(results):  # a hit linked to other hits names the best-ranked of them
+        if r.id in hit_links:
+            results[i] = dataclasses.replace(r, link_depth=1, linked_from=hit_links[r.id])
     loaded = load_assertions(conn, [aid for aid, _, _ in found if aid not in have], store._columns("assertions"))
     score_of = {r.id: r.score for r in results}
     out = []

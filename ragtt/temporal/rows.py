@@ -8,7 +8,7 @@ from typing import Any
 
 from ragtt.temporal.models import Assertion, Citation, Episode, Link
 
-__all__ = ["ASSERTION_COLUMNS", "load_assertions", "load_episode", "row_to_link"]
+__all__ = ["ASSERTION_COLUMNS", "load_assertions", "load_episode", "quoted", "row_to_link"]
 
 ASSERTION_COLUMNS = (
     "id",
@@ -37,11 +37,17 @@ def chunks(values: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]
         yield values[start : start + size]
 
 
+def quoted(identifier: str) -> str:
+    """An extension identifier (already checked against ``schema.IDENTIFIER``) quoted for SQL, so
+    names that are SQL keywords (``order``, ``select``) work like any other."""
+    return f'"{identifier}"'
+
+
 def load_assertions(
     conn: Any, keys: Sequence[str] | Sequence[int], ext_columns: Sequence[str] = (), *, by: str = "id"
 ) -> dict[Any, Assertion]:
     """Assertions keyed by ``id`` (or by ``seq`` with ``by="seq"``), citations included."""
-    columns = ", ".join(("seq", *ASSERTION_COLUMNS, *ext_columns))
+    columns = ", ".join(("seq", *ASSERTION_COLUMNS, *map(quoted, ext_columns)))
     rows: list[Any] = []
     for part in chunks(list(dict.fromkeys(keys))):
         rows += conn.execute(
@@ -82,7 +88,8 @@ def load_assertions(
 
 
 def load_episode(conn: Any, episode_id: str, ext_columns: Sequence[str] = ()) -> Episode | None:
-    columns = ", ".join(("id", "namespace", "position", "occurred_at", "type", "content", "metadata", *ext_columns))
+    columns = ", ".join(("id", "namespace", "position", "occurred_at", "type", "content", "metadata",
+                         *map(quoted, ext_columns)))
     row = conn.execute(f"SELECT {columns} FROM episodes WHERE id = ?", (episode_id,)).fetchone()
     if row is None:
         return None

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragtt._hashing import sha256_hex, stable_json
 from ragtt.errors import ConfigError, StoreError
-from ragtt.temporal.rows import ASSERTION_COLUMNS
+from ragtt.temporal.rows import ASSERTION_COLUMNS, quoted
 
 __all__ = [
     "DEFAULT_TOKENIZER",
@@ -213,7 +213,7 @@ class ExtensionColumn:
         _literal(self.default)
 
     def ddl(self) -> str:
-        return f"ALTER TABLE {self.table} ADD COLUMN {self.name} {self.type} DEFAULT {_literal(self.default)}"
+        return f"ALTER TABLE {self.table} ADD COLUMN {quoted(self.name)} {self.type} DEFAULT {_literal(self.default)}"
 
 
 @dataclass(frozen=True)
@@ -240,8 +240,8 @@ class ExtensionTable:
         parts = ["id INTEGER PRIMARY KEY"]
         if self.references_assertions:
             parts.append("assertion_id TEXT NOT NULL REFERENCES assertions(id)")
-        parts += [f"{n} {t}" for n, t in self.columns]
-        return f"CREATE TABLE IF NOT EXISTS {self.table} ({', '.join(parts)})"
+        parts += [f"{quoted(n)} {t}" for n, t in self.columns]
+        return f"CREATE TABLE IF NOT EXISTS {quoted(self.table)} ({', '.join(parts)})"
 
 
 @dataclass(frozen=True)

@@ -362,11 +362,15 @@ class AssertionStore:
         with self._read() as conn:
             return load_episode(conn, episode_id, self._columns("episodes"))
 
-    def retrieve(self, query: RetrievalQuery) -> RetrievalResult:
-        """Rank the assertions valid at ``query.temporal_anchor`` by vector and full-text evidence."""
+    def retrieve(self, query: RetrievalQuery, middleware: Sequence[Any] = ()) -> RetrievalResult:
+        """Rank the assertions valid at ``query.temporal_anchor`` by vector and full-text evidence.
+
+        ``middleware`` applies to this call only, inside the store's own list: global before,
+        per-call before, the core, per-call after in reverse, global after in reverse.
+        """
         from ragtt.temporal.retrieve import retrieve
 
-        return retrieve(self, query)
+        return retrieve(self, query, middleware)
 
     def connected(
         self,
@@ -376,10 +380,16 @@ class AssertionStore:
         max_depth: int = 3,
         link_types: Sequence[str] | None = None,
         direction: str = "both",
+        include_superseded: bool = False,
     ) -> list[ConnectedAssertion]:
-        """Assertions reachable through links valid at ``at`` (None: open links), nearest first."""
+        """Assertions reachable through links valid at ``at`` (None: open links), nearest first.
+
+        ``include_superseded=True`` also walks links that expired and claims that were superseded
+        or closed, as long as they had started by ``at`` (None: any).
+        """
         return graph.connected(
-            self, assertion_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction
+            self, assertion_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction,
+            include_superseded=include_superseded,
         )
 
     def find_path(
@@ -391,10 +401,13 @@ class AssertionStore:
         max_depth: int = 5,
         link_types: Sequence[str] | None = None,
         direction: str = "out",
+        include_superseded: bool = False,
     ) -> list[Link] | None:
-        """The shortest chain of valid links from one assertion to another (along link direction), or None."""
+        """The shortest chain of valid links from one assertion to another (along link direction), or None;
+        ``include_superseded`` as in ``connected``."""
         return graph.find_path(
-            self, from_id, to_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction
+            self, from_id, to_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction,
+            include_superseded=include_superseded,
         )
 
     def snapshot(

@@ -17,7 +17,7 @@ from typing import Any
 from ragtt._hashing import stable_json
 from ragtt.errors import NotFoundError, SupersessionError, ValidationError
 from ragtt.temporal.models import Assertion, Citation, Episode, Link, MissingExcerptWarning
-from ragtt.temporal.rows import ASSERTION_COLUMNS, chunks
+from ragtt.temporal.rows import ASSERTION_COLUMNS, chunks, quoted
 
 __all__ = ["VectorRow", "close_assertion", "insert_assertions", "insert_citations", "insert_episodes", "insert_link"]
 
@@ -73,7 +73,7 @@ def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Mapping
         _check_extensions(errors, f"episode {e.id!r}", e.extensions, ext_columns)
     if errors:
         raise ValidationError("cannot write episodes: " + "; ".join(errors), errors)
-    cols = ["id", "namespace", "position", "occurred_at", "type", "content", "metadata", *ext_columns]
+    cols = ["id", "namespace", "position", "occurred_at", "type", "content", "metadata", *map(quoted, ext_columns)]
     conn.executemany(
         f"INSERT INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
         [
@@ -92,23 +92,34 @@ def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Mapping
     )
 
 
-def _check_citations(conn: Any, errors: list[str], pairs: Sequence[tuple[str, Citation]]) -> None:
+def _check_citations(conn: Any, errors: list[str], pairs: Sequence[tuple[str, Citation]],
+                     owner_namespaces: Mapping[str, str]) -> None:
+    """Citations must be new and cite an episode of their assertion's own namespace: provenance
+    never crosses a namespace (one tenant's claim cannot rest on another tenant's episode)."""
     ids = [c.id for _, c in pairs]
     for dup in sorted(_duplicates(ids)):
         errors.append(f"citation {dup!r} appears twice")
     for cid in sorted(_existing(conn, "citations", "id", ids)):
         errors.append(f"citation {cid!r} already exists")
-    episodes = _existing(conn, "episodes", "id", [c.episode_id for _, c in pairs])
+    episodes = _existing(conn, "episodes", "id", [c.episode_id for _, c in pairs], "namespace")
     for owner, c in pairs:
         if c.episode_id not in episodes:
             errors.append(f"citation {c.id!r} of {owner!r}: episode {c.episode_id!r} does not exist")
+        elif owner in owner_namespaces and episodes[c.episode_id][0] != owner_namespaces[owner]:
+            errors.append(
+                f"citation {c.id!r} of {owner!r}: episode {c.episode_id!r} is in namespace "
+                f"{episodes[c.episode_id][0]!r}, but the assertion is in namespace {owner_namespaces[owner]!r}; "
+                "cite an episode of the assertion's own namespace"
+            )
 
 
 def insert_citations(conn: Any, pairs: Sequence[tuple[str, Citation]], *, checked: bool = False) -> None:
     """Insert (assertion_id, citation) pairs; warn once when some quote no excerpt."""
     if not checked:
         errors: list[str] = []
-        _check_citations(conn, errors, pairs)
+        owners = {aid: row[0] for aid, row in _existing(conn, "assertions", "id", [a for a, _ in pairs],
+                                                        "namespace").items()}
+        _check_citations(conn, errors, pairs, owners)
         if errors:
             raise ValidationError("cannot write citations: " + "; ".join(errors), errors)
     conn.executemany(
@@ -207,7 +218,7 @@ def insert_assertions(
             )
         _check_extensions(errors, f"assertion {a.id!r}", a.extensions, ext_columns)
     pairs = [(a.id, c) for a in assertions for c in a.citations]
-    _check_citations(conn, errors, pairs)
+    _check_citations(conn, errors, pairs, {a.id: a.namespace for a in assertions})
     sup_errors, closes = _check_supersession(conn, assertions)
     if errors or sup_errors:
         cls = SupersessionError if sup_errors and not errors else ValidationError
@@ -226,7 +237,7 @@ def insert_assertions(
             raise SupersessionError(f"predecessor {sid!r} changed while it was being superseded")
     seq = int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM assertions").fetchone()[0])
     now = time.time()
-    cols = [*ASSERTION_COLUMNS, "change_seq", "created_at", *ext_columns]
+    cols = [*ASSERTION_COLUMNS, "change_seq", "created_at", *map(quoted, ext_columns)]
     rows = []
     vector_rows: list[VectorRow] = []
     for offset, a in enumerate(assertions):

@@ -39,6 +39,9 @@ class BisectReport(_Result):
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     def _headline(self) -> str:
+        if self.versions_searched == 1:
+            return (f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
+                    f"({version_label(self.steps[0][0], self.labels)}, where the predicate is {self.start_value!r})")
         if self.first_version is None:
             return f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
         return (f"bisect {self.predicate} for {self.query!r}: first changed at "
@@ -54,7 +57,8 @@ class BisectReport(_Result):
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        first = ("no change" if self.first_version is None
+        first = ("nothing to bisect: one version" if self.versions_searched == 1 else "no change"
+                 if self.first_version is None
                  else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>")
         rows = [(version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
                 for v, val in sorted(self.steps)]
@@ -97,8 +101,9 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
             raise
         text, plan, start = query, ctx.plan(), None
     candidates = sorted(set(versions)) if versions is not None else _data_versions(ctx, start)
-    if len(candidates) < 2:
-        raise ConfigError(f"bisect needs at least two versions to compare; got {candidates}")
+    if not candidates:
+        raise ConfigError("bisect needs at least one version to look at; got an empty list of versions"
+                          if versions is not None else "the index holds no data yet: ingest before bisecting")
     steps: list[tuple[int, Any]] = []
     seen: dict[int, Any] = {}
 
@@ -112,6 +117,9 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     budget = math.ceil(math.log2(n)) + 2
     start_value, end_value = value_at(0), value_at(n - 1)
     warnings: list[str] = []
+    if n == 1:  # a query with no history: a report, not an error (a CI job bisects whatever it has)
+        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
+                            labels=version_labels(ctx))
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
                             ["the predicate has the same value at both ends; a change that reverted is not found"],

@@ -99,8 +99,9 @@ def test_document_events_and_remove(project: ragtt.Project) -> None:
     assert version == project.version and set(project.chunks()["source"]) == {"b.md"}
     removed = project.events.last("document.removed")
     assert removed is not None and removed.payload["source"] == "a.md"
-    with pytest.raises(ragtt.NotFoundError):
-        project.remove("a.md")
+    assert project.remove("a.md") == version  # removed already: nothing to do, no new version
+    with pytest.raises(ragtt.NotFoundError, match="never in the index"):
+        project.remove("never-there.md")
 
 
 def test_folder_ingest_mirrors_the_folder_but_file_ingest_only_adds(project: ragtt.Project, tmp_path: Path) -> None:

@@ -57,6 +57,12 @@ def test_a_missing_or_damaged_store_is_a_named_error(proj_path: Path, damage, na
         assert not (proj_path / "events.db").exists() or (proj_path / "events.db").stat().st_size > 0
 
 
+def test_a_damaged_assertion_store_is_named(proj_path: Path) -> None:
+    (proj_path / "assertions.db").write_bytes(b"not sqlite at all" * 64)
+    with open_project(proj_path) as proj, pytest.raises(ragtt.ProjectDamagedError, match="assertions.db"):
+        proj.assertions  # noqa: B018 - opening it is the point
+
+
 def test_only_ingest_creates_a_project(tmp_path: Path) -> None:
     folder = tmp_path / "not-a-project"
     with pytest.raises(ragtt.NotAProjectError, match="not a ragtt project"):

@@ -26,16 +26,25 @@ def test_interval_index_finds_exactly_the_overlapping_blocks(
 
 
 def test_partly_covered_single_line_is_narrowed_along_its_direction() -> None:
-    for direction, expected in [
-        ((1.0, 0.0), (25.0, 0.0, 75.0, 10.0)),
-        ((-1.0, 0.0), (25.0, 0.0, 75.0, 10.0)),
-        ((0.0, 1.0), (0.0, 2.5, 100.0, 7.5)),
-        ((0.0, -1.0), (0.0, 2.5, 100.0, 7.5)),
+    # a vertical line is tall and narrow: its box is 10 wide and 100 high
+    for direction, bbox, expected in [
+        ((1.0, 0.0), (0, 0, 100, 10), (25.0, 0.0, 75.0, 10.0)),
+        ((-1.0, 0.0), (0, 0, 100, 10), (25.0, 0.0, 75.0, 10.0)),
+        ((0.0, 1.0), (0, 0, 10, 100), (0.0, 25.0, 10.0, 75.0)),
+        ((0.0, -1.0), (0, 0, 10, 100), (0.0, 25.0, 10.0, 75.0)),
     ]:
-        index = RegionIndex([Block(1, (0, 0, 100, 10), 0, 100, dir=direction)])
+        index = RegionIndex([Block(1, bbox, 0, 100, dir=direction)])
         assert index.regions_for(25, 75) == (Region(1, *expected),)
-    head = RegionIndex([Block(1, (0, 0, 100, 10), 0, 100, dir=(0.0, -1.0))]).regions_for(0, 10)[0]
-    assert (head.y0, head.y1) == (9.0, 10.0)  # bottom-to-top text starts at the bottom
+    head = RegionIndex([Block(1, (0, 0, 10, 100), 0, 100, dir=(0.0, -1.0))]).regions_for(0, 10)[0]
+    assert (head.y0, head.y1) == (90.0, 100.0)  # bottom-to-top text starts at the bottom
+
+
+def test_a_clip_narrower_than_one_glyph_falls_back_to_the_line_box() -> None:
+    line = Block(1, (0, 0, 500, 10), 0, 100)  # 100 characters on a 500 pt line, 10 pt high
+    assert RegionIndex([line]).regions_for(50, 51) == (Region(1, 0.0, 0.0, 500.0, 10.0),)  # 5 pt < one em
+    assert RegionIndex([line]).regions_for(50, 53) == (Region(1, 250.0, 0.0, 265.0, 10.0),)  # 15 pt: kept
+    column = Block(1, (0, 0, 10, 500), 0, 100, dir=(0.0, 1.0))
+    assert RegionIndex([column]).regions_for(0, 1) == (Region(1, 0.0, 0.0, 10.0, 500.0),)
 
 
 def test_multi_line_or_unknown_layout_blocks_are_never_narrowed() -> None:

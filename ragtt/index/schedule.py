@@ -1,0 +1,74 @@
+"""Scheduled snapshots: a daemon thread that snapshots the index when it changed.
+
+The thread opens the project on its own connections (a SQLite connection is not shared
+across threads) and takes each snapshot through the crash protocol like any writer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtt.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragtt.results import Snapshot
+
+__all__ = ["SnapshotSchedule", "start_schedule"]
+
+
+@dataclass
+class SnapshotSchedule:
+    """The handle ``proj.schedule_snapshots`` returns: ``stop()`` ends it; ``taken`` and
+    ``errors`` say what each tick did (a failed tick is retried at the next one)."""
+
+    every: timedelta
+    label: str
+    taken: list[Snapshot] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def start(self, tick: Callable[[], Snapshot | None], name: str) -> None:
+        def loop() -> None:
+            while not self._stop.wait(self.every.total_seconds()):
+                try:
+                    snap = tick()
+                except Exception as exc:  # a busy or failing tick must not end the schedule
+                    self.errors.append(f"{type(exc).__name__}: {exc}")
+                else:
+                    if snap is not None:
+                        self.taken.append(snap)
+
+        self._thread = threading.Thread(target=loop, name=name, daemon=True)
+        self._thread.start()
+
+
+def start_schedule(path: Path, open_kwargs: dict[str, Any], every: timedelta, label: str) -> SnapshotSchedule:
+    if not isinstance(every, timedelta) or every.total_seconds() <= 0:
+        raise ConfigError(f"every must be a positive datetime.timedelta; got {every!r}")
+    if not isinstance(label, str) or not label:
+        raise ConfigError(f"label must be a non-empty template such as 'auto-{{ts}}'; got {label!r}")
+    schedule = SnapshotSchedule(every, label)
+
+    def tick() -> Snapshot | None:
+        from ragtt.project import Project
+
+        with Project.open(path, create=False, progress=False, **open_kwargs) as proj:
+            return proj.snapshot_if_changed(label)
+
+    schedule.start(tick, f"ragtt-snapshots-{path.name}")
+    return schedule
