@@ -3,7 +3,7 @@
 ``capture`` records, per query, the sources, chunk ids and passages (id, source, text hash,
 text) retrieved at a version, and the plan used; ``run`` re-asks every query with that plan
 at the latest version and scores three recalls: sources, chunk ids, and passages (matched by
-content, see ``ragtt.timetravel.passages``). One of them gates, chosen by ``match``:
+content, see ``ragtt.timetravel.golden``). One of them gates, chosen by ``match``:
 
 * a number in (0, 1] (default 0.8): passage recall, a passage found when that share of it is
   retrieved; ``"passages"`` is the same at 0.8;
@@ -27,7 +27,7 @@ from ragtt.errors import ConfigError
 from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
 from ragtt.results import _Result
-from ragtt.timetravel.passages import DEFAULT_MATCH, GoldenPassage, PassageRef, score_passages
+from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, PassageRef, score_passages
 
 if TYPE_CHECKING:
     import polars as pl

@@ -59,7 +59,7 @@ def test_a_missing_or_damaged_store_is_a_named_error(proj_path: Path, damage, na
 
 def test_a_damaged_assertion_store_is_named(proj_path: Path) -> None:
     (proj_path / "assertions.db").write_bytes(b"not sqlite at all" * 64)
-    with open_project(proj_path) as proj, pytest.raises(ragtt.ProjectDamagedError, match="assertions.db"):
+    with open_project(proj_path) as proj, pytest.raises(ragtt.ProjectDamagedError, match=r"assertions\.db"):
         proj.assertions  # noqa: B018 - opening it is the point
 
 

@@ -38,7 +38,7 @@ def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path) -> None:
             assert during.index_version == before and during.chunk_ids == answer.chunk_ids
     finally:
         (tmp_path / "go").write_text("")
-        out, err = child.communicate(timeout=120)
+        _, err = child.communicate(timeout=120)
     assert child.returncode == 0, err
     with open_project(tmp_path / "proj") as reader:
         assert reader.version > before and reader.replay(during.query_id).matches_original

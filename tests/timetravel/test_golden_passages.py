@@ -9,7 +9,7 @@ import pytest
 
 import ragtt
 from ragtt.cli import main
-from ragtt.timetravel.passages import GoldenPassage, score_passages
+from ragtt.timetravel.golden import GoldenPassage, score_passages
 from ragtt.timetravel.regression import GoldenSuite
 from tests.conftest import flask_releases
 
