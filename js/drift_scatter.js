@@ -1,19 +1,25 @@
-// ragtt DriftScatter: two index versions in one 2D projection, lasso and box selection.
-// Self-contained ES module (anywidget). Points are drawn straight into ImageData (no
-// per-point canvas calls), so 200,000 points paint in a few milliseconds; a grid index
-// answers hover. Untrusted text (sources, chunk text, query) reaches the DOM only as text.
+// Generated from js/src/drift_scatter.js by js/build.mjs (./dev build): edit the sources, not this file.
 
-const Q = 32767;          // int16 quantization half-range (see ragtt_nb/drift_scatter.py)
-const OTHER = 65535;      // source index of "one of the sources past the first 65535"
-const HEIGHT = 460;       // plot height, CSS px
-const PAD = 12;           // plot padding, CSS px
-const CELL = 8;           // hover grid cell, CSS px
-const HOVER_PX = 7;       // hover reach, CSS px
-const LIST_MAX = 200;     // selected chunks listed below the plot
-const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
-  "#bcbd22", "#7f7f7f"];
-
-/** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
+// js/src/drift_scatter.js
+var Q = 32767;
+var OTHER = 65535;
+var HEIGHT = 460;
+var PAD = 12;
+var CELL = 8;
+var HOVER_PX = 7;
+var LIST_MAX = 200;
+var PALETTE = [
+  "#1f77b4",
+  "#ff7f0e",
+  "#2ca02c",
+  "#d62728",
+  "#9467bd",
+  "#8c564b",
+  "#e377c2",
+  "#17becf",
+  "#bcbd22",
+  "#7f7f7f"
+];
 function typed(buf) {
   const types = { int16: Int16Array, uint16: Uint16Array, uint8: Uint8Array, int32: Int32Array, float32: Float32Array };
   const T = types[buf && buf.dtype];
@@ -24,73 +30,71 @@ function typed(buf) {
   if (arr.length !== buf.shape[0]) throw new Error(`ragtt: buffer length ${arr.length} != shape ${buf.shape[0]}`);
   return arr;
 }
-
-/** An element with a class and (untrusted-safe) text. */
 function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = String(text);
+  if (text !== void 0) node.textContent = String(text);
   return node;
 }
-
-/** Strings packed as UTF-8 bytes + int32 offsets (or hex ids as raw bytes), decoded one at a time. */
 function strings(packed) {
   if (packed.hex) {
     const raw = typed(packed.hex), width = packed.width;
     const hex = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
     return {
       length: raw.length / width,
-      get: (i) => { let s = ""; for (let k = i * width; k < (i + 1) * width; k++) s += hex[raw[k]]; return s; },
+      get: (i) => {
+        let s = "";
+        for (let k = i * width; k < (i + 1) * width; k++) s += hex[raw[k]];
+        return s;
+      }
     };
   }
   const bytes = typed(packed.bytes), off = typed(packed.offsets);
   const dec = new TextDecoder();
   return { length: off.length - 1, get: (i) => dec.decode(bytes.subarray(off[i], off[i + 1])) };
 }
-
 function decode(data) {
   const p = data.points;
   const d = {
     ...data,
-    x: typed(p.x), y: typed(p.y), side: typed(p.version), src: typed(p.source),
-    bounds: typed(data.bounds), explained: typed(data.explained),
-    ids: strings(data.chunks.ids), texts: strings(data.chunks.text),
+    x: typed(p.x),
+    y: typed(p.y),
+    side: typed(p.version),
+    src: typed(p.source),
+    bounds: typed(data.bounds),
+    explained: typed(data.explained),
+    ids: strings(data.chunks.ids),
+    texts: strings(data.chunks.text),
     centroids: typed(data.source_centroids),
-    query: data.query && { text: data.query.text, xy: typed(data.query.xy) },
+    query: data.query && { text: data.query.text, xy: typed(data.query.xy) }
   };
   d.n = d.x.length;
   return d;
 }
-
-/** The chunk index of point i (common chunks first; see the Python module docstring). */
 function chunkOf(d, i) {
   if (i < d.n_left) return i;
   const j = i - d.n_left;
   return j < d.n_common ? j : d.n_left + j - d.n_common;
 }
-
 function hexRGBA(color, alpha) {
-  // #rgb / #rrggbb / rgb(...) from the theme: resolve through a 1x1 canvas once per colour.
   const c = document.createElement("canvas");
   c.width = c.height = 1;
   const g = c.getContext("2d");
   g.fillStyle = color;
   g.fillRect(0, 0, 1, 1);
   const [r, gg, b] = g.getImageData(0, 0, 1, 1).data;
-  return (Math.round(alpha * 255) << 24 | b << 16 | gg << 8 | r) >>> 0;  // little-endian RGBA in a Uint32
+  return (Math.round(alpha * 255) << 24 | b << 16 | gg << 8 | r) >>> 0;
 }
-
 function render({ model, el: host }) {
   let d = decode(model.get("_data"));
   let mode = "lasso";
   let showSegments = d.segments_default;
-  let px = new Float32Array(0), py = new Float32Array(0);   // point positions, CSS px
-  let grid = null;                                          // { cols, rows, start, items }
+  let px = new Float32Array(0), py = new Float32Array(0);
+  let grid = null;
   let selectedPoints = new Uint8Array(d.n);
   let hoverPoint = -1;
   let w = 0, dpr = 1;
   let painted = false;
-
   const root = el("div", "ragtt-drift-scatter");
   root.tabIndex = 0;
   const head = el("div", "ragtt-ds-head");
@@ -98,7 +102,6 @@ function render({ model, el: host }) {
   const sub = el("span", "ragtt-ds-sub");
   head.append(title, sub);
   const warn = el("div", "ragtt-ds-warn");
-
   const controls = el("div", "ragtt-ds-controls");
   const colorSel = el("select", "ragtt-ds-color");
   colorSel.setAttribute("aria-label", "colour points by");
@@ -124,7 +127,6 @@ function render({ model, el: host }) {
   clearBtn.addEventListener("click", () => select(new Uint8Array(d.n)));
   const status = el("span", "ragtt-ds-status");
   controls.append(colorSel, segLabel, lassoBtn, boxBtn, clearBtn, status);
-
   const plot = el("div", "ragtt-ds-plot");
   const canvases = ["segments", "points", "overlay"].map((name) => {
     const c = el("canvas", `ragtt-ds-canvas ragtt-ds-${name}`);
@@ -140,18 +142,18 @@ function render({ model, el: host }) {
   const list = el("ol", "ragtt-ds-list");
   root.append(head, warn, controls, plot, legend, listTitle, list);
   host.append(root);
-
   function colors() {
     const cs = getComputedStyle(root);
     const v = (name, fallback) => cs.getPropertyValue(name).trim() || fallback;
     return {
-      left: v("--jp-brand-color1", "#1976d2"), right: v("--jp-warn-color1", "#f57c00"),
-      fg: v("--jp-ui-font-color1", "#333"), dim: v("--jp-ui-font-color2", "#777"),
-      sel: v("--jp-ui-font-color0", "#000"), font: v("--jp-ui-font-family", "system-ui, sans-serif"),
+      left: v("--jp-brand-color1", "#1976d2"),
+      right: v("--jp-warn-color1", "#f57c00"),
+      fg: v("--jp-ui-font-color1", "#333"),
+      dim: v("--jp-ui-font-color2", "#777"),
+      sel: v("--jp-ui-font-color0", "#000"),
+      font: v("--jp-ui-font-family", "system-ui, sans-serif")
     };
   }
-
-  // -- geometry ------------------------------------------------------------------------------
   function layout() {
     w = Math.max(200, plot.clientWidth || 640);
     dpr = window.devicePixelRatio || 1;
@@ -169,12 +171,11 @@ function render({ model, el: host }) {
       px[i] = PAD + (d.x[i] + Q) * sx;
       py[i] = HEIGHT - PAD - (d.y[i] + Q) * sy;
     }
-    // grid index for hover: counting sort of points into CELL x CELL cells
     const cols = Math.ceil(w / CELL) + 1, rows = Math.ceil(HEIGHT / CELL) + 1;
     const cellOf = new Int32Array(d.n);
     const start = new Int32Array(cols * rows + 1);
     for (let i = 0; i < d.n; i++) {
-      const c = ((py[i] / CELL) | 0) * cols + ((px[i] / CELL) | 0);
+      const c = (py[i] / CELL | 0) * cols + (px[i] / CELL | 0);
       cellOf[i] = c;
       start[c + 1]++;
     }
@@ -184,20 +185,18 @@ function render({ model, el: host }) {
     for (let i = 0; i < d.n; i++) items[fill[cellOf[i]]++] = i;
     grid = { cols, rows, start, items };
   }
-
-  const toPx = (x, y) => [PAD + (x - d.bounds[0]) / (d.bounds[1] - d.bounds[0]) * (w - 2 * PAD),
-    HEIGHT - PAD - (y - d.bounds[2]) / (d.bounds[3] - d.bounds[2]) * (HEIGHT - 2 * PAD)];
-
-  // -- drawing ---------------------------------------------------------------------------------
+  const toPx = (x, y) => [
+    PAD + (x - d.bounds[0]) / (d.bounds[1] - d.bounds[0]) * (w - 2 * PAD),
+    HEIGHT - PAD - (y - d.bounds[2]) / (d.bounds[3] - d.bounds[2]) * (HEIGHT - 2 * PAD)
+  ];
   function pointColors(c) {
     if (model.get("color_by") === "source") {
-      const table = PALETTE.map((p) => hexRGBA(p, 0.85));
-      return { table, of: (i) => (d.src[i] === OTHER ? table[9] : table[d.src[i] % 9]) };
+      const table2 = PALETTE.map((p) => hexRGBA(p, 0.85));
+      return { table: table2, of: (i) => d.src[i] === OTHER ? table2[9] : table2[d.src[i] % 9] };
     }
     const table = [hexRGBA(c.left, 0.85), hexRGBA(c.right, 0.85)];
     return { table, of: (i) => table[d.side[i]] };
   }
-
   function drawPoints() {
     const c = colors();
     const W = pointCanvas.width, H = pointCanvas.height;
@@ -205,8 +204,7 @@ function render({ model, el: host }) {
     const img = g.createImageData(W, H);
     const buf = new Uint32Array(img.data.buffer);
     const { of } = pointColors(c);
-    // few points: big enough to see and hover; many: small enough not to hide each other
-    const css = d.n <= 2000 ? 6 : d.n <= 20000 ? 3 : 2;
+    const css = d.n <= 2e3 ? 6 : d.n <= 2e4 ? 3 : 2;
     const size = Math.max(1, Math.round(css * dpr)), half = size >> 1;
     for (let i = 0; i < d.n; i++) {
       const x0 = Math.round(px[i] * dpr) - half, y0 = Math.round(py[i] * dpr) - half;
@@ -219,7 +217,6 @@ function render({ model, el: host }) {
     }
     g.putImageData(img, 0, 0);
   }
-
   function drawSegments() {
     const g = segCanvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -236,13 +233,11 @@ function render({ model, el: host }) {
     g.stroke();
     g.globalAlpha = 1;
   }
-
-  function drawOverlay(path) {
+  function drawOverlay(path2) {
     const c = colors();
     const g = overlay.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, HEIGHT);
-    // source centroids moving between versions
     const S = d.sources.length;
     if (S <= 200) {
       g.strokeStyle = c.fg;
@@ -261,17 +256,19 @@ function render({ model, el: host }) {
         g.fill();
       }
     }
-    // selection
     g.fillStyle = c.sel;
     for (let i = 0; i < d.n; i++) if (selectedPoints[i]) g.fillRect(px[i] - 1.5, py[i] - 1.5, 3, 3);
-    // the query's point in each version
     if (d.query) {
       for (let side = 0; side < 2; side++) {
         const qx = d.query.xy[2 * side], qy = d.query.xy[2 * side + 1];
         if (Number.isNaN(qx)) continue;
         const [x, y] = toPx(qx, qy);
         g.beginPath();
-        g.moveTo(x, y - 8); g.lineTo(x + 8, y); g.lineTo(x, y + 8); g.lineTo(x - 8, y); g.closePath();
+        g.moveTo(x, y - 8);
+        g.lineTo(x + 8, y);
+        g.lineTo(x, y + 8);
+        g.lineTo(x - 8, y);
+        g.closePath();
         g.fillStyle = side === 0 ? c.left : c.right;
         g.strokeStyle = c.sel;
         g.lineWidth = 1.5;
@@ -286,19 +283,18 @@ function render({ model, el: host }) {
       g.arc(px[hoverPoint], py[hoverPoint], 5, 0, 2 * Math.PI);
       g.stroke();
     }
-    if (path && path.length > 1) {
+    if (path2 && path2.length > 1) {
       g.strokeStyle = c.sel;
       g.setLineDash([4, 3]);
       g.lineWidth = 1;
       g.beginPath();
-      g.moveTo(path[0][0], path[0][1]);
-      for (const [x, y] of path) g.lineTo(x, y);
+      g.moveTo(path2[0][0], path2[0][1]);
+      for (const [x, y] of path2) g.lineTo(x, y);
       if (mode === "lasso") g.closePath();
       g.stroke();
       g.setLineDash([]);
     }
   }
-
   function drawAll() {
     layout();
     drawSegments();
@@ -310,22 +306,17 @@ function render({ model, el: host }) {
       if (window.performance && performance.mark) performance.mark("ragtt-drift-scatter-painted");
     }
   }
-
-  // -- text ------------------------------------------------------------------------------------
   function showHead() {
     const L = d.left, R = d.right;
     title.textContent = `Drift v${L.version} → v${R.version}`;
-    const pct = (v) => (Number.isNaN(v) ? "" : ` ${Math.round(v * 100)}%`);
+    const pct = (v) => Number.isNaN(v) ? "" : ` ${Math.round(v * 100)}%`;
     const axes = d.method === "pca" ? ` · PCA axes${pct(d.explained[0])},${pct(d.explained[1])} of variance` : " · UMAP";
-    sub.textContent = `${d.n_left} → ${d.n_right} chunks, ${d.n_common} common${axes}`
-      + (L.embedder !== R.embedder ? ` · embedder ${L.embedder} → ${R.embedder}` : (L.embedder ? ` · ${L.embedder}` : ""));
-    warn.textContent = d.comparable ? "" : `The versions' vectors have different sizes (${L.dim} and ${R.dim}): `
-      + "each is placed in its own coordinates, so the gap between them only says that everything changed.";
+    sub.textContent = `${d.n_left} → ${d.n_right} chunks, ${d.n_common} common${axes}` + (L.embedder !== R.embedder ? ` · embedder ${L.embedder} → ${R.embedder}` : L.embedder ? ` · ${L.embedder}` : "");
+    warn.textContent = d.comparable ? "" : `The versions' vectors have different sizes (${L.dim} and ${R.dim}): each is placed in its own coordinates, so the gap between them only says that everything changed.`;
     warn.hidden = d.comparable;
     colorSel.value = model.get("color_by");
     segBox.checked = showSegments;
   }
-
   function showLegend() {
     legend.replaceChildren();
     const c = colors();
@@ -345,26 +336,26 @@ function render({ model, el: host }) {
     }
     if (d.query) item(c.sel, `◆ query: ${d.query.text}`);
   }
-
   function chunkItem(i) {
     const chunk = chunkOf(d, i);
     const li = el("li", "ragtt-chunk");
     li.dataset.chunkId = d.ids.get(chunk);
     const meta = el("div", "ragtt-chunk-meta");
     const s = d.src[i] === OTHER ? "(other)" : d.sources[d.src[i]];
-    meta.append(el("span", "ragtt-ds-ver", `v${d.side[i] ? d.right.version : d.left.version}`),
-      el("span", "ragtt-source", s));
+    meta.append(
+      el("span", "ragtt-ds-ver", `v${d.side[i] ? d.right.version : d.left.version}`),
+      el("span", "ragtt-source", s)
+    );
     li.append(meta, el("div", "ragtt-chunk-text", d.texts.get(chunk)));
     return li;
   }
-
   function showSelection() {
     const ids = model.get("selected");
     status.textContent = `${ids.length} selected`;
     list.replaceChildren();
     listTitle.textContent = ids.length ? `Selected chunks${ids.length > LIST_MAX ? ` (first ${LIST_MAX})` : ""}` : "";
     let shown = 0;
-    const seen = new Set();
+    const seen = /* @__PURE__ */ new Set();
     for (let i = 0; i < d.n && shown < LIST_MAX; i++) {
       if (!selectedPoints[i]) continue;
       const chunk = chunkOf(d, i);
@@ -374,20 +365,17 @@ function render({ model, el: host }) {
       shown++;
     }
   }
-
-  // -- selection -------------------------------------------------------------------------------
-  /** Mark the points of the model's selected chunk ids (after a change from Python). */
   function fromModel() {
     const want = new Set(model.get("selected"));
     selectedPoints = new Uint8Array(d.n);
-    if (want.size) for (let i = 0; i < d.n; i++) if (want.has(d.ids.get(chunkOf(d, i)))) selectedPoints[i] = 1;
+    if (want.size) {
+      for (let i = 0; i < d.n; i++) if (want.has(d.ids.get(chunkOf(d, i)))) selectedPoints[i] = 1;
+    }
     drawOverlay();
     showSelection();
   }
-
   function select(points) {
-    // a chunk is selected when any of its points is; mark both of its points
-    const chunks = new Set();
+    const chunks = /* @__PURE__ */ new Set();
     for (let i = 0; i < d.n; i++) if (points[i]) chunks.add(chunkOf(d, i));
     const all = new Uint8Array(d.n);
     for (let i = 0; i < d.n; i++) if (chunks.has(chunkOf(d, i))) all[i] = 1;
@@ -398,33 +386,37 @@ function render({ model, el: host }) {
     drawOverlay();
     showSelection();
   }
-
-  function inside(path) {
+  function inside(path2) {
     const hit = new Uint8Array(d.n);
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
-    for (const [x, y] of path) { x0 = Math.min(x0, x); y0 = Math.min(y0, y); x1 = Math.max(x1, x); y1 = Math.max(y1, y); }
+    for (const [x, y] of path2) {
+      x0 = Math.min(x0, x);
+      y0 = Math.min(y0, y);
+      x1 = Math.max(x1, x);
+      y1 = Math.max(y1, y);
+    }
     const box = mode === "box";
-    const n = path.length;
+    const n = path2.length;
     for (let i = 0; i < d.n; i++) {
       const x = px[i], y = py[i];
       if (x < x0 || x > x1 || y < y0 || y > y1) continue;
-      if (box) { hit[i] = 1; continue; }
+      if (box) {
+        hit[i] = 1;
+        continue;
+      }
       let inPoly = false;
       for (let a = 0, b = n - 1; a < n; b = a++) {
-        const [xa, ya] = path[a], [xb, yb] = path[b];
-        if ((ya > y) !== (yb > y) && x < ((xb - xa) * (y - ya)) / (yb - ya) + xa) inPoly = !inPoly;
+        const [xa, ya] = path2[a], [xb, yb] = path2[b];
+        if (ya > y !== yb > y && x < (xb - xa) * (y - ya) / (yb - ya) + xa) inPoly = !inPoly;
       }
       if (inPoly) hit[i] = 1;
     }
     return hit;
   }
-
   function setMode(name) {
     mode = name;
     for (const b of [lassoBtn, boxBtn]) b.classList.toggle("ragtt-active", b.dataset.mode === name);
   }
-
-  // -- pointer ---------------------------------------------------------------------------------
   let path = null, additive = false;
   const local = (e) => {
     const r = overlay.getBoundingClientRect();
@@ -433,14 +425,17 @@ function render({ model, el: host }) {
   function nearest(x, y) {
     if (!grid) return -1;
     const { cols, rows, start, items } = grid;
-    const cx = (x / CELL) | 0, cy = (y / CELL) | 0;
+    const cx = x / CELL | 0, cy = y / CELL | 0;
     let best = -1, bestD = HOVER_PX * HOVER_PX;
     for (let gy = Math.max(0, cy - 1); gy <= Math.min(rows - 1, cy + 1); gy++) {
       for (let gx = Math.max(0, cx - 1); gx <= Math.min(cols - 1, cx + 1); gx++) {
         const c = gy * cols + gx;
         for (let k = start[c]; k < start[c + 1]; k++) {
           const i = items[k], dx = px[i] - x, dy = py[i] - y, dd = dx * dx + dy * dy;
-          if (dd <= bestD) { bestD = dd; best = i; }
+          if (dd <= bestD) {
+            bestD = dd;
+            best = i;
+          }
         }
       }
     }
@@ -448,7 +443,10 @@ function render({ model, el: host }) {
   }
   function showHover(i, x, y) {
     hoverPoint = i;
-    if (i < 0) { hover.hidden = true; return; }
+    if (i < 0) {
+      hover.hidden = true;
+      return;
+    }
     const item = chunkItem(i);
     hover.replaceChildren(...item.childNodes);
     hover.dataset.chunkId = item.dataset.chunkId;
@@ -485,7 +483,7 @@ function render({ model, el: host }) {
     if (overlay.hasPointerCapture(e.pointerId)) overlay.releasePointerCapture(e.pointerId);
     const done = path;
     path = null;
-    if (done.length < 3) {  // a click: select the point under it, or clear
+    if (done.length < 3) {
       const i = nearest(done[0][0], done[0][1]);
       const pts = additive ? selectedPoints.slice() : new Uint8Array(d.n);
       if (i >= 0) pts[i] = 1;
@@ -498,14 +496,31 @@ function render({ model, el: host }) {
   };
   overlay.addEventListener("pointerup", finish);
   overlay.addEventListener("pointercancel", finish);
-  overlay.addEventListener("pointerleave", () => { if (!path) { showHover(-1); drawOverlay(); } });
-  root.addEventListener("keydown", (e) => {
-    if (e.key === "Escape") { e.stopPropagation(); select(new Uint8Array(d.n)); }
+  overlay.addEventListener("pointerleave", () => {
+    if (!path) {
+      showHover(-1);
+      drawOverlay();
+    }
   });
-  colorSel.addEventListener("change", () => { model.set("color_by", colorSel.value); model.save_changes(); });
-  segBox.addEventListener("change", () => { showSegments = segBox.checked; drawSegments(); });
-
-  const onColor = () => { colorSel.value = model.get("color_by"); drawPoints(); showLegend(); };
+  root.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      select(new Uint8Array(d.n));
+    }
+  });
+  colorSel.addEventListener("change", () => {
+    model.set("color_by", colorSel.value);
+    model.save_changes();
+  });
+  segBox.addEventListener("change", () => {
+    showSegments = segBox.checked;
+    drawSegments();
+  });
+  const onColor = () => {
+    colorSel.value = model.get("color_by");
+    drawPoints();
+    showLegend();
+  };
   const onData = () => {
     d = decode(model.get("_data"));
     showSegments = d.segments_default;
@@ -518,13 +533,14 @@ function render({ model, el: host }) {
   model.on("change:selected", fromModel);
   model.on("change:color_by", onColor);
   model.on("change:_data", onData);
-
   let lastW = -1;
   const resize = new ResizeObserver(() => {
     const now = plot.clientWidth;
-    if (now && now !== lastW) { lastW = now; drawAll(); }
+    if (now && now !== lastW) {
+      lastW = now;
+      drawAll();
+    }
   });
-
   setMode("lasso");
   showHead();
   drawAll();
@@ -532,7 +548,6 @@ function render({ model, el: host }) {
   showLegend();
   fromModel();
   resize.observe(plot);
-
   return () => {
     resize.disconnect();
     model.off("change:selected", fromModel);
@@ -540,5 +555,7 @@ function render({ model, el: host }) {
     model.off("change:_data", onData);
   };
 }
-
-export default { render };
+var drift_scatter_default = { render };
+export {
+  drift_scatter_default as default
+};
