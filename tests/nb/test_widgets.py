@@ -62,14 +62,16 @@ def test_array_buffers_are_little_endian_typed() -> None:
 
 def test_timeline_precomputes_every_version(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     tl = Timeline(proj, sample["then"])
-    assert tl.versions == list(proj.versions()["version"]) and tl.version == sample["latest"]
+    then = proj.replay(sample["then"])
+    # it opens where the focal query ran, not at the latest version
+    assert tl.versions == list(proj.versions()["version"]) and tl.version == then.index_version < sample["latest"]
+    assert Timeline(proj).version == sample["latest"]
     for v in tl.versions:
         expected = sorted(set(proj.chunks(at=v)["source"])) if v > 2 else []
         assert tl.documents_at(v) == expected
         replay = proj.replay_text(QUESTION, at=v) if v > 2 else None
         assert tl.chunks_at(v) == ([c.chunk_id for c in replay.chunks] if replay else [])
     # the focal query at its own version retrieves what it retrieved then
-    then = proj.replay(sample["then"])
     assert tl.chunks_at(then.index_version) == [c.chunk_id for c in then.chunks]
     data = tl._data
     assert {b["dtype"] for b in _buffers(data)} <= {"int32", "float32"}
