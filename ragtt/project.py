@@ -399,3 +399,16 @@ class Project:
                 "project with the original embedder to replay it")
         return cached
 
+    # -- version labels ------------------------------------------------------------------------
+
+    def version_labels(self) -> dict[int, str]:
+        """Version -> the snapshot label that names it (a user's label beats an ``auto-v*`` one)."""
+        from ragtt.results import version_names
+
+        return version_names(self.snapshots())
+
+    def version_label(self, version: int) -> str:
+        """How ``version`` reads in reports and CLI text: "flask-1.0 (v6)" when a snapshot names it, else "v6"."""
+        from ragtt.results import version_label
+
+        return version_label(version, self.version_labels())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt._html import STYLE, table
+from ragtt._html import BOX, STYLE, table
 from ragtt.results import TRANSIENT, _Result
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ class DriftReport(_Result):
                 f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted")
         if self.embedder_changed:
             head += " (embedder changed)"
-        return (f"{STYLE}<div class='ragtt-r'>{head}"
+        return (f"{STYLE}{BOX}{head}"
                 + table(["source", "centroid cosine", "drifted", "common chunks"], rows) + "</div>")
 
 

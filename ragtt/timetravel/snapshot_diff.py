@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragtt._html import STYLE, table
+from ragtt._html import BOX, STYLE, table
 from ragtt.results import _Result
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ class SnapshotDiff(_Result):
     def _repr_html_(self) -> str:
         rows = [(s.status, s.source, len(s.chunks_added), len(s.chunks_removed), s.chunks_kept)
                 for s in self.sources if s.status != "unchanged"]
-        return (f"{STYLE}<div class='ragtt-r'><b>Snapshot diff</b> v{self.left_version} &rarr; "
+        return (f"{STYLE}{BOX}<b>Snapshot diff</b> v{self.left_version} &rarr; "
                 f"v{self.right_version}" + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
 
 
