@@ -44,8 +44,8 @@ function typed(buf) {
 // js/src/labels.js
 var SEPARATORS = "-_ ./:@";
 function versionLabel(version, names) {
-  const labels = names && names[String(version)];
-  return labels && labels.length ? `${labels.join(", ")} (v${version})` : `v${version}`;
+  const name = names && names[String(version)];
+  return name ? `${name} (v${version})` : `v${version}`;
 }
 function distinguishing(labels) {
   if (labels.length < 2) return [...labels];
@@ -210,7 +210,6 @@ var LANE = { ENTITY: 0, TYPE: 1 };
 var LABEL_GAP = 6;
 var AXES = ["time", "versions"];
 function decode(data) {
-  var _a;
   const focal = data.focal && {
     ...data.focal,
     offsets: typed(data.focal.result_offsets),
@@ -238,8 +237,7 @@ function decode(data) {
   };
   const lay = data.layout;
   const ev = data.events;
-  const names = {};
-  for (const s of data.snapshots) (names[_a = String(s.version)] || (names[_a] = [])).push(s.label);
+  const names = data.labels || {};
   const labels = [...new Set(data.snapshots.map((s) => s.label))];
   const short = distinguishing(labels);
   return {
@@ -570,8 +568,8 @@ function drawAxisLabels(V, g, c, w, lanes) {
   const d = V.d, versionsAxis = mode(V) === "versions";
   g.fillStyle = c.dim;
   const slotText = (v) => {
-    const names = d.names[String(v)];
-    return names ? names.map((n) => d.shortOf.get(n) || n).join(", ") : `v${v}`;
+    const name = d.names[String(v)];
+    return name ? d.shortOf.get(name) || name : `v${v}`;
   };
   const axisMarks = versionsAxis ? [
     ...d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : [],
@@ -643,7 +641,7 @@ function showPanes(V) {
   const d = V.d, v = d.versions[V.index];
   const label = versionLabel(v, d.names);
   V.where.textContent = `${label} (${V.index + 1} of ${d.versions.length})`;
-  const labels = d.names[String(v)] || [];
+  const labels = d.snapshots.filter((s) => s.version === v).map((s) => s.label);
   const early = V.cursorT < d.vt[0] ? "Before the first index version · " : "";
   V.info.textContent = `${early}Index version ${label} · ${fmtTime(d, d.vt[V.index])} · ${d.ops[V.index] || ""}` + (labels.length ? ` · snapshot ${labels.join(", ")}` : "") + (V.cursorT !== d.vt[V.index] ? ` · cursor at ${fmtTime(d, V.cursorT)}` : "");
   const present = [];

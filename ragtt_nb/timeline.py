@@ -215,6 +215,7 @@ def _build(proj: Any, query_id: str | None,
         "events": {"t": array(event_t, "int32"), "kind": array(kinds, "int32"),
                    "lane": array(lanes, "int32"), "version": array(event_versions, "int32")},
         "docs": docs,
+        "labels": {str(v): name for v, name in proj.version_labels().items()},
         "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
         "snapshots": [{"label": lbl, "version": int(v), "event": i} for i, (lbl, v, k) in
                       enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))

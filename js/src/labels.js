@@ -6,13 +6,15 @@
 const SEPARATORS = "-_ ./:@";
 
 /**
+ * The one form a version takes in every widget (ragtt.results.version_label's, in Python).
  * @param {number} version
- * @param {Record<string, string[]> | undefined | null} names version (as a string) -> snapshot labels
+ * @param {Record<string, string> | undefined | null} names version (as a string) -> the snapshot
+ *   label that names it (`Project.version_labels()`)
  * @returns {string}
  */
 export function versionLabel(version, names) {
-  const labels = names && names[String(version)];
-  return labels && labels.length ? `${labels.join(", ")} (v${version})` : `v${version}`;
+  const name = names && names[String(version)];
+  return name ? `${name} (v${version})` : `v${version}`;
 }
 
 /**

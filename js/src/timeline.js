@@ -53,9 +53,8 @@ function decode(data) {
   };
   const lay = data.layout;
   const ev = data.events;
-  /** @type {Record<string, string[]>} version -> snapshot labels */
-  const names = {};
-  for (const s of data.snapshots) (names[String(s.version)] ||= []).push(s.label);
+  /** @type {Record<string, string>} version -> the snapshot label that names it */
+  const names = data.labels || {};
   const labels = [...new Set(data.snapshots.map((/** @type {any} */ s) => s.label))];
   const short = distinguishing(labels);
   return {
@@ -385,8 +384,8 @@ function drawAxisLabels(V, g, c, w, lanes) {
   const d = V.d, versionsAxis = mode(V) === "versions";
   g.fillStyle = c.dim;
   const slotText = (/** @type {number} */ v) => {
-    const names = d.names[String(v)];
-    return names ? names.map((n) => d.shortOf.get(n) || n).join(", ") : `v${v}`;
+    const name = d.names[String(v)];
+    return name ? d.shortOf.get(name) || name : `v${v}`;
   };
   const axisMarks = versionsAxis
     ? [...(d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : []),
@@ -475,7 +474,7 @@ function showPanes(V) {
   const d = V.d, v = d.versions[V.index];
   const label = versionLabel(v, d.names);
   V.where.textContent = `${label} (${V.index + 1} of ${d.versions.length})`;
-  const labels = d.names[String(v)] || [];
+  const labels = d.snapshots.filter((/** @type {any} */ s) => s.version === v).map((/** @type {any} */ s) => s.label);
   const early = V.cursorT < d.vt[0] ? "Before the first index version · " : "";
   V.info.textContent = `${early}Index version ${label} · ${fmtTime(d, d.vt[V.index])} · ${d.ops[V.index] || ""}`
     + (labels.length ? ` · snapshot ${labels.join(", ")}` : "")

@@ -4,6 +4,7 @@ script payloads runs none of them."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,16 +82,35 @@ def test_timeline_keyboard(quickstart_report: Path, offline: Offline) -> None:
     assert timeline.locator(".ragtt-tl-status").inner_text() == "1 selected"
 
 
-def test_clicking_a_changed_chunk_shows_the_word_diff(quickstart_report: Path, offline: Offline) -> None:
+def test_a_changed_passage_is_one_card_with_grouped_runs(quickstart_report: Path, offline: Offline) -> None:
     page = _open_quickstart(offline, quickstart_report)
     diff = page.locator(".ragtt-chunk-diff")
     assert diff.locator(".ragtt-cd-status").inner_text() == "0 selected"
-    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-added", has_text="refund-policy.md").click()
+    counts = diff.locator(".ragtt-cd-counts").inner_text()
+    assert re.fullmatch(r"[1-9]\d* changed · \d+ added · \d+ removed · \d+ kept", counts), counts
+    # the refund window's edit, shown without a click: one card, "30" deleted and "14" inserted
+    card = diff.locator(".ragtt-cd-pairs .ragtt-chunk.ragtt-changed", has_text="refund-policy.md")
+    assert card.count() == 1
+    deleted = card.locator("del.ragtt-wd-del").all_inner_texts()
+    inserted = card.locator("ins.ragtt-wd-ins").all_inner_texts()
+    assert any("30" in t for t in deleted) and any("14" in t for t in inserted)
+    ops = card.locator(".ragtt-chunk-text > *").evaluate_all("els => els.map(e => e.tagName)")
+    assert all(not (a == b != "SPAN") for a, b in zip(ops, ops[1:], strict=False))  # runs, not word by word
+    # the first change is scrolled into the collapsed card's view
+    assert _inside(card.locator("del.ragtt-wd-del").first, card.locator(".ragtt-chunk-text"))
+    # clicking its "now" chunk in the right column explains it
+    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-changed", has_text="refund-policy.md").click()
     assert diff.locator(".ragtt-cd-status").inner_text() == "1 selected"
-    deleted = diff.locator(".ragtt-worddiff del").all_inner_texts()
-    inserted = diff.locator(".ragtt-worddiff ins").all_inner_texts()
-    assert "30" in deleted and "14" in inserted
-    assert diff.locator(".ragtt-cd-reason").inner_text().startswith("Why: entered")
+    assert "30" in " ".join(diff.locator(".ragtt-cd-detail del").all_inner_texts())
+    assert diff.locator(".ragtt-cd-reason").inner_text().startswith("Why: chunk ")
+    assert offline.errors == []
+
+
+def _inside(inner: Any, outer: Any) -> bool:
+    """Whether `inner`'s box lies within `outer`'s visible box (no scrolling needed)."""
+    a, b = inner.bounding_box(), outer.bounding_box()
+    return bool(a and b and a["height"] > 0 and b["y"] - 1 <= a["y"] and a["y"] + a["height"] <= b["y"] + b["height"] + 1
+                and b["x"] - 1 <= a["x"] <= b["x"] + b["width"])
 
 
 PAYLOADS = {

@@ -125,13 +125,24 @@ def test_chunk_diff_state(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     kept = {c.chunk_id for c in report.kept}
     for i, cid in enumerate(chunks["ids"]):
         assert (rank_left[i] > 0) == (cid in removed | kept) and (rank_right[i] > 0) == (cid not in removed)
-    # the refund policy changed from 30 to 14 days: its added chunk diffs against the old one
+    # the refund policy changed from 30 to 14 days: one changed passage, its runs grouped
     added = next(c for c in report.added if c.source == "refund-policy.md")
-    ops = widget.word_diff(added.chunk_id)
-    assert ("-", "30") in ops and ("+", "14") in ops
-    assert widget._data["word_diffs"][added.chunk_id]["counterpart"] in {c.chunk_id for c in report.removed}
-    # lineage explains each change (the core has it)
-    assert widget._data["reasons"][added.chunk_id].startswith("entered")
+    pair = next(p for p in report.changed if p.right.chunk_id == added.chunk_id)
+    runs = widget.word_diff(added.chunk_id)
+    assert runs == widget.word_diff(pair.left.chunk_id) == pair.runs
+    assert any(op == "delete" and "30" in text for op, text in runs) and any(
+        op == "insert" and "14" in text for op, text in runs)
+    assert all(a[0] != b[0] for a, b in zip(runs, runs[1:], strict=False))  # runs, not interleaved words
+    wire = widget._data["pairs"]
+    k = wire["runs"].index([text for _, text in pair.runs])
+    assert [chunks["ids"][i] for i in (np.frombuffer(wire["left"]["view"], "<i4")[k],
+                                       np.frombuffer(wire["right"]["view"], "<i4")[k])] == [
+        pair.left.chunk_id, added.chunk_id]
+    assert widget._data["summary"]["changed"] == len(report.changed) >= 1
+    assert widget._data["summary"]["added"] == len(report.added) - len(report.changed)
+    # lineage explains each change in a sentence (the core has it)
+    assert widget._data["reasons"][added.chunk_id].startswith(f"chunk {added.chunk_id[:10]}")
+    assert widget.word_diff(next(iter(kept))) is None
     widget.set_state({"selected": [added.chunk_id]})
     assert widget.selected == [added.chunk_id] and "1 selected" in repr(widget)
 
