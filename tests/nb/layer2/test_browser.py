@@ -4,6 +4,7 @@ chunk's words selects that chunk, and no injected script runs."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,16 @@ from ragtt_nb.drift_scatter import DriftScatter
 
 from .conftest import PAYLOADS, REAL_PDF, Offline
 
-PAD, HEIGHT, Q = 12, 460, 32767  # js/drift_scatter.js layout constants
+HEIGHT = 460  # js/drift_scatter.js's plot height
+
+
+def _drawn_at(page: Any, ds: DriftScatter) -> tuple[np.ndarray, np.ndarray]:
+    """Where the view draws each point (CSS px in the plot), from its `data-view` hook."""
+    view = json.loads(page.locator(".ragtt-drift-scatter").get_attribute("data-view"))
+    pts = ds.points()
+    x = view["w"] / 2 + (pts["x"].to_numpy() - view["ux"]) * view["k"]
+    y = view["h"] / 2 - (pts["y"].to_numpy() - view["uy"]) * view["k"]
+    return x, y
 
 
 def _centre_in_view(image: Any, y: float) -> None:
@@ -66,9 +76,7 @@ def test_lasso_in_the_report_selects_points(report_page: Any, offline: Offline, 
                                              "els => els.map(e => e.dataset.chunkId)"))
     # what lies left of the split, from the widget's own coordinates (1 px of slack at the edge)
     ds = DriftScatter(wproj, widget_project["v_a"], widget_project["v_b"], query=widget_project["query_id"])
-    d = ds._data
-    qx = np.frombuffer(d["points"]["x"]["view"], dtype="<i2").astype(float)
-    px = PAD + (qx + Q) * (w - 2 * PAD) / (2 * Q)
+    px, _ = _drawn_at(page, ds)
     chunk_ids = ds.points()["chunk_id"].to_list()
     surely = {c for c, x in zip(chunk_ids, px, strict=True) if 3 < x < split - 1}
     maybe = {c for c, x in zip(chunk_ids, px, strict=True) if x < split + 1}
