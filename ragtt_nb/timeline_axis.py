@@ -17,7 +17,8 @@ Two axes (the ``axis`` trait; the header's toggle button switches the view betwe
   axes work in an exported report.
 - ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` unless the
   commits are evenly spread in time (no gap between consecutive commits more than
-  ``AUTO_RATIO``, 3x, another); see ``auto_axis``. ``Timeline.axis_mode`` and ``_data["layout"]["auto"]`` hold the result.
+  ``AUTO_RATIO``, 3x, another); see ``auto_axis``. ``Timeline.axis_mode`` and
+  ``_data["layout"]["auto"]`` hold the result.
 """
 
 from __future__ import annotations

@@ -1,53 +1,42 @@
+// @ts-check
 // ragtt PdfOverlay: a rendered PDF page with the chunks' regions over it, the page's route,
-// and a query's retrieved chunks by rank. Self-contained ES module (anywidget).
-// Pages are PNG bytes: embedded in the state, or asked of the kernel (model.send) on demand.
-// Untrusted text (chunk text, source, query, route reasons) reaches the DOM only as text.
+// and a query's retrieved chunks by rank. Pages are PNG bytes: embedded in the state, or
+// asked of the kernel (model.send) on demand. Untrusted text (chunk text, source, query,
+// route reasons) reaches the DOM only as text.
+
+import { button, el } from "./dom.js";
+import { typed } from "./wire.js";
+import { versionLabel } from "./labels.js";
+import { chunkCard, queryTerms } from "./chunk_card.js";
+
+/** @typedef {import("./types.js").Model} Model */
 
 const FETCH_WAIT_MS = 4000;   // how long a page request may go unanswered before the notice
 
-/** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
-function typed(buf) {
-  const types = { int32: Int32Array, float32: Float32Array };
-  const T = types[buf && buf.dtype];
-  if (!T) throw new Error(`ragtt: unsupported buffer dtype ${buf && buf.dtype}`);
-  const v = buf.view;
-  const bytes = v instanceof ArrayBuffer ? v : v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
-  const arr = new T(bytes);
-  if (arr.length !== buf.shape[0]) throw new Error(`ragtt: buffer length ${arr.length} != shape ${buf.shape[0]}`);
-  return arr;
-}
-
-/** An element with a class and (untrusted-safe) text. */
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = String(text);
-  return node;
-}
-
-/** Bytes of an embedded or received PNG, whatever shape the manager hands them in. */
+/** Bytes of an embedded or received PNG, whatever shape the manager hands them in.
+ * @param {unknown} v @returns {BlobPart} */
 function pngBytes(v) {
   if (v instanceof ArrayBuffer) return new Uint8Array(v);
-  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (ArrayBuffer.isView(v)) return /** @type {BlobPart} */ (new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
   throw new Error("ragtt: a page image is not binary data");
 }
 
+/** @param {any} data the `_data` trait */
 function decode(data) {
   return {
     ...data,
     sizes: typed(data.page_sizes),
     rank: typed(data.chunks.rank), score: typed(data.chunks.score),
     rPage: typed(data.regions.page), rBox: typed(data.regions.box), rChunk: typed(data.regions.chunk),
+    terms: queryTerms(data.query && data.query.text),
   };
 }
 
-function render({ model, el: host }) {
-  let d = decode(model.get("_data"));
-  const urls = new Map();        // page -> object URL of its PNG (the cache that makes switching fast)
-  const waiting = new Map();     // page -> timeout id of an unanswered request
-  let shownAt = 0;
+/** @typedef {ReturnType<typeof decode>} Data */
 
-  const root = el("div", "ragtt-pdf-overlay");
+/** @param {Model} model */
+function createView(model) {
+  const root = el("div", "ragtt-pdf-overlay tex2jax_ignore mathjax_ignore");
   root.tabIndex = 0;
   root.setAttribute("role", "group");
   root.setAttribute("aria-label", "ragtt PDF overlay: arrow keys turn pages");
@@ -55,26 +44,7 @@ function render({ model, el: host }) {
   const title = el("span", "ragtt-po-title");
   const queryText = el("span", "ragtt-po-query");
   head.append(title, queryText);
-
   const controls = el("div", "ragtt-po-controls");
-  const button = (label, aria, fn) => {
-    const b = el("button", "ragtt-po-btn", label);
-    b.type = "button";
-    b.setAttribute("aria-label", aria);
-    b.addEventListener("click", fn);
-    controls.append(b);
-    return b;
-  };
-  button("◀", "previous page", () => go(model.get("page") - 1));
-  const where = el("span", "ragtt-po-where");
-  controls.append(where);
-  button("▶", "next page", () => go(model.get("page") + 1));
-  button("−", "zoom out", () => zoomBy(1 / 1.25));
-  button("Fit", "fit to width", () => setScale(0));
-  button("+", "zoom in", () => zoomBy(1.25));
-  const status = el("span", "ragtt-po-status");
-  controls.append(status);
-
   const route = el("div", "ragtt-po-route");
   const viewport = el("div", "ragtt-po-viewport");
   const pageBox = el("div", "ragtt-po-page");
@@ -85,241 +55,283 @@ function render({ model, el: host }) {
   const notice = el("div", "ragtt-po-notice");
   pageBox.append(img, layer, notice);
   viewport.append(pageBox);
-  const hover = el("div", "ragtt-po-hover ragtt-chunk");
+  const hover = el("div", "ragtt-po-hover");
   hover.hidden = true;
   const list = el("ol", "ragtt-po-list");
   root.append(head, controls, route, viewport, hover, list);
-  host.append(root);
-
-  // -- pages -----------------------------------------------------------------------------------
-  function urlFor(page) {
-    if (urls.has(page)) return urls.get(page);
-    const embedded = model.get("_pages")[String(page)];
-    if (!embedded) return null;
-    const url = URL.createObjectURL(new Blob([pngBytes(embedded.png)], { type: "image/png" }));
-    urls.set(page, url);
-    return url;
-  }
-
-  function request(page) {
-    if (waiting.has(page)) return;
-    model.send({ type: "page", page });
-    waiting.set(page, setTimeout(() => {
-      waiting.delete(page);
-      if (model.get("page") !== page || urls.has(page)) return;
-      const capped = d.left_out.includes(page);
-      notice.textContent = capped
-        ? `Page ${page} is not embedded: the report's page images passed the ${(d.embed_limit / 1e6).toFixed(0)} MB cap `
-          + "(PdfOverlay(..., embed_limit=...)). Open the notebook with a kernel to see it."
-        : `Page ${page} is not embedded in this view and no kernel answered.`;
-      notice.hidden = false;
-    }, FETCH_WAIT_MS));
-  }
-
-  const onMsg = (msg, buffers) => {
-    if (!msg || msg.type !== "page") return;
-    clearTimeout(waiting.get(msg.page));
-    waiting.delete(msg.page);
-    if (msg.error || !buffers || !buffers.length) {
-      if (msg.page === model.get("page")) { notice.textContent = `Page ${msg.page}: ${msg.error || "no image"}`; notice.hidden = false; }
-      return;
-    }
-    urls.set(msg.page, URL.createObjectURL(new Blob([pngBytes(buffers[0])], { type: "image/png" })));
-    if (msg.page === model.get("page")) show();
+  return {
+    model, d: decode(model.get("_data")), root, title, queryText, controls, route, viewport, pageBox, img, layer,
+    notice, hover, list, where: el("span", "ragtt-po-where"), status: el("span", "ragtt-po-status"),
+    /** @type {Map<number, string>} */ urls: new Map(),   // page -> object URL of its PNG (switching fast)
+    /** @type {Map<number, ReturnType<typeof setTimeout>>} */ waiting: new Map(),  // unanswered requests
+    shownAt: 0,
   };
+}
 
-  // -- layout ----------------------------------------------------------------------------------
-  const pageSize = (page) => [d.sizes[2 * (page - 1)], d.sizes[2 * (page - 1) + 1]];
-  function scaleFor(page) {
-    const s = model.get("scale");
-    if (s > 0) return s;
-    const [pw] = pageSize(page);
-    const avail = Math.max(200, (viewport.clientWidth || 800) - 4);
-    return Math.min(avail, 1000) / pw;
-  }
+/** @typedef {ReturnType<typeof createView>} View */
 
-  function show() {
-    const started = performance.now();
-    const page = model.get("page");
-    const [pw, ph] = pageSize(page);
-    const s = scaleFor(page);
-    pageBox.style.width = `${pw * s}px`;
-    pageBox.style.height = `${ph * s}px`;
-    img.style.width = `${pw * s}px`;
-    img.style.height = `${ph * s}px`;
-    where.textContent = `page ${page} of ${d.page_count}`;
-    showRoute(page);
-    drawRegions(page, s);
-    const url = urlFor(page);
-    notice.hidden = true;
-    if (url) {
-      if (img.getAttribute("src") !== url) img.src = url;
-      img.hidden = false;
-      const done = () => {
-        root.dataset.page = String(page);
-        root.dataset.pageMs = (performance.now() - (shownAt || started)).toFixed(1);
-        shownAt = 0;
-      };
-      img.decode().then(done, done);
-    } else {
-      img.hidden = true;
-      img.removeAttribute("src");
-      notice.textContent = `Loading page ${page}…`;
-      notice.hidden = false;
-      request(page);
-    }
-    // warm the neighbours' object URLs so turning a page needs no Blob work
-    for (const n of [page - 1, page + 1]) if (n >= 1 && n <= d.page_count) urlFor(n);
-  }
-
-  function showRoute(page) {
-    route.replaceChildren();
-    const r = d.routes.find((x) => x.page === page);
-    if (!r) { route.append(el("span", "ragtt-po-engine", "no route recorded for this page")); return; }
-    const badge = el("span", `ragtt-po-engine ragtt-po-engine-${String(r.engine).replace(/[^a-z0-9_-]/gi, "")}`, r.engine);
-    route.append(badge);
-    for (const [k, v] of Object.entries(r.signals)) route.append(el("span", "ragtt-po-signal", `${k} ${v}`));
-    for (const [k, v] of Object.entries(r.facts || {})) route.append(el("span", "ragtt-po-fact", `${k} ${v}`));
-    route.append(el("span", "ragtt-po-reason", r.reason));
-  }
-
-  function drawRegions(page, s) {
-    layer.replaceChildren();
-    const selected = new Set(model.get("selected"));
-    const items = [];
-    for (let i = 0; i < d.rPage.length; i++) {
-      if (d.rPage[i] !== page) continue;
-      const [x0, y0, x1, y1] = d.rBox.subarray(4 * i, 4 * i + 4);
-      items.push({ i, c: d.rChunk[i], x0, y0, x1, y1, area: (x1 - x0) * (y1 - y0) });
-    }
-    items.sort((a, b) => b.area - a.area);  // smaller boxes last: on top, so they stay clickable
-    for (const it of items) {
-      const box = el("div", "ragtt-region ragtt-chunk");
-      const id = d.chunks.ids[it.c];
-      box.dataset.chunkId = id;
-      box.style.left = `${it.x0 * s}px`;
-      box.style.top = `${it.y0 * s}px`;
-      box.style.width = `${Math.max(2, (it.x1 - it.x0) * s)}px`;
-      box.style.height = `${Math.max(2, (it.y1 - it.y0) * s)}px`;
-      const rank = d.rank[it.c];
-      if (rank) {
-        box.classList.add("ragtt-retrieved");
-        box.dataset.rank = String(rank);
-        box.append(el("span", "ragtt-po-rank", `#${rank}`));
-        box.style.setProperty("--ragtt-rank-alpha", String(Math.max(0.15, 0.45 - 0.05 * (rank - 1))));
-      }
-      if (selected.has(id)) box.classList.add("ragtt-selected");
-      box.addEventListener("pointerenter", (e) => showHover(it.c, e));
-      box.addEventListener("pointermove", (e) => placeHover(e));
-      box.addEventListener("pointerleave", () => { hover.hidden = true; });
-      box.addEventListener("click", (e) => choose(id, e.shiftKey));
-      layer.append(box);
-    }
-  }
-
-  function chunkBody(c, node) {
-    const meta = el("div", "ragtt-chunk-meta");
-    if (d.rank[c]) meta.append(el("span", "ragtt-rank", `#${d.rank[c]}`), el("span", "ragtt-score", d.score[c].toFixed(4)));
-    meta.append(el("span", "ragtt-po-id", d.chunks.ids[c]));
-    node.replaceChildren(meta, el("div", "ragtt-chunk-text", d.chunks.text[c]));
-  }
-  function showHover(c, e) {
-    chunkBody(c, hover);
-    hover.dataset.chunkId = d.chunks.ids[c];
-    hover.hidden = false;
-    placeHover(e);
-  }
-  function placeHover(e) {
-    const r = root.getBoundingClientRect();
-    hover.style.left = `${Math.min(e.clientX - r.left + 14, r.width - 330)}px`;
-    hover.style.top = `${e.clientY - r.top + 14}px`;
-  }
-
-  function choose(id, additive) {
-    const sel = additive ? new Set(model.get("selected")) : new Set();
-    if (additive && sel.has(id)) sel.delete(id); else sel.add(id);
-    if (!additive && model.get("selected").length === 1 && model.get("selected")[0] === id) sel.delete(id);
-    model.set("selected", [...sel]);
-    model.save_changes();
-  }
-
-  function showSelection() {
-    const sel = model.get("selected");
-    status.textContent = `${sel.length} selected`;
-    for (const box of layer.children) box.classList.toggle("ragtt-selected", sel.includes(box.dataset.chunkId));
-    list.replaceChildren();
-    const index = new Map(d.chunks.ids.map((id, i) => [id, i]));
-    for (const id of sel) {
-      const c = index.get(id);
-      if (c === undefined) continue;
-      const li = el("li", "ragtt-chunk");
-      li.dataset.chunkId = id;
-      chunkBody(c, li);
-      list.append(li);
-    }
-  }
-
-  function showHead() {
-    title.textContent = d.source;
-    queryText.textContent = d.query
-      ? `query ${d.query.query_id} (v${d.query.version}): ${d.query.text} · ${d.query.on_this_document} of ${d.query.retrieved} retrieved chunks in this document`
-      : "";
-  }
-
-  // -- navigation ------------------------------------------------------------------------------
-  function go(page) {
-    const next = Math.max(1, Math.min(d.page_count, page));
-    if (next === model.get("page")) return;
-    shownAt = performance.now();
-    model.set("page", next);
-    model.save_changes();
-    show();
-  }
-  function setScale(s) {
-    model.set("scale", s);
-    model.save_changes();
-    show();
-  }
-  function zoomBy(f) { setScale(Math.min(8, Math.max(0.2, scaleFor(model.get("page")) * f))); }
-
-  root.addEventListener("keydown", (e) => {
+/** @param {View} V */
+function buildControls(V) {
+  const m = V.model;
+  const add = (/** @type {string} */ label, /** @type {string} */ aria, /** @type {() => void} */ fn) =>
+    V.controls.append(button("ragtt-po-btn", label, aria, fn));
+  add("◀", "previous page", () => go(V, m.get("page") - 1));
+  V.controls.append(V.where);
+  add("▶", "next page", () => go(V, m.get("page") + 1));
+  add("−", "zoom out", () => zoomBy(V, 1 / 1.25));
+  add("Fit", "fit to width", () => setScale(V, 0));
+  add("+", "zoom in", () => zoomBy(V, 1.25));
+  V.controls.append(V.status);
+  V.root.addEventListener("keydown", (e) => {
+    /** @type {Record<string, number>} */
     const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
-    if (e.key in moves) { e.preventDefault(); e.stopPropagation(); go(model.get("page") + moves[e.key]); }
-    else if (e.key === "Home" || e.key === "End") { e.preventDefault(); e.stopPropagation(); go(e.key === "Home" ? 1 : d.page_count); }
+    if (e.key in moves) { e.preventDefault(); e.stopPropagation(); go(V, m.get("page") + moves[e.key]); }
+    else if (e.key === "Home" || e.key === "End") {
+      e.preventDefault();
+      e.stopPropagation();
+      go(V, e.key === "Home" ? 1 : V.d.page_count);
+    }
   });
+}
 
-  const onPage = () => show();
-  const onSelected = () => showSelection();
-  const onPages = () => { if (!urls.has(model.get("page"))) show(); };
-  const onData = () => { d = decode(model.get("_data")); showHead(); show(); showSelection(); };
-  model.on("change:page", onPage);
-  model.on("change:scale", onPage);
-  model.on("change:selected", onSelected);
-  model.on("change:_pages", onPages);
-  model.on("change:_data", onData);
-  model.on("msg:custom", onMsg);
+// -- pages ----------------------------------------------------------------------------------
 
+/** The object URL of an embedded or fetched page, or null. @param {View} V @param {number} page */
+function urlFor(V, page) {
+  const known = V.urls.get(page);
+  if (known) return known;
+  const embedded = V.model.get("_pages")[String(page)];
+  if (!embedded) return null;
+  const url = URL.createObjectURL(new Blob([pngBytes(embedded.png)], { type: "image/png" }));
+  V.urls.set(page, url);
+  return url;
+}
+
+/** Ask the kernel for a page; say so when nobody answers. @param {View} V @param {number} page */
+function request(V, page) {
+  if (V.waiting.has(page)) return;
+  V.model.send({ type: "page", page });
+  V.waiting.set(page, setTimeout(() => {
+    V.waiting.delete(page);
+    if (V.model.get("page") !== page || V.urls.has(page)) return;
+    const d = V.d;
+    V.notice.textContent = d.left_out.includes(page)
+      ? `Page ${page} is not embedded: the report's page images passed the ${(d.embed_limit / 1e6).toFixed(0)} MB cap `
+        + "(PdfOverlay(..., embed_limit=...)). Open the notebook with a kernel to see it."
+      : `Page ${page} is not embedded in this view and no kernel answered.`;
+    V.notice.hidden = false;
+  }, FETCH_WAIT_MS));
+}
+
+/** A page from the kernel. @param {View} V @param {any} msg @param {unknown[]} buffers */
+function onPageMessage(V, msg, buffers) {
+  if (!msg || msg.type !== "page") return;
+  clearTimeout(V.waiting.get(msg.page));
+  V.waiting.delete(msg.page);
+  if (msg.error || !buffers || !buffers.length) {
+    if (msg.page === V.model.get("page")) { V.notice.textContent = `Page ${msg.page}: ${msg.error || "no image"}`; V.notice.hidden = false; }
+    return;
+  }
+  V.urls.set(msg.page, URL.createObjectURL(new Blob([pngBytes(buffers[0])], { type: "image/png" })));
+  if (msg.page === V.model.get("page")) show(V);
+}
+
+// -- layout ---------------------------------------------------------------------------------
+
+/** @param {View} V @param {number} page @returns {[number, number]} */
+const pageSize = (V, page) => [V.d.sizes[2 * (page - 1)], V.d.sizes[2 * (page - 1) + 1]];
+
+/** CSS px per PDF point: the `scale` trait, or the widget's width. @param {View} V @param {number} page */
+function scaleFor(V, page) {
+  const s = V.model.get("scale");
+  if (s > 0) return s;
+  const avail = Math.max(200, (V.viewport.clientWidth || 800) - 4);
+  return Math.min(avail, 1000) / pageSize(V, page)[0];
+}
+
+/** Show the current page: image, route, regions. @param {View} V */
+function show(V) {
+  const started = performance.now();
+  const page = V.model.get("page");
+  const [pw, ph] = pageSize(V, page);
+  const s = scaleFor(V, page);
+  for (const node of [V.pageBox, V.img]) { node.style.width = `${pw * s}px`; node.style.height = `${ph * s}px`; }
+  V.where.textContent = `page ${page} of ${V.d.page_count}`;
+  showRoute(V, page);
+  drawRegions(V, page, s);
+  const url = urlFor(V, page);
+  V.notice.hidden = true;
+  if (url) {
+    if (V.img.getAttribute("src") !== url) V.img.src = url;
+    V.img.hidden = false;
+    const done = () => {
+      V.root.dataset.page = String(page);
+      V.root.dataset.pageMs = (performance.now() - (V.shownAt || started)).toFixed(1);
+      V.shownAt = 0;
+    };
+    V.img.decode().then(done, done);
+  } else {
+    V.img.hidden = true;
+    V.img.removeAttribute("src");
+    V.notice.textContent = `Loading page ${page}…`;
+    V.notice.hidden = false;
+    request(V, page);
+  }
+  // warm the neighbours' object URLs so turning a page needs no Blob work
+  for (const n of [page - 1, page + 1]) if (n >= 1 && n <= V.d.page_count) urlFor(V, n);
+}
+
+/** The page's route: engine badge, the router's signals, the reason. @param {View} V @param {number} page */
+function showRoute(V, page) {
+  V.route.replaceChildren();
+  const r = V.d.routes.find((/** @type {any} */ x) => x.page === page);
+  if (!r) { V.route.append(el("span", "ragtt-po-engine", "no route recorded for this page")); return; }
+  V.route.append(el("span", `ragtt-po-engine ragtt-po-engine-${String(r.engine).replace(/[^a-z0-9_-]/gi, "")}`, r.engine));
+  for (const [k, v] of Object.entries(r.signals)) V.route.append(el("span", "ragtt-po-signal", `${k} ${v}`));
+  for (const [k, v] of Object.entries(r.facts || {})) V.route.append(el("span", "ragtt-po-fact", `${k} ${v}`));
+  V.route.append(el("span", "ragtt-po-reason", r.reason));
+}
+
+/** One box per region on the page, smaller ones on top; retrieved ones with their rank.
+ * @param {View} V @param {number} page @param {number} s */
+function drawRegions(V, page, s) {
+  const d = V.d;
+  V.layer.replaceChildren();
+  const selected = new Set(V.model.get("selected"));
+  const items = [];
+  for (let i = 0; i < d.rPage.length; i++) {
+    if (d.rPage[i] !== page) continue;
+    const [x0, y0, x1, y1] = d.rBox.subarray(4 * i, 4 * i + 4);
+    items.push({ c: d.rChunk[i], x0, y0, x1, y1, area: (x1 - x0) * (y1 - y0) });
+  }
+  items.sort((a, b) => b.area - a.area);  // smaller boxes last: on top, so they stay clickable
+  for (const it of items) {
+    const box = el("div", "ragtt-region ragtt-chunk");
+    const id = d.chunks.ids[it.c];
+    box.dataset.chunkId = id;
+    Object.assign(box.style, { left: `${it.x0 * s}px`, top: `${it.y0 * s}px`,
+      width: `${Math.max(2, (it.x1 - it.x0) * s)}px`, height: `${Math.max(2, (it.y1 - it.y0) * s)}px` });
+    const rank = d.rank[it.c];
+    if (rank) {
+      box.classList.add("ragtt-retrieved");
+      box.dataset.rank = String(rank);
+      box.append(el("span", "ragtt-po-rank", `#${rank}`));
+      box.style.setProperty("--ragtt-rank-alpha", String(Math.max(0.15, 0.45 - 0.05 * (rank - 1))));
+    }
+    if (selected.has(id)) box.classList.add("ragtt-selected");
+    box.addEventListener("pointerenter", (e) => showHover(V, it.c, e));
+    box.addEventListener("pointermove", (e) => placeHover(V, e));
+    box.addEventListener("pointerleave", () => { V.hover.hidden = true; });
+    box.addEventListener("click", (e) => choose(V, id, e.shiftKey));
+    V.layer.append(box);
+  }
+}
+
+/** A chunk as the shared card. @param {View} V @param {number} c @param {"li" | "div"} tag */
+function card(V, c, tag) {
+  const d = V.d;
+  /** @type {Array<[string, string]>} */
+  const meta = d.rank[c] ? [["ragtt-rank", `#${d.rank[c]}`], ["ragtt-score", d.score[c].toFixed(4)]] : [];
+  meta.push(["ragtt-po-id", d.chunks.ids[c]]);
+  return chunkCard({ id: d.chunks.ids[c], text: d.chunks.text[c], meta, terms: d.terms, tag });
+}
+
+/** @param {View} V @param {number} c @param {PointerEvent} e */
+function showHover(V, c, e) {
+  V.hover.replaceChildren(card(V, c, "div"));
+  V.hover.hidden = false;
+  placeHover(V, e);
+}
+
+/** @param {View} V @param {PointerEvent} e */
+function placeHover(V, e) {
+  const r = V.root.getBoundingClientRect();
+  V.hover.style.left = `${Math.max(0, Math.min(e.clientX - r.left + 14, r.width - 340))}px`;
+  V.hover.style.top = `${e.clientY - r.top + 14}px`;
+}
+
+/** @param {View} V @param {string} id @param {boolean} additive */
+function choose(V, id, additive) {
+  const now = V.model.get("selected");
+  const sel = additive ? new Set(now) : new Set();
+  if (additive && sel.has(id)) sel.delete(id); else sel.add(id);
+  if (!additive && now.length === 1 && now[0] === id) sel.delete(id);
+  V.model.set("selected", [...sel]);
+  V.model.save_changes();
+}
+
+/** @param {View} V */
+function showSelection(V) {
+  const d = V.d, sel = V.model.get("selected");
+  V.status.textContent = `${sel.length} selected`;
+  for (const box of /** @type {HTMLElement[]} */ ([...V.layer.children])) {
+    box.classList.toggle("ragtt-selected", sel.includes(box.dataset.chunkId));
+  }
+  const index = new Map(d.chunks.ids.map((/** @type {string} */ id, /** @type {number} */ i) => [id, i]));
+  V.list.replaceChildren(...sel.filter((/** @type {string} */ id) => index.has(id))
+    .map((/** @type {string} */ id) => card(V, index.get(id), "li")));
+}
+
+/** @param {View} V */
+function showHead(V) {
+  const d = V.d, q = d.query;
+  V.title.textContent = d.source;
+  V.queryText.textContent = q
+    ? `query ${q.query_id} (${versionLabel(q.version, d.labels)}): ${q.text} · ${q.on_this_document} of ${q.retrieved} `
+      + "retrieved chunks in this document"
+    : "";
+}
+
+// -- navigation -----------------------------------------------------------------------------
+
+/** @param {View} V @param {number} page */
+function go(V, page) {
+  const next = Math.max(1, Math.min(V.d.page_count, page));
+  if (next === V.model.get("page")) return;
+  V.shownAt = performance.now();
+  V.model.set("page", next);
+  V.model.save_changes();
+  show(V);
+}
+
+/** @param {View} V @param {number} s */
+function setScale(V, s) {
+  V.model.set("scale", s);
+  V.model.save_changes();
+  show(V);
+}
+
+/** @param {View} V @param {number} f */
+function zoomBy(V, f) { setScale(V, Math.min(8, Math.max(0.2, scaleFor(V, V.model.get("page")) * f))); }
+
+/** @param {import("./types.js").RenderProps} props */
+function render({ model, el: host }) {
+  const V = createView(model);
+  host.append(V.root);
+  buildControls(V);
+  const onPage = () => show(V);
+  const onSelected = () => showSelection(V);
+  const onPages = () => { if (!V.urls.has(model.get("page"))) show(V); };
+  const onData = () => { V.d = decode(model.get("_data")); showHead(V); show(V); showSelection(V); };
+  const onMsg = (/** @type {any} */ msg, /** @type {unknown[]} */ buffers) => onPageMessage(V, msg, buffers);
+  const events = /** @type {Array<[string, (...args: any[]) => void]>} */ ([["change:page", onPage],
+    ["change:scale", onPage], ["change:selected", onSelected], ["change:_pages", onPages], ["change:_data", onData],
+    ["msg:custom", onMsg]]);
+  for (const [name, fn] of events) model.on(name, fn);
   let lastW = -1;
   const resize = new ResizeObserver(() => {
-    const now = viewport.clientWidth;
-    if (now && now !== lastW && model.get("scale") === 0) { lastW = now; show(); }
+    const now = V.viewport.clientWidth;
+    if (now && now !== lastW && model.get("scale") === 0) { lastW = now; show(V); }
   });
-  resize.observe(viewport);
-
-  showHead();
-  show();
-  showSelection();
-
+  resize.observe(V.viewport);
+  showHead(V);
+  show(V);
+  showSelection(V);
   return () => {
     resize.disconnect();
-    for (const t of waiting.values()) clearTimeout(t);
-    for (const u of urls.values()) URL.revokeObjectURL(u);
-    model.off("change:page", onPage);
-    model.off("change:scale", onPage);
-    model.off("change:selected", onSelected);
-    model.off("change:_pages", onPages);
-    model.off("change:_data", onData);
-    model.off("msg:custom", onMsg);
+    for (const t of V.waiting.values()) clearTimeout(t);
+    for (const u of V.urls.values()) URL.revokeObjectURL(u);
+    for (const [name, fn] of events) model.off(name, fn);
   };
 }
 

@@ -5,6 +5,7 @@ script payloads runs none of them."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,7 @@ def test_a_changed_passage_is_one_card_with_grouped_runs(quickstart_report: Path
     inserted = card.locator("ins.ragtt-wd-ins").all_inner_texts()
     assert any("30" in t for t in deleted) and any("14" in t for t in inserted)
     ops = card.locator(".ragtt-chunk-text > *").evaluate_all("els => els.map(e => e.tagName)")
-    assert all(not (a == b != "SPAN") for a, b in zip(ops, ops[1:], strict=False))  # runs, not word by word
+    assert all(not (a == b != "SPAN") for a, b in pairwise(ops))  # runs, not word by word
     # the first change is scrolled into the collapsed card's view
     assert _inside(card.locator("del.ragtt-wd-del").first, card.locator(".ragtt-chunk-text"))
     # clicking its "now" chunk in the right column explains it
@@ -109,8 +110,8 @@ def test_a_changed_passage_is_one_card_with_grouped_runs(quickstart_report: Path
 def _inside(inner: Any, outer: Any) -> bool:
     """Whether `inner`'s box lies within `outer`'s visible box (no scrolling needed)."""
     a, b = inner.bounding_box(), outer.bounding_box()
-    return bool(a and b and a["height"] > 0 and b["y"] - 1 <= a["y"] and a["y"] + a["height"] <= b["y"] + b["height"] + 1
-                and b["x"] - 1 <= a["x"] <= b["x"] + b["width"])
+    return bool(a and b and a["height"] > 0 and b["y"] - 1 <= a["y"]
+                and a["y"] + a["height"] <= b["y"] + b["height"] + 1 and b["x"] - 1 <= a["x"] <= b["x"] + b["width"])
 
 
 PAYLOADS = {

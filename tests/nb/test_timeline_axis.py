@@ -157,8 +157,9 @@ def _assert_apart(boxes: list[dict[str, Any]], right: float) -> None:
     for b in boxes:
         assert 150 <= b["x0"] < b["x1"] <= right, b
         # the label, or its distinguishing part, maybe cut with "…"
+        cut = b["text"][:-1] if b["text"].endswith("…") else None
         assert b["text"] in (b["label"], b["short"]) or (
-            b["text"].endswith("…") and (b["label"].startswith(b["text"][:-1]) or b["short"].startswith(b["text"][:-1])))
+            cut is not None and (b["label"].startswith(cut) or b["short"].startswith(cut)))
 
 
 def _chunk_ids(page: Any) -> list[str]:

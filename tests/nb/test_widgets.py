@@ -4,6 +4,7 @@ properties; the wire format carries bulk numbers as int32/float32 buffers."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,7 @@ def test_chunk_diff_state(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     assert runs == widget.word_diff(pair.left.chunk_id) == pair.runs
     assert any(op == "delete" and "30" in text for op, text in runs) and any(
         op == "insert" and "14" in text for op, text in runs)
-    assert all(a[0] != b[0] for a, b in zip(runs, runs[1:], strict=False))  # runs, not interleaved words
+    assert all(a[0] != b[0] for a, b in pairwise(runs))  # runs, not interleaved words
     wire = widget._data["pairs"]
     k = wire["runs"].index([text for _, text in pair.runs])
     assert [chunks["ids"][i] for i in (np.frombuffer(wire["left"]["view"], "<i4")[k],
