@@ -172,14 +172,15 @@ function chunkCard(spec) {
   for (const [cls, text] of spec.meta || []) meta.append(el("span", cls, text));
   if (spec.source !== void 0) meta.append(el("span", "ragtt-source", spec.source));
   for (const b of spec.badges || []) meta.append(el("span", `ragtt-badge ragtt-badge-${b.replace(/[^a-z0-9-]/gi, "")}`, b));
-  const toggle = el("button", "ragtt-card-toggle", "more");
+  const open = card.classList.contains("ragtt-expanded");
+  const toggle = el("button", "ragtt-card-toggle", open ? "less" : "more");
   toggle.type = "button";
-  toggle.setAttribute("aria-expanded", "false");
+  toggle.setAttribute("aria-expanded", String(open));
   toggle.addEventListener("click", (e) => {
     e.stopPropagation();
-    const open = card.classList.toggle("ragtt-expanded");
-    toggle.textContent = open ? "less" : "more";
-    toggle.setAttribute("aria-expanded", String(open));
+    const open2 = card.classList.toggle("ragtt-expanded");
+    toggle.textContent = open2 ? "less" : "more";
+    toggle.setAttribute("aria-expanded", String(open2));
     reveal(card);
   });
   meta.append(toggle);

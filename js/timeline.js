@@ -176,14 +176,15 @@ function chunkCard(spec) {
   for (const [cls, text] of spec.meta || []) meta.append(el("span", cls, text));
   if (spec.source !== void 0) meta.append(el("span", "ragtt-source", spec.source));
   for (const b of spec.badges || []) meta.append(el("span", `ragtt-badge ragtt-badge-${b.replace(/[^a-z0-9-]/gi, "")}`, b));
-  const toggle2 = el("button", "ragtt-card-toggle", "more");
+  const open = card.classList.contains("ragtt-expanded");
+  const toggle2 = el("button", "ragtt-card-toggle", open ? "less" : "more");
   toggle2.type = "button";
-  toggle2.setAttribute("aria-expanded", "false");
+  toggle2.setAttribute("aria-expanded", String(open));
   toggle2.addEventListener("click", (e) => {
     e.stopPropagation();
-    const open = card.classList.toggle("ragtt-expanded");
-    toggle2.textContent = open ? "less" : "more";
-    toggle2.setAttribute("aria-expanded", String(open));
+    const open2 = card.classList.toggle("ragtt-expanded");
+    toggle2.textContent = open2 ? "less" : "more";
+    toggle2.setAttribute("aria-expanded", String(open2));
     reveal(card);
   });
   meta.append(toggle2);
@@ -745,7 +746,7 @@ function go(V, i, { sync = true, ticks = null, pos = null } = {}) {
   V.placed = true;
   V.cursorT = ticks === null ? d.vt[V.index] : ticks;
   V.cursorP = ticks === null ? d.layout.first + V.index : pos === null ? posOfTicks(d.layout, ticks) : pos;
-  if (V.drawnIndex !== V.index && d.snapshots.length) draw(V);
+  if (V.drawnIndex !== V.index && (d.snapshots.length || V.drawnIndex < 0)) draw(V);
   else placeCursor(V);
   showPanes(V);
   showClaims(V);
@@ -880,7 +881,7 @@ function render({ model, el: host }) {
     V.placed = false;
     [V.tLo, V.tHi] = span(V.d);
     chooseLanes(V);
-    draw(V);
+    V.drawnIndex = -1;
     fromModel(V);
     showHead(V);
   };
@@ -899,7 +900,6 @@ function render({ model, el: host }) {
   [V.tLo, V.tHi] = span(V.d);
   chooseLanes(V);
   showHead(V);
-  draw(V);
   fromModel(V);
   showStatus(V);
   return () => {

@@ -590,7 +590,8 @@ function go(V, i, { sync = true, ticks = null, pos = null } = {}) {
   V.placed = true;
   V.cursorT = ticks === null ? d.vt[V.index] : ticks;
   V.cursorP = ticks === null ? d.layout.first + V.index : (pos === null ? posOfTicks(d.layout, ticks) : pos);
-  if (V.drawnIndex !== V.index && d.snapshots.length) draw(V);  // the cursor's label in full
+  // redraw for the cursor's snapshot label in full (and the first time)
+  if (V.drawnIndex !== V.index && (d.snapshots.length || V.drawnIndex < 0)) draw(V);
   else placeCursor(V);
   showPanes(V);
   showClaims(V);
@@ -746,8 +747,8 @@ function render({ model, el: host }) {
     V.placed = false;
     [V.tLo, V.tHi] = span(V.d);
     chooseLanes(V);
-    draw(V);
-    fromModel(V);
+    V.drawnIndex = -1;
+    fromModel(V);  // draws
     showHead(V);
   };
   const onVersion = () => fromModel(V);
@@ -762,8 +763,7 @@ function render({ model, el: host }) {
   [V.tLo, V.tHi] = span(V.d);
   chooseLanes(V);
   showHead(V);
-  draw(V);
-  fromModel(V);
+  fromModel(V);  // draws
   showStatus(V);
   return () => {
     stop(V);

@@ -93,6 +93,37 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
+SCREENS_ENV = "RAGTT_SCREENSHOTS"
+SCREEN = {"width": 1400, "height": 900}
+_SCREENS: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the browser tests save their 1400x900 widget screenshots in (printed at the end
+    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder."""
+    folder = Path(os.environ[SCREENS_ENV]) if os.environ.get(SCREENS_ENV) else tmp_path_factory.mktemp("screens")
+    folder.mkdir(parents=True, exist_ok=True)
+    _SCREENS.append(folder)
+    return folder
+
+
+def screenshot(page: Any, widget: Any, path: Path) -> Path:
+    """The 1400x900 viewport with `widget`'s top at the top of the window."""
+    page.set_viewport_size(SCREEN)
+    widget.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(150)  # a resize redraws the canvases; let cards settle their scroll
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000, f"{path} looks blank"
+    return path
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for folder in dict.fromkeys(_SCREENS):
+        shots = sorted(p.name for p in folder.glob("*.png"))
+        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {folder} ({', '.join(shots) or 'none'})")
+
+
 class Offline:
     """A page whose every request other than file:, data: and blob: is aborted and recorded,
     with console errors, page errors and dialogs (alert/confirm) recorded too."""
