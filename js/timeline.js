@@ -280,15 +280,27 @@ function ticksOfPos(layout, pos) {
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
 }
-function placeLabels(g, marks, left, right) {
+function placeLabels(g, marks, left, right, first = null) {
   const sorted = [...marks].sort((a, b) => a.x - b.x);
   const minW = g.measureText("ab…").width;
   const boxes = [];
+  let held = null;
+  if (first) {
+    const w = g.measureText(first.text).width;
+    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
+    held = { x0, x1: x0 + w, text: first.text, mark: first };
+  }
   let prevRight = -Infinity;
   sorted.forEach((m, k) => {
+    if (m === first) return;
+    const before = held && m.x < held.x0;
+    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
+    const limit = Math.min(
+      right,
+      k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
+      held && before ? held.x0 - LABEL_GAP : Infinity
+    );
     const full = g.measureText(m.text).width;
-    const floor = Math.max(left, prevRight + LABEL_GAP);
-    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity);
     const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
     const leftRoom = m.x - 4 - floor;
     let side, room;
@@ -313,7 +325,8 @@ function placeLabels(g, marks, left, right) {
     boxes.push({ x0, x1: x0 + w, text, mark: m });
     prevRight = x0 + w;
   });
-  return boxes;
+  if (held) boxes.push(held);
+  return boxes.sort((a, b) => a.x0 - b.x0);
 }
 function createView(model) {
   const root = el("div", "ragtt-timeline tex2jax_ignore mathjax_ignore");
@@ -546,7 +559,8 @@ function drawSnapshotLabels(V, g, c, w) {
     snap: s,
     text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label
   }));
-  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD);
+  const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
+  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
   for (const b of V.snapBoxes) {
     const on = b.mark.snap.version === current;
     g.fillStyle = c.bg;

@@ -104,18 +104,30 @@ function ticksOfPos(layout, pos) {
 
 /** Place labels on one line without overlaps: each right of its mark (up to the next mark),
  *  else left of it, cut with "…" when only part fits, skipped when not even that does.
+ *  `first` (the cursor's label) is placed before the others, in full, and they make room.
  * @param {CanvasRenderingContext2D} g @param {Mark[]} marks @param {number} left @param {number} right
+ * @param {Mark | null} [first]
  * @returns {LabelBox[]} */
-function placeLabels(g, marks, left, right) {
+function placeLabels(g, marks, left, right, first = null) {
   const sorted = [...marks].sort((a, b) => a.x - b.x);
   const minW = g.measureText("ab…").width;
   /** @type {LabelBox[]} */
   const boxes = [];
+  /** @type {LabelBox | null} */
+  let held = null;
+  if (first) {
+    const w = g.measureText(first.text).width;
+    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
+    held = { x0, x1: x0 + w, text: first.text, mark: first };
+  }
   let prevRight = -Infinity;
   sorted.forEach((m, k) => {
+    if (m === first) return;
+    const before = held && m.x < held.x0;
+    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
+    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
+      held && before ? held.x0 - LABEL_GAP : Infinity);
     const full = g.measureText(m.text).width;
-    const floor = Math.max(left, prevRight + LABEL_GAP);
-    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity);
     const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
     const leftRoom = m.x - 4 - floor;
     let side, room;
@@ -136,7 +148,8 @@ function placeLabels(g, marks, left, right) {
     boxes.push({ x0, x1: x0 + w, text, mark: m });
     prevRight = x0 + w;
   });
-  return boxes;
+  if (held) boxes.push(held);
+  return boxes.sort((a, b) => a.x0 - b.x0);
 }
 
 /** The DOM of the view, and its mutable state.
@@ -360,7 +373,9 @@ function drawSnapshotLabels(V, g, c, w) {
   const marks = d.snapshots.filter((/** @type {any} */ s) => s.event >= 0 && s.event < d.kind.length)
     .map((/** @type {any} */ s) => ({ x: Math.round(eventX(V, s.event)), snap: s,
       text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label }));
-  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD);
+  // the cursor's version's label (the one that names it) goes first, in full
+  const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
+  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
   for (const b of V.snapBoxes) {  // a backdrop, so a label set left of its mark stays legible over others' ticks
     const on = b.mark.snap.version === current;
     g.fillStyle = c.bg;
