@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
 const JS = dirname(fileURLToPath(import.meta.url));
-const WIDGETS = process.env.RAGTT_WIDGETS ? process.env.RAGTT_WIDGETS.split(",") : ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
+const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
 const SHARED_CSS = ["chunk_card.css"];
 
 async function outputs() {
