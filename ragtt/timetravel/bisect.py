@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError, NotFoundError
-from ragtt.results import ReplayResult, _Result
+from ragtt.results import ReplayResult, _Result, version_label
 
 if TYPE_CHECKING:
     from ragtt.index.retrieve import RetrievalPlan
@@ -35,19 +36,33 @@ class BisectReport(_Result):
     steps: list[tuple[int, Any]]
     versions_searched: int
     warnings: list[str] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+
+    def _headline(self) -> str:
+        if self.first_version is None:
+            return f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
+        return (f"bisect {self.predicate} for {self.query!r}: first changed at "
+                f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})")
 
     def to_text(self) -> str:
-        if self.first_version is None:
-            head = f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
-        else:
-            head = (f"bisect {self.predicate} for {self.query!r}: first changed at version {self.first_version} "
-                    f"({self.start_value!r} -> {self.end_value!r})")
-        lines = [head, f"  {self.replays_used} replays: " + ", ".join(f"v{v}={val!r}" for v, val in self.steps)]
+        lines = [self._headline(), f"  {self.replays_used} replays: "
+                 + ", ".join(f"{version_label(v, self.labels)}={val!r}" for v, val in self.steps)]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def _repr_html_(self) -> str:
+        first = ("no change" if self.first_version is None
+                 else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>")
+        rows = [(version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
+                for v, val in sorted(self.steps)]
+        warnings = "".join(f"<div class='rem'>warning: {esc(w)}</div>" for w in self.warnings)
+        return (f"{STYLE}{BOX}<b>Bisect</b> <code>{esc(self.predicate)}</code> for <i>{esc(self.query)}</i>: "
+                f"{first} ({esc(repr(self.start_value))} &rarr; {esc(repr(self.end_value))}); "
+                f"{self.replays_used} replays over {self.versions_searched} versions"
+                + table(["version tried", "value", ""], rows) + warnings + "</div>")
 
 
 def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
@@ -98,7 +113,8 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
     warnings: list[str] = []
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
-                            ["the predicate has the same value at both ends; a change that reverted is not found"])
+                            ["the predicate has the same value at both ends; a change that reverted is not found"],
+                            proj.version_labels())
     lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -110,9 +126,11 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
     if len(steps) < budget and unseen_after:
         probe = unseen_after[len(unseen_after) // 2]
         if value_at(probe) == start_value:
-            warnings.append(f"not monotone: the value is back to {start_value!r} at version {candidates[probe]}; "
+            warnings.append(f"not monotone: the value is back to {start_value!r} at "
+                            f"{proj.version_label(candidates[probe])}; "
                             "the reported version is one change point, maybe not the only one")
-    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings)
+    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings,
+                        proj.version_labels())
 
 
 def _evaluate(proj: Project, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt._html import BOX, STYLE, table
-from ragtt.results import TRANSIENT, _Result
+from ragtt._html import BOX, STYLE, esc, table
+from ragtt.results import TRANSIENT, _Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -35,6 +35,13 @@ class SourceDrift(_Result):
     chunk_cosine_min: float | None
     drifted: bool | None  # None when incomparable or in one version only
 
+    def summary(self) -> str:
+        """What happened to the source, as the CLI and the HTML table both say it."""
+        if self.status != "common":
+            return f"{self.status} ({self.chunks_right or self.chunks_left} chunks)"
+        cos = "n/a (incomparable vectors)" if self.centroid_cosine is None else f"{self.centroid_cosine:.4f}"
+        return f"centroid cosine {cos} ({self.chunks_common} common chunks){' DRIFTED' if self.drifted else ''}"
+
 
 @dataclass(frozen=True)
 class DriftReport(_Result):
@@ -49,26 +56,24 @@ class DriftReport(_Result):
     chunk_cosines: dict[str, float]
     # The project it was computed on, so a view can fetch the vectors (DriftScatter(report)).
     project: Any = field(default=None, repr=False, compare=False, metadata=TRANSIENT)
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     @property
     def drifted_sources(self) -> list[str]:
         return [s.source for s in self.sources if s.drifted]
 
     def to_text(self) -> str:
-        lines = [f"drift v{self.left_version} -> v{self.right_version} (threshold {self.threshold}): "
+        lines = [f"drift {self._span()} (threshold {self.threshold}): "
                  f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"]
         if self.embedder_changed:
             lines.append(f"  embedder changed: {self.embedder_left} -> {self.embedder_right}")
         if not self.comparable:
             lines.append("  vectors have different dimensions: incomparable, no cosine computed")
-        for s in self.sources:
-            if s.status != "common":
-                lines.append(f"  {s.source}: {s.status} ({s.chunks_right or s.chunks_left} chunks)")
-                continue
-            cos = "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}"
-            flag = " DRIFTED" if s.drifted else ""
-            lines.append(f"  {s.source}: centroid cosine {cos} ({s.chunks_common} common chunks){flag}")
+        lines += [f"  {s.source}: {s.summary()}" for s in self.sources]
         return "\n".join(lines)
+
+    def _span(self) -> str:
+        return f"{version_label(self.left_version, self.labels)} -> {version_label(self.right_version, self.labels)}"
 
     def __str__(self) -> str:
         return self.to_text()
@@ -89,14 +94,17 @@ class DriftReport(_Result):
                             schema={"chunk_id": pl.String, "cosine": pl.Float64})
 
     def _repr_html_(self) -> str:
-        rows = [(s.source, "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}",
-                 "yes" if s.drifted else "", s.chunks_common) for s in self.sources]
-        head = (f"<b>Drift</b> v{self.left_version} &rarr; v{self.right_version}: "
+        rows = [(s.source, s.status, s.summary(), "yes" if s.drifted else "", s.chunks_left, s.chunks_right)
+                for s in self.sources]
+        head = (f"<b>Drift</b> {esc(self._span())} (threshold {self.threshold}): "
                 f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted")
         if self.embedder_changed:
-            head += " (embedder changed)"
+            head += f"; embedder changed: {esc(self.embedder_left)} &rarr; {esc(self.embedder_right)}"
+        if not self.comparable:
+            head += "; vectors have different dimensions: incomparable, no cosine computed"
         return (f"{STYLE}{BOX}{head}"
-                + table(["source", "centroid cosine", "drifted", "common chunks"], rows) + "</div>")
+                + table(["source", "status", "what changed", "drifted", "chunks then", "chunks now"], rows)
+                + "</div>")
 
 
 def embedder_at(proj: Project, version: int) -> str:
@@ -143,7 +151,7 @@ def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
             drifted=None if cos is None else cos < threshold,
         ))
     return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
-                       threshold, sources, chunk_cos, project=proj)
+                       threshold, sources, chunk_cos, project=proj, labels=proj.version_labels())
 
 
 def _load(proj: Project, version: int) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt._html import BOX, STYLE, table
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError
 from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
@@ -117,7 +117,7 @@ class RegressionReport(_Result):
         rows = [(o.status, o.text, "" if o.source_recall is None else f"{o.source_recall:.2f}",
                  "" if o.chunk_recall is None else f"{o.chunk_recall:.2f}", o.error or ", ".join(o.missing_sources))
                 for o in self.outcomes]
-        return (f"{STYLE}{BOX}<b>Regression</b> {self.suite!s} exit {self.exit_code}"
+        return (f"{STYLE}{BOX}<b>Regression</b> {esc(self.suite)} exit {self.exit_code}"
                 + table(["status", "query", "source recall", "chunk recall", "detail"], rows) + "</div>")
 
 
