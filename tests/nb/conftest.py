@@ -4,6 +4,7 @@ quickstart report and headless Chromium with every non-file request aborted."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,10 +100,11 @@ _SCREENS: list[Path] = []
 
 
 @pytest.fixture(scope="session")
-def screens(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def screens() -> Path:
     """The folder the browser tests save their 1400x900 widget screenshots in (printed at the end
-    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder."""
-    folder = Path(os.environ[SCREENS_ENV]) if os.environ.get(SCREENS_ENV) else tmp_path_factory.mktemp("screens")
+    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder that outlives the run (pytest's
+    own temporary folders are pruned after three runs)."""
+    folder = Path(os.environ.get(SCREENS_ENV) or tempfile.mkdtemp(prefix="ragtt-screens-"))
     folder.mkdir(parents=True, exist_ok=True)
     _SCREENS.append(folder)
     return folder
