@@ -203,7 +203,7 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
                         mismatches += not rep.matches_original
         for which, proj in projects.items():
             out[which] = {**common.summary(samples[which]), "first_round_p50_ms": common.p50(first[which]),
-                          "table_version": proj.version, "chunks": proj._table.count(proj.version)}
+                          "table_version": proj.version, "chunks": proj.chunks().height}
         out["mismatches"] = mismatches
         # information: live queries at the latest version of the many-version table
         live: dict[str, list[float]] = {mode: [] for mode in MODES}
@@ -268,6 +268,32 @@ def ragtt_analysis(folder: Path, docs: list[tuple[str, str]], queries: list[str]
 
 
 # -- the peer's side (a subprocess in its own virtualenv) -------------------------------------
+
+def protocol_overhead(folder: Path, calls: int) -> dict[str, Any]:
+    """What the crash protocol adds to one write: the lock, recovery, the intent transaction
+    and the completion transaction (with a document and three events), with no table write.
+    A query adds nothing: it writes its events in one transaction, as before."""
+    from ragtt.commit import writing
+    from ragtt.events.documents import DocumentRow
+    from ragtt.events.store import Event
+
+    proj = _open(folder)
+    try:
+        proj.ingest_texts({"seed.md": "seed text"})
+        ctx = proj._ctx  # noqa: SLF001 - the bench times the protocol itself, below the facade
+        samples = []
+        for i in range(calls):
+            doc = DocumentRow(f"k{i}", "d", f"s{i}.md", "h", "text " * 200, "[]", "2026-01-01T00:00:00.000000Z")
+            events = [Event("bench.step", {"i": i, "payload": "x" * 500}) for _ in range(3)]
+            t0 = time.perf_counter()
+            with writing(ctx, "bench") as w:
+                w.stage(events, documents=[doc])
+                w.commit()
+            samples.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        proj.close()
+    return common.summary(samples)
+
 
 def peer_python() -> Path:
     return PEER_VENV / "bin" / "python"
@@ -374,6 +400,11 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
         row("-", f"full drift scan at {ref['docs']} docs (issue 5's reference size), ragtt / peer",
             ref["drift"]["max_ms"] / 1e3, None if not peer_ref_drift else peer_ref_drift["seconds"], _s,
             None, None, lower_bound=bool(peer_ref_drift and peer_ref_drift["timed_out"]))
+    # issue 10: the crash protocol
+    row("10", "crash protocol per write (lock, recovery, intent, completion), p50", r["protocol"]["p50_ms"],
+        None, _ms, "<= 5 ms", lambda x: x <= 5.0, absolute=True)
+    row("10", "crash protocol p50 / one small ingest call p50 (last 10)", r["protocol"]["p50_ms"],
+        v["small_ingest_ms"]["last10_p50"], _ms, None, None)
     # information, no goal
     row("-", f"vector query p50 at {args.docs} docs, ragtt / peer", m["query"]["vector"]["p50_ms"],
         p.get("query", {}).get("vector", {}).get("p50_ms"), _ms, None, None)
@@ -542,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.docs > DRIFT_REF_DOCS:
             results["analysis_ref"], ref_revised = ragtt_analysis(
                 work / "ragtt-drift-ref", docs[:DRIFT_REF_DOCS], queries, args.rounds, prof, "ref", ingest=True)
+        log("ragtt: the crash protocol's own cost per write (issue 10)")
+        results["protocol"] = protocol_overhead(work / "ragtt-protocol", 50 if args.quick else 300)
         log(f"ragtt: {args.versions} table versions (one small ingest call each)")
         results["versions"] = ragtt_versions(work, docs, queries, base, args.versions, args.rounds, prof)
         peer = None

@@ -61,84 +61,113 @@ _EXPORTS: dict[str, str] = {
     "NotFoundError": "ragtt.errors",
     "ReplayError": "ragtt.errors",
     "StoreError": "ragtt.errors",
+    "HistoryError": "ragtt.errors",
+    "NamespaceLockedError": "ragtt.errors",
+    "NotAProjectError": "ragtt.errors",
+    "ProjectBusyError": "ragtt.errors",
+    "ProjectDamagedError": "ragtt.errors",
+    "SupersessionError": "ragtt.errors",
+    "ValidationError": "ragtt.errors",
+    # history
+    "LoggedRun": "ragtt.timetravel.run",
+    "VerifyReport": "ragtt.verify",
 }
 
-__all__ = [
-    "BisectReport",
-    "Block",
-    "ConfigComparison",
-    "ConfigError",
-    "DiffReport",
-    "Document",
-    "DriftReport",
-    "Embedder",
-    "ExtractiveGenerator",
-    "GoldenSuite",
-    "HashEmbedder",
-    "IngestError",
-    "IngestReport",
-    "LineageReport",
-    "LiteLLMEmbedder",
-    "LiteLLMGenerator",
-    "NotFoundError",
-    "PageRoute",
-    "ParsedDocument",
-    "PipelineConfig",
-    "Project",
-    "QueryResult",
-    "RagttError",
-    "Region",
-    "RegressionReport",
-    "ReplayError",
-    "ReplayResult",
-    "RetrievedChunk",
-    "SentenceTransformerEmbedder",
-    "Snapshot",
-    "SnapshotDiff",
-    "StoreError",
-    "__version__",
-    "build_chunks",
-    "compare_configs",
-    "register_loader",
-]
+# The public surface: exactly the lazily exported names (tests pin it by equality).
+__all__ = sorted([*_EXPORTS, "__version__"])
 
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:
-    from ragtt.config import PipelineConfig
+    from ragtt.config import PipelineConfig as PipelineConfig
     from ragtt.errors import (
-        ConfigError,
-        IngestError,
-        NotFoundError,
-        RagttError,
-        ReplayError,
-        StoreError,
+        ConfigError as ConfigError,
     )
-    from ragtt.generate import ExtractiveGenerator, LiteLLMGenerator
+    from ragtt.errors import (
+        HistoryError as HistoryError,
+    )
+    from ragtt.errors import (
+        IngestError as IngestError,
+    )
+    from ragtt.errors import (
+        NamespaceLockedError as NamespaceLockedError,
+    )
+    from ragtt.errors import (
+        NotAProjectError as NotAProjectError,
+    )
+    from ragtt.errors import (
+        NotFoundError as NotFoundError,
+    )
+    from ragtt.errors import (
+        ProjectBusyError as ProjectBusyError,
+    )
+    from ragtt.errors import (
+        ProjectDamagedError as ProjectDamagedError,
+    )
+    from ragtt.errors import (
+        RagttError as RagttError,
+    )
+    from ragtt.errors import (
+        ReplayError as ReplayError,
+    )
+    from ragtt.errors import (
+        StoreError as StoreError,
+    )
+    from ragtt.errors import (
+        SupersessionError as SupersessionError,
+    )
+    from ragtt.errors import (
+        ValidationError as ValidationError,
+    )
+    from ragtt.generate import ExtractiveGenerator as ExtractiveGenerator
+    from ragtt.generate import LiteLLMGenerator as LiteLLMGenerator
     from ragtt.index.embedders import (
-        Embedder,
-        HashEmbedder,
-        LiteLLMEmbedder,
-        SentenceTransformerEmbedder,
+        Embedder as Embedder,
     )
-    from ragtt.ingest.chunk import build_chunks
-    from ragtt.ingest.loaders import register_loader
-    from ragtt.ingest.types import Block, PageRoute, ParsedDocument, Region
-    from ragtt.project import Project
+    from ragtt.index.embedders import (
+        HashEmbedder as HashEmbedder,
+    )
+    from ragtt.index.embedders import (
+        LiteLLMEmbedder as LiteLLMEmbedder,
+    )
+    from ragtt.index.embedders import (
+        SentenceTransformerEmbedder as SentenceTransformerEmbedder,
+    )
+    from ragtt.ingest.chunk import build_chunks as build_chunks
+    from ragtt.ingest.loaders import register_loader as register_loader
+    from ragtt.ingest.types import Block as Block
+    from ragtt.ingest.types import PageRoute as PageRoute
+    from ragtt.ingest.types import ParsedDocument as ParsedDocument
+    from ragtt.ingest.types import Region as Region
+    from ragtt.project import Project as Project
     from ragtt.results import (
-        Document,
-        IngestReport,
-        QueryResult,
-        ReplayResult,
-        RetrievedChunk,
-        Snapshot,
+        Document as Document,
     )
-    from ragtt.timetravel.bisect import BisectReport
-    from ragtt.timetravel.compare import ConfigComparison, compare_configs
-    from ragtt.timetravel.diff import DiffReport
-    from ragtt.timetravel.drift import DriftReport
-    from ragtt.timetravel.lineage import LineageReport
-    from ragtt.timetravel.regression import GoldenSuite, RegressionReport
-    from ragtt.timetravel.snapshot_diff import SnapshotDiff
+    from ragtt.results import (
+        IngestReport as IngestReport,
+    )
+    from ragtt.results import (
+        QueryResult as QueryResult,
+    )
+    from ragtt.results import (
+        ReplayResult as ReplayResult,
+    )
+    from ragtt.results import (
+        RetrievedChunk as RetrievedChunk,
+    )
+    from ragtt.results import (
+        Snapshot as Snapshot,
+    )
+    from ragtt.timetravel.bisect import BisectReport as BisectReport
+    from ragtt.timetravel.compare import ConfigComparison as ConfigComparison
+    from ragtt.timetravel.compare import compare_configs as compare_configs
+    from ragtt.timetravel.diff import DiffReport as DiffReport
+    from ragtt.timetravel.drift import DriftReport as DriftReport
+    from ragtt.timetravel.lineage import LineageReport as LineageReport
+    from ragtt.timetravel.regression import GoldenSuite as GoldenSuite
+    from ragtt.timetravel.regression import RegressionReport as RegressionReport
+    from ragtt.timetravel.run import LoggedRun as LoggedRun
+    from ragtt.timetravel.snapshot_diff import SnapshotDiff as SnapshotDiff
+    from ragtt.verify import VerifyReport as VerifyReport

@@ -11,8 +11,10 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ragtt import __version__
+from ragtt.config import MAX_TOP_K
 from ragtt.errors import RagttError
 
 __all__ = ["main"]
@@ -20,11 +22,12 @@ __all__ = ["main"]
 Handler = Callable[[argparse.Namespace], int]
 
 
-def _open(args: argparse.Namespace) -> Any:
+def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
+    """Only ``ingest`` creates a project; every other verb needs one to exist."""
     import ragtt
 
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
-    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty())
+    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create)
 
 
 def _print_json(obj: Any) -> None:
@@ -32,8 +35,8 @@ def _print_json(obj: Any) -> None:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    with _open(args) as proj:
-        report = proj.ingest(args.paths, prune=args.prune)
+    with _open(args, create=True) as proj:
+        report = proj.ingest(args.paths, prune=args.prune, follow_symlinks=args.follow_symlinks)
     if args.json:
         _print_json(report.to_dict())
     else:
@@ -151,9 +154,8 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
-    versions = [int(v) for v in args.versions.split(",")] if args.versions else None
     with _open(args) as proj:
-        _show(args, proj.bisect(args.query, args.predicate, versions))
+        _show(args, proj.bisect(args.query, args.predicate, args.versions))
     return 0
 
 
@@ -206,6 +208,26 @@ def cmd_test_run(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ragtt.errors import ProjectDamagedError
+
+    try:
+        proj = _open(args)
+    except ProjectDamagedError as exc:  # damage found while opening is a finding, not a usage error
+        print(exc)
+        return 1
+    with proj:
+        report = proj.verify()
+    if args.json:
+        _print_json(report.to_dict())
+    elif report.ok:
+        print(report.to_text())
+    else:
+        for problem in report.problems:
+            print(problem)
+    return 0 if report.ok else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -231,15 +253,47 @@ class _UsageError(Exception):
     pass
 
 
+class _Parser(argparse.ArgumentParser):
+    """User errors in one line (what was wrong and where to look), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _count(text: str) -> int:
+    """A positive count, in ASCII digits ('²' is a digit to Python, not to a user)."""
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_TOP_K:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_TOP_K}; got {text!r}")
+    return int(text)
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 1.0:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1; got {text!r}")
+    return value
+
+
+def _versions(text: str) -> list[int]:
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdigit() and len(p) < 10 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected comma-separated version numbers, e.g. 3,7,12; got {text!r}")
+    return [int(p) for p in parts]
+
+
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--project", default=os.environ.get("RAGTT_PROJECT", "./ragtt-project"),
                         help="project folder (default: $RAGTT_PROJECT or ./ragtt-project)")
     common.add_argument("--embedder", choices=["default", "hash"], default=None,
                         help="'hash' needs no torch; default: the embedder the project was built with")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
 
-    parser = argparse.ArgumentParser(prog="ragtt", description="Time-travel debugging for RAG.")
+    parser = _Parser(prog="ragtt", description="Time-travel debugging for RAG.")
+    parser.add_argument("--version", action="version", version=f"ragtt {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
@@ -251,19 +305,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+")
     p.add_argument("--prune", action=argparse.BooleanOptionalAction, default=None,
                    help="remove indexed sources absent from the input (default: only for folder-only input)")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="also ingest files that symlinks inside a folder point to outside it")
     p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
     p.add_argument("label")
     add("snapshots", cmd_snapshots, "list snapshots")
     p = add("query", cmd_query, "retrieve (and answer) at the latest index version")
     p.add_argument("text")
-    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-k", type=_count)
     p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
     p.add_argument("--no-generate", action="store_true", help="retrieval only")
     p = add("replay", cmd_replay, "replay a logged query, or a text as of a version/label/datetime")
     p.add_argument("--query-id")
     p.add_argument("--text")
     p.add_argument("--as-of", help="version number, snapshot label, or ISO datetime")
-    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-k", type=_count)
     p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
     p.add_argument("--generate", action="store_true", help="also generate an answer")
     p = add("diff", cmd_diff, "diff two queries or replays")
@@ -284,11 +340,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("drift", cmd_drift, "embedding drift per source between two versions")
     p.add_argument("a")
     p.add_argument("b")
-    p.add_argument("--threshold", type=float, default=0.9)
+    p.add_argument("--threshold", type=_fraction, default=0.9)
     p = add("bisect", cmd_bisect, "first version where a predicate on a query's result changes")
     p.add_argument("query", help="a query id (its recorded plan is used) or a query text")
     p.add_argument("--predicate", required=True, help="chunk:<id> | source:<name> | answer:<substring>")
-    p.add_argument("--versions", help="comma-separated versions to search (default: every data version)")
+    p.add_argument("--versions", type=_versions,
+                   help="comma-separated versions to search (default: every data version)")
     p = add("compare-configs", cmd_compare_configs, "two PipelineConfigs on one corpus, query by query")
     p.add_argument("corpus", nargs="+")
     p.add_argument("--config-a", required=True, help='JSON, e.g. \'{"retrieval_mode": "vector"}\'')
@@ -303,12 +360,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", required=True, help="suite JSON file to write")
     p.add_argument("--query", action="append")
     p.add_argument("--queries-file")
-    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-k", type=_count)
     p.add_argument("--mode", choices=["vector", "bm25", "hybrid"])
     p = test_sub.add_parser("run", parents=[common], help="run a golden suite; exit 0 pass, 1 drift, 2 error")
     p.set_defaults(handler=cmd_test_run)
     p.add_argument("suite")
-    p.add_argument("--threshold", type=float, default=0.8)
+    p.add_argument("--threshold", type=_fraction, default=0.8)
+    p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     _add_plugins(sub, common)
@@ -331,6 +389,14 @@ def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("RUST_LOG", "error")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for position, arg in enumerate(argv, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the OS could not decode arrive as lone surrogates
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            print(f"ragtt: argument {position} is not valid UTF-8: {shown!r}", file=sys.stderr)
+            return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

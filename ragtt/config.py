@@ -100,9 +100,15 @@ class PipelineConfig:
         return max(self.candidate_pool, top_k) if self.candidate_pool else max(4 * top_k, 20)
 
 
+# Past these a search is no longer a retrieval (and the index's 64-bit limits overflow).
+MAX_TOP_K = 10_000
+_MAX = {"top_k": MAX_TOP_K, "candidate_pool": 10 * MAX_TOP_K, "chunk_size": 1_000_000, "chunk_overlap": 999_999}
+
+
 def _check_int(name: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    maximum = _MAX.get(name, 2**31 - 1)
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ConfigError(f"{name} must be an integer in [{minimum}, {maximum}]; got {value!r}")
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

@@ -6,7 +6,11 @@
     ├── NotFoundError    an unknown query id, snapshot label, version, source or chunk
     ├── ReplayError      a past run cannot be reproduced faithfully
     ├── StoreError       the event log or index is in a state ragtt cannot work with
-    │   └── NamespaceLockedError   another maintenance run holds the namespace
+    │   ├── NamespaceLockedError   another maintenance run holds the namespace
+    │   ├── NotAProjectError       the folder is not a ragtt project (and was not to be created)
+    │   ├── ProjectDamagedError    a store the project has is missing or corrupt
+    │   ├── ProjectBusyError       another process holds the write lock for too long
+    │   └── HistoryError           an append that would rewrite history is refused
     └── ValidationError  a record or query breaks a rule of the temporal store
         └── SupersessionError      a successor cannot replace its predecessor
 
@@ -17,9 +21,13 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "HistoryError",
     "IngestError",
     "NamespaceLockedError",
+    "NotAProjectError",
     "NotFoundError",
+    "ProjectBusyError",
+    "ProjectDamagedError",
     "RagttError",
     "ReplayError",
     "StoreError",
@@ -57,6 +65,22 @@ class StoreError(RagttError):
 
 class NamespaceLockedError(StoreError):
     """A namespace is locked by a maintenance run (reindex) of another store or process."""
+
+
+class NotAProjectError(StoreError):
+    """The folder holds no ragtt project, and the call does not create one."""
+
+
+class ProjectDamagedError(StoreError):
+    """A store the project's marker names is missing, or a store is not what it should be."""
+
+
+class ProjectBusyError(StoreError):
+    """Another process is writing to the project and did not finish in time."""
+
+
+class HistoryError(StoreError):
+    """The log refused an append that would rewrite or duplicate history."""
 
 
 class ValidationError(RagttError, ValueError):

@@ -159,6 +159,7 @@ class IngestReport(_Result):
     elapsed_s: float
     documents_removed: list[str] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -175,6 +176,7 @@ class IngestReport(_Result):
     def __repr__(self) -> str:
         lines = [f"IngestReport({self.summary()})"]
         lines += [f"  FAILED {s}: {r}" for s, r in self.failed]
+        lines += [f"  SKIPPED {s}: {r}" for s, r in self.skipped]
         lines += [f"  WARNING {s}: {w}" for s, w in self.warnings]
         return "\n".join(lines)
 
@@ -184,6 +186,7 @@ class IngestReport(_Result):
                               ("removed", self.documents_removed), ("unchanged", self.documents_unchanged)):
             rows += [(status, n, "") for n in names]
         rows += [("FAILED", s, r) for s, r in self.failed]
+        rows += [("skipped", s, r) for s, r in self.skipped]
         rows += [("warning", s, w) for s, w in self.warnings]
         return (f"{STYLE}{BOX}<b>IngestReport</b> {esc(self.summary())}"
                 f"{table(['status', 'source', 'detail'], rows)}</div>")

@@ -8,9 +8,9 @@ dimensions (an embedder swap that changed the size) share no space: each version
 placed in its own coordinates of a block layout ``[left | 0]``, ``[0 | right]`` before
 the fit, and the view says the distance between the versions means nothing but "changed".
 
-Vectors are read with ``proj._table.scan(version, ...)``, the read-only exact-version scan
-that ``ragtt.timetravel.drift`` uses too. A query's vector under an older embedder comes
-from the project's embedding cache (``proj._cache.get``); when it is not there that
+Vectors are read with ``proj.vectors(version)``, the read-only exact-version scan that
+``proj.drift`` uses too. A query's vector under an older embedder comes from the project's
+embedding cache (``proj.query_vector(text, embedder_id)``); when it is not there that
 version has no query point.
 
 Wire format (``_data``; the JS refuses any dtype it does not know). Points: the left
@@ -34,7 +34,7 @@ of them together would pass ``TEXT_BUDGET`` bytes: a 200,000-point report stays 
 
 from __future__ import annotations
 
-import json
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -103,12 +103,10 @@ class DriftScatter(anywidget.AnyWidget):
         else:
             raise TypeError("DriftScatter accepts a ragtt.DriftReport (with proj=) or a ragtt.Project with two "
                             f"versions; got {type(source).__name__}")
-        from ragtt.timetravel.drift import embedder_at
-
         sides = []
         for version in (left_v, right_v):
             side = _load(proj, version, text_chars)
-            side.embedder = embedder_at(proj, version)
+            side.embedder = proj.embedder_at(version)
             sides.append(side)
         query_text: str | None = None
         query_vectors: list[NDArray[np.float32] | None] = [None, None]
@@ -209,13 +207,9 @@ def _normalized(vectors: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 def _load(proj: Any, version: int, text_chars: int) -> _Side:
-    data = proj._table.scan(version, ["chunk_id", "source", "text", "vector"])
-    ids = data.column("chunk_id").to_pylist()
-    dim = proj._table.vector_dim(version)
-    flat = data.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    vectors = _normalized(np.asarray(flat, dtype=np.float32).reshape(len(ids), dim))
-    texts = [s[:text_chars] for s in data.column("text").to_pylist()]
-    return _Side(version, "", ids, data.column("source").to_pylist(), texts, vectors)
+    frame, vectors = proj.vectors(version)
+    texts = [s[:text_chars] for s in frame["text"].to_list()]
+    return _Side(version, "", frame["chunk_id"].to_list(), frame["source"].to_list(), texts, _normalized(vectors))
 
 
 def _query(proj: Any, query: str, sides: list[_Side]) -> tuple[str, list[NDArray[np.float32] | None]]:
@@ -223,19 +217,11 @@ def _query(proj: Any, query: str, sides: list[_Side]) -> tuple[str, list[NDArray
     from ragtt import NotFoundError
 
     text = query
-    try:
-        trace = proj.trace(query)
-        rows = trace.filter(trace["type"].str.ends_with("retrieval.executed"))
-        if not rows.is_empty():
-            text = json.loads(rows["payload"][0])["query"]
-    except NotFoundError:
-        pass
+    with contextlib.suppress(NotFoundError):  # not a logged id: the query is its own text
+        text = proj.run(query).query
     vectors: list[NDArray[np.float32] | None] = []
     for side in sides:
-        if side.embedder == proj.embedder.model_id:
-            vec = proj.embedder.embed([text])[0]
-        else:
-            vec = proj._cache.get(side.embedder, text)
+        vec = proj.query_vector(text, side.embedder)
         ok = vec is not None and vec.shape[0] == side.vectors.shape[1]
         vectors.append(_normalized(np.asarray(vec, dtype=np.float32)[None, :])[0] if ok else None)
     return text, vectors

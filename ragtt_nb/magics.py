@@ -123,7 +123,8 @@ class RagttMagics(Magics):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def open_project(self, path: str, embedder: str | None = None) -> Any:
+    def open_project(self, path: str, embedder: str | None = None, *, create: bool = False) -> Any:
+        """Open a project; only ``create`` makes one where the folder holds none."""
         import ragtt
 
         chosen = self.embedder if embedder is None else embedder
@@ -132,16 +133,24 @@ class RagttMagics(Magics):
         if self._proj is not None:
             self._proj.close()
             self._proj = None
-        self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
-                                        progress=self.progress)
+        try:
+            self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
+                                            progress=self.progress, create=create)
+        except ragtt.NotAProjectError as exc:
+            raise UsageError(f"{exc} (in a notebook: %ragtt open {path} --create)") from None
         return self._proj
 
     @property
     def proj(self) -> Any:
+        return self.project_for(create=False)
+
+    def project_for(self, *, create: bool) -> Any:
+        """The current project, opened on first use from ``RagttMagics.project``; only an
+        ingest (``create=True``) makes one there."""
         if self._proj is None:
             if not self.project:
                 raise UsageError("no project open: run %ragtt open PATH (or %config RagttMagics.project = PATH)")
-            self.open_project(self.project)
+            self.open_project(self.project, create=create)
         return self._proj
 
     def query_id(self, value: str) -> str:
@@ -204,16 +213,17 @@ def _split(text: str) -> list[str]:
 # -- the verbs ----------------------------------------------------------------------------------
 
 
-@verb("open", "open (or create) a project folder and make it the current one",
-      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"))
+@verb("open", "open a project folder and make it the current one (--create: make one if there is none)",
+      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
+      arg("--create", action="store_true", help="create the project if the folder holds none"))
 def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.open_project(a.path, a.embedder)
+    return m.open_project(a.path, a.embedder, create=a.create)
 
 
 @verb("ingest", "ingest files and folders in one index version",
       arg("paths", nargs="+"), arg("--prune", action=argparse.BooleanOptionalAction, default=None))
 def _ingest(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.ingest(a.paths, prune=a.prune)
+    return m.project_for(create=True).ingest(a.paths, prune=a.prune)
 
 
 @verb("query", "retrieve (and answer) at the latest index version",

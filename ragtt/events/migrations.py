@@ -1,16 +1,42 @@
-"""Numbered schema migrations of ``events.db`` (``PRAGMA user_version`` is the number)."""
+"""Numbered schema migrations of ``events.db`` (``PRAGMA user_version`` is the number).
+
+A migration is SQL, or a function of the connection when it must compute (the hash chain
+of a log written before it existed). Each runs in one transaction under the write lock.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ragtt.errors import StoreError
+from ragtt.events.chain import GENESIS, event_hash
+from ragtt.events.types import ONCE_PER_QUERY
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
-MIGRATIONS: tuple[str, ...] = (
-    # 1: the event log, immutable by trigger, and the project's small state tables.
+_IMMUTABLE = "BEGIN SELECT RAISE(ABORT, 'ragtt {what} are immutable'); END"
+
+
+def _guards(table: str, what: str, same_row: str) -> str:
+    """Triggers that refuse UPDATE, DELETE and any INSERT that would replace a row.
+
+    ``INSERT OR REPLACE`` and ``REPLACE INTO`` delete the old row without firing a DELETE
+    trigger (unless recursive_triggers is on in the writer's connection, which a tamperer
+    controls), so a BEFORE INSERT trigger refuses an insert that collides with a row.
     """
+    body = _IMMUTABLE.format(what=what)
+    return f"""
+    CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table} {body};
+    CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table} {body};
+    CREATE TRIGGER {table}_no_replace BEFORE INSERT ON {table} WHEN EXISTS (
+        SELECT 1 FROM {table} WHERE {same_row}) {body};
+    """
+
+
+_ONCE = ", ".join(f"'{t}'" for t in sorted(ONCE_PER_QUERY))
+
+_V1 = """
     CREATE TABLE events (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         event_id TEXT NOT NULL UNIQUE,
@@ -50,43 +76,68 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (table_name, version)
     );
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    """,
-)
+"""
 
 
-def migrate(conn: Any) -> int:
+def _v2(conn: Any) -> None:
+    """The hash chain, history guards on every history table, and the write intents."""
+    from ragtt.events.sql import run_script
+
+    conn.execute("DROP TRIGGER events_no_update")
+    conn.execute("ALTER TABLE events ADD COLUMN hash TEXT NOT NULL DEFAULT ''")
+    prev = GENESIS
+    rows = conn.execute("SELECT seq, event_id, ts, type, query_id, index_version, doc_id, payload FROM events "
+                        "ORDER BY seq").fetchall()
+    for row in rows:
+        prev = event_hash(prev, row[1:])
+        conn.execute("UPDATE events SET hash = ? WHERE seq = ?", (prev, row[0]))
+    conn.execute("DROP TRIGGER events_no_delete")
+    conn.execute("DROP TABLE configs")  # written, never read: the config lives in meta and in every plan
+    run_script(conn, f"""
+    {_guards("events", "events", f"event_id = NEW.event_id OR seq = NEW.seq OR (NEW.query_id IS NOT NULL "
+                                  f"AND NEW.type IN ({_ONCE}) AND query_id = NEW.query_id AND type = NEW.type)")}
+    CREATE UNIQUE INDEX events_once_per_query ON events (query_id, type)
+        WHERE query_id IS NOT NULL AND type IN ({_ONCE});
+    {_guards("documents", "documents", "doc_key = NEW.doc_key")}
+    {_guards("index_versions", "index versions", "table_name = NEW.table_name AND version = NEW.version")}
+    -- A write in flight: recorded before the index commit, removed when its events are
+    -- logged. Work state, not history: recovery reads it after a crash.
+    CREATE TABLE intents (
+        intent_id TEXT PRIMARY KEY,
+        operation TEXT NOT NULL,
+        base_version INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    """)
+
+
+MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: Any, name: str = "events.db") -> int:
     """Bring ``conn`` to the newest schema; refuse a database from a newer ragtt."""
+    from ragtt.events.sql import run_script
+
     current = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if current > len(MIGRATIONS):
-        raise StoreError(
-            f"events.db has schema version {current}, newer than this ragtt knows ({len(MIGRATIONS)}); "
-            "upgrade ragtt"
-        )
-    for number in range(current, len(MIGRATIONS)):
+    if current > SCHEMA_VERSION:
+        raise StoreError(f"{name} has schema version {current}, newer than this ragtt knows ({SCHEMA_VERSION}); "
+                         "upgrade ragtt")
+    for number in range(current, SCHEMA_VERSION):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Re-check under the write lock: another process may have migrated meanwhile.
             if int(conn.execute("PRAGMA user_version").fetchone()[0]) == number:
-                for statement in _statements(MIGRATIONS[number]):
-                    conn.execute(statement)
+                step = MIGRATIONS[number]
+                if callable(step):
+                    step(conn)
+                else:
+                    run_script(conn, step)
                 conn.execute(f"PRAGMA user_version = {number + 1}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-    return len(MIGRATIONS)
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration into statements; ``complete_statement`` knows trigger bodies."""
-    import sqlite3
-
-    out: list[str] = []
-    buf = ""
-    for part in script.split(";"):
-        buf += part + ";"
-        if sqlite3.complete_statement(buf):
-            if buf.strip(" \n\t;"):
-                out.append(buf.strip())
-            buf = ""
-    return out
+    return SCHEMA_VERSION

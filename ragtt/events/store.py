@@ -1,45 +1,44 @@
 """The append-only event log: SQLite in WAL mode, hot fields as columns beside JSON.
 
-Events are immutable: triggers refuse UPDATE and DELETE. The events of one query are
-written in one transaction (``append_many``). Schema changes are numbered migrations.
+The log is history: events, documents and version records refuse UPDATE, DELETE and
+REPLACE (triggers), every event's hash chains to the one before it (``verify_chain``), and
+a run's once-only events (its retrieval, its answer) cannot be appended twice. Writers of
+the chunk table serialize on ``write_lock()``. Schema changes are numbered migrations.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
+import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import time_ordered_id
-from ragtt._sqlite import connect
-from ragtt.errors import StoreError
+from ragtt._sqlite import connect, driver
+from ragtt.errors import HistoryError, ProjectBusyError, ProjectDamagedError, StoreError
+from ragtt.events.chain import GENESIS, event_hash
+from ragtt.events.documents import Documents
+from ragtt.events.intents import Intents
 from ragtt.events.migrations import migrate
+from ragtt.events.sql import dump_json
+from ragtt.events.time import format_ts, parse_ts, utc_now
+from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.versions import Versions
 
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Event", "EventStore", "parse_ts", "utc_now"]
+__all__ = ["Event", "EventStore", "format_ts", "parse_ts", "utc_now"]
 
 _COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def format_ts(ts: datetime) -> str:
-    """Fixed-width ISO 8601 UTC, so timestamps sort as strings."""
-    if ts.tzinfo is None:
-        raise ValueError(f"timestamps must be timezone-aware; got naive {ts!r}")
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def parse_ts(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+# How long a writer waits for another process's write to finish before giving up.
+LOCK_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -62,49 +61,118 @@ class Event:
 
 
 class EventStore:
-    """Reads and appends events of one project's ``events.db``."""
+    """One project's ``events.db``: the event log with its documents, version history and
+    write intents (repositories ``documents``, ``versions``, ``intents``)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, table_name: str = "chunks", create: bool = True) -> None:
         self.path = Path(path)
-        self._conn: Any = connect(self.path)
-        migrate(self._conn)
-
-    @property
-    def connection(self) -> Any:
-        return self._conn
+        if not create and not self.path.exists():
+            raise ProjectDamagedError(f"the event log {self.path} is missing: this project's history is gone. "
+                                      "Restore the file from a backup; ragtt never recreates it empty")
+        try:
+            self._conn: Any = connect(self.path)
+            migrate(self._conn, str(self.path))
+        except driver().DatabaseError as exc:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            raise ProjectDamagedError(f"the event log {self.path} is damaged ({exc}); restore it from a backup") \
+                from None
+        self.documents = Documents(self._conn)
+        self.versions = Versions(self._conn, table_name)
+        self.intents = Intents(self._conn)
+        self._lock_fd: int | None = None
+        self._lock_depth = 0
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
-    @contextmanager
+    @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
         """BEGIN IMMEDIATE ... COMMIT: writers queue on the busy timeout instead of failing."""
         self._conn.execute("BEGIN IMMEDIATE")
         try:
             yield self._conn
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise
         self._conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def write_lock(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Serialize the writers of the chunk table across processes (re-entrant in one store).
+
+        A file lock beside the log: the kernel releases it when its process dies, so a
+        crashed writer never blocks the next one.
+        """
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    raise ProjectBusyError(f"another process has been writing to {self.path.parent} for over "
+                                           f"{timeout_s:.0f} s; try again when it is done") from None
+                time.sleep(0.05)
+        self._lock_fd, self._lock_depth = fd, 1
+        try:
+            yield
+        finally:
+            self._lock_depth = 0
+            self._lock_fd = None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def try_write_lock(self) -> contextlib.AbstractContextManager[bool]:
+        """The write lock if it is free now (yields True), else nothing (yields False)."""
+        return _TryLock(self)
+
+    # -- events ----------------------------------------------------------------------------
 
     def append(self, event: Event) -> Event:
         return self.append_many([event])[0]
 
     def append_many(self, events: Sequence[Event], conn: Any = None) -> list[Event]:
-        """Append events atomically (inside the caller's transaction when ``conn`` is given)."""
-        rows = [
-            (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id,
-             json.dumps(e.payload, ensure_ascii=False, default=_json_default))
-            for e in events
-        ]
-        sql = ("INSERT INTO events (event_id, ts, type, query_id, index_version, doc_id, payload) "
-               "VALUES (?, ?, ?, ?, ?, ?, ?)")
-        if conn is not None:
-            conn.executemany(sql, rows)
-        else:
+        """Append events atomically (inside the caller's transaction when ``conn`` is given),
+        each hash-chained to the one before it."""
+        if conn is None:
             with self.transaction() as c:
-                c.executemany(sql, rows)
+                return self.append_many(events, conn=c)
+        row = conn.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        prev = row[0] if row else GENESIS
+        rows = []
+        for e in events:
+            fields = (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id,
+                      dump_json(e.payload))
+            prev = event_hash(prev, fields)
+            rows.append((*fields, prev))
+        try:
+            conn.executemany("INSERT INTO events (event_id, ts, type, query_id, index_version, doc_id, payload, "
+                             "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        except driver().IntegrityError as exc:
+            raise HistoryError(self._refusal(conn, events, exc)) from None
         return list(events)
+
+    def _refusal(self, conn: Any, events: Sequence[Event], exc: Exception) -> str:
+        for e in events:
+            if e.query_id is not None and e.type in ONCE_PER_QUERY and conn.execute(
+                    "SELECT 1 FROM events WHERE query_id = ? AND type = ?", (e.query_id, e.type)).fetchone():
+                return (f"query {e.query_id} already has a {e.type} event: a run's events are written once "
+                        "and never replaced")
+        return f"the event log refused the append ({exc}): events are immutable"
 
     def query(
         self,
@@ -125,9 +193,16 @@ class EventStore:
             sql += f" LIMIT {int(limit)}"
         return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
 
-    def last(self, type_: str, **filters: Any) -> Event | None:
+    def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
         found = self.query(types=type_, limit=1, newest_first=True, **filters)
         return found[0] if found else None
+
+    def last_ingest_of(self, source: str) -> Event | None:
+        """The newest ``document.ingested`` event of ``source``."""
+        row = self._conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM events WHERE type = 'document.ingested' "
+            "AND json_extract(payload, '$.source') = ? ORDER BY seq DESC LIMIT 1", (source,)).fetchone()
+        return None if row is None else _row_to_event(row)
 
     def frame(
         self,
@@ -181,6 +256,29 @@ class EventStore:
         where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
         return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
 
+    def verify_chain(self) -> tuple[int, list[str]]:
+        """Re-walk the hash chain: (events checked, problems)."""
+        problems: list[str] = []
+        prev, checked, last_seq = GENESIS, 0, 0
+        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
+        for row in cursor:
+            seq, stored = int(row[0]), row[-1]
+            if seq != last_seq + 1 and not problems:
+                problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
+            expected = event_hash(prev, row[1:8])
+            if stored != expected and len(problems) < 20:
+                problems.append(f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
+                                "it was rewritten, or an event before it was")
+            prev, checked, last_seq = stored, checked + 1, seq
+        top = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        if top is not None and int(top[0]) > last_seq:
+            problems.append(f"event log: the newest events (#{last_seq + 1}..#{top[0]}) are missing (deleted?)")
+        return checked, problems
+
+    def guards(self) -> list[str]:
+        """The history guards (triggers) that are in place."""
+        return [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]
+
     # -- small key/value state beside the log (project settings, never history) --
 
     def get_meta(self, key: str) -> str | None:
@@ -194,8 +292,27 @@ class EventStore:
         )
 
 
+class _TryLock:
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+        self._held: contextlib.ExitStack | None = None
+
+    def __enter__(self) -> bool:
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(self._store.write_lock(timeout_s=0))
+        except ProjectBusyError:
+            return False
+        self._held = stack
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held is not None:
+            self._held.close()
+
+
 def _row_to_event(row: Sequence[Any]) -> Event:
-    seq, event_id, ts, type_, query_id, version, doc_id, payload = row
+    seq, event_id, ts, type_, query_id, version, doc_id, payload = row[:8]
     try:
         data = json.loads(payload)
     except json.JSONDecodeError as exc:
@@ -203,12 +320,3 @@ def _row_to_event(row: Sequence[Any]) -> Event:
     return Event(type=type_, payload=data, query_id=query_id, index_version=version, doc_id=doc_id,
                  ts=parse_ts(ts), event_id=event_id, seq=seq)
 
-
-def _json_default(obj: Any) -> Any:
-    if hasattr(obj, "tolist"):
-        return obj.tolist()
-    if isinstance(obj, datetime):
-        return format_ts(obj)
-    if isinstance(obj, tuple | set | frozenset):
-        return list(obj)
-    raise TypeError(f"cannot store {type(obj).__name__} in an event payload")

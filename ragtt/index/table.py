@@ -12,10 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import NotFoundError, StoreError
+from ragtt.errors import NotFoundError, ProjectDamagedError, StoreError
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
+    from numpy.typing import NDArray
 
 __all__ = ["CHUNK_COLUMNS", "KEEP_FOREVER", "ChunkTable", "chunk_schema", "sql_string_list"]
 
@@ -47,52 +49,86 @@ def chunk_schema(dim: int) -> pa.Schema:
     ])
 
 
+def _connect(folder: Path) -> Any:
+    os.environ.setdefault("RUST_LOG", "error")
+    import lancedb
+
+    return lancedb.connect(str(folder))
+
+
 def sql_string_list(values: list[str]) -> str:
     """A SQL ``IN`` list with every quote doubled (source names are user data)."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
 class ChunkTable:
-    """One LanceDB table of chunks; ``view(version)`` is how the past is read."""
+    """One LanceDB table of chunks; ``view(version)`` is how the past is read.
 
-    def __init__(self, folder: str | Path, table_name: str, dim: int) -> None:
-        os.environ.setdefault("RUST_LOG", "error")
-        import lancedb
+    ``ChunkTable(folder, name)`` opens an existing table (a missing or unreadable one is a
+    ProjectDamagedError: ragtt never recreates an index silently); ``ChunkTable.create``
+    makes a new one.
+    """
 
+    def __init__(self, folder: str | Path, table_name: str, *, _table: Any = None, _db: Any = None) -> None:
         self.folder = Path(folder)
         self.table_name = table_name
-        self.dim = dim
-        self._db = lancedb.connect(str(self.folder))
         self._views: OrderedDict[int, Any] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
-        self.created_versions: list[int] = []
-        if table_name in self._db.list_tables().tables:
-            self._table = self._db.open_table(table_name)
-            self._check_dim()
+        if _table is not None:
+            self._db, self._table = _db, _table
         else:
-            self._table = self._create()
+            self._db = _connect(self.folder)
+            if not self.folder.is_dir() or table_name not in self._db.list_tables().tables:
+                raise ProjectDamagedError(
+                    f"the index {self.folder / (table_name + '.lance')} is missing: this project's chunk table "
+                    "is gone. Restore the folder from a backup; ragtt never recreates it empty")
+            try:
+                self._table = self._db.open_table(table_name)
+                self._table.version  # noqa: B018 - reads the latest manifest now, not at the first query
+            except (RuntimeError, OSError, ValueError) as exc:
+                raise ProjectDamagedError(f"the index {self.folder / (table_name + '.lance')} cannot be read "
+                                          f"({str(exc).splitlines()[0]}); restore it from a backup") from None
 
-    def _create(self) -> Any:
+    @property
+    def dim(self) -> int:
+        """The vector width at the latest version (a re-embed may change it)."""
+        self._table.checkout_latest()
+        return int(self._table.schema.field("vector").type.list_size)
+
+    @classmethod
+    def create(cls, folder: str | Path, table_name: str, dim: int) -> tuple[ChunkTable, list[int]]:
+        """A new, empty table with its full-text index; returns it and the versions made."""
         from lancedb.index import FTS
 
-        table = self._db.create_table(self.table_name, schema=chunk_schema(self.dim))
-        self.created_versions.append(table.version)
+        db = _connect(Path(folder))
+        table = db.create_table(table_name, schema=chunk_schema(dim))
+        made = [int(table.version)]
         # Full-text search fails at any version older than its index: build it before any row.
         table.create_index("text", config=FTS(with_position=False))
-        self.created_versions.append(table.version)
-        return table
+        made.append(int(table.version))
+        return cls(folder, table_name, _table=table, _db=db), made
 
-    def _check_dim(self) -> None:
-        field = self._table.schema.field("vector")
-        dim = field.type.list_size
+    def check_dim(self, dim: int) -> None:
         if dim != self.dim:
             from ragtt.errors import ConfigError
 
             raise ConfigError(
-                f"the index at {self.folder} holds {dim}-dimensional vectors but the embedder makes "
-                f"{self.dim}; open the project with its original embedder, or re-embed it with "
+                f"the index at {self.folder} holds {self.dim}-dimensional vectors but the embedder makes "
+                f"{dim}; open the project with its original embedder, or re-embed it with "
                 "proj.reembed(new_embedder)"
             )
+
+    def has_text_index(self) -> bool:
+        """Whether the latest version has its full-text index (a rewrite drops it)."""
+        self._table.checkout_latest()
+        return any(getattr(i, "columns", None) == ["text"] for i in self._table.list_indices())
+
+    def create_text_index(self) -> int:
+        from lancedb.index import FTS
+
+        self._table.checkout_latest()
+        self._table.create_index("text", config=FTS(with_position=False))
+        return int(self._table.version)
 
     # -- versions ---------------------------------------------------------------------------
 
@@ -152,13 +188,9 @@ class ChunkTable:
         if dim == self.dim:
             self._table.merge_insert("chunk_id").when_matched_update_all().execute(rows)
             return [int(self._table.version)]
-        from lancedb.index import FTS
-
         self._table.add(rows, mode="overwrite")  # a new version with the new schema; history stays
         first = int(self._table.version)
-        self._table.create_index("text", config=FTS(with_position=False))
-        self.dim = dim
-        return [first, int(self._table.version)]
+        return [first, self.create_text_index()]
 
     def optimize(self) -> list[int]:
         """Compact fragments and bring every row into the full-text index, deleting nothing.
@@ -198,6 +230,15 @@ class ChunkTable:
             if len(self._id_cache) > _VIEW_CACHE:
                 self._id_cache.pop(next(iter(self._id_cache)))
         return cached
+
+    def vectors(self, version: int, columns: list[str]) -> tuple[pa.Table, NDArray[np.float32]]:
+        """``columns`` of every row at ``version``, and their vectors as one float32 matrix."""
+        import numpy as np
+
+        data = self.scan(version, [*columns, "vector"])
+        flat = data.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = np.asarray(flat, dtype=np.float32).reshape(data.num_rows, self.vector_dim(version))
+        return data.drop_columns(["vector"]), matrix
 
     def vector_dim(self, version: int) -> int:
         """The vector width stored at ``version`` (a re-embed may have changed it)."""

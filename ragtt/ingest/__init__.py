@@ -10,18 +10,6 @@ from typing import TYPE_CHECKING
 
 from ragtt._lazy import lazy_exports
 
-__all__ = [
-    "IngestOptions",
-    "LocatedChunks",
-    "RegionIndex",
-    "RouteThresholds",
-    "build_chunks",
-    "locate_chunks",
-    "parse",
-    "pixel_box",
-    "render_page",
-]
-
 _EXPORTS = {
     "IngestOptions": "ragtt.ingest.types",
     "LocatedChunks": "ragtt.ingest.provenance",
@@ -34,14 +22,18 @@ _EXPORTS = {
     "render_page": "ragtt.ingest.render",
 }
 
+__all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:
-    from ragtt.ingest.chunk import build_chunks
-    from ragtt.ingest.parsing import parse
-    from ragtt.ingest.provenance import LocatedChunks, RegionIndex, locate_chunks
-    from ragtt.ingest.render import pixel_box, render_page
-    from ragtt.ingest.route import RouteThresholds
-    from ragtt.ingest.types import IngestOptions
+    from ragtt.ingest.chunk import build_chunks as build_chunks
+    from ragtt.ingest.parsing import parse as parse
+    from ragtt.ingest.provenance import LocatedChunks as LocatedChunks
+    from ragtt.ingest.provenance import RegionIndex as RegionIndex
+    from ragtt.ingest.provenance import locate_chunks as locate_chunks
+    from ragtt.ingest.render import pixel_box as pixel_box
+    from ragtt.ingest.render import render_page as render_page
+    from ragtt.ingest.route import RouteThresholds as RouteThresholds
+    from ragtt.ingest.types import IngestOptions as IngestOptions

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,7 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import chunk_id_for, doc_id_for, sha256_hex, stable_json, time_ordered_id
+from ragtt.commit import Write, writing
 from ragtt.errors import IngestError
+from ragtt.events import types as ev
+from ragtt.events.documents import DocumentRow
 from ragtt.events.store import Event, format_ts, utc_now
 from ragtt.ingest.chunk import build_chunks
 from ragtt.ingest.loaders import loader_for, supported_suffixes
@@ -23,9 +27,9 @@ from ragtt.ingest.types import ParsedDocument, TextChunk
 from ragtt.results import IngestReport
 
 if TYPE_CHECKING:
-    from ragtt.project import Project
+    from ragtt.context import Context
 
-__all__ = ["SourceItem", "collect_paths", "run_ingest"]
+__all__ = ["Collected", "SourceItem", "collect_paths", "run_ingest"]
 
 _PROGRESS_MIN_DOCS = 8
 _PROGRESS_MIN_CHUNKS = 20
@@ -50,33 +54,99 @@ class SourceItem:
             raise IngestError(f"cannot read {self.path}: {exc.strerror or exc}") from None
 
 
-def collect_paths(paths: Iterable[str | Path] | str | Path) -> tuple[list[SourceItem], list[tuple[str, str]]]:
-    """Expand files and folders into named sources; a folder's files are named relative to it."""
+@dataclass
+class Collected:
+    """What ``collect_paths`` found: the sources, the inputs that failed (a folder or link
+    that could not be listed or resolved), and the ones skipped on purpose, with reasons."""
+
+    items: list[SourceItem]
+    failed: list[tuple[str, str]]
+    skipped: list[tuple[str, str]]
+
+
+def collect_paths(paths: Iterable[str | Path] | str | Path, *, follow_symlinks: bool = False) -> Collected:
+    """Expand files and folders into named sources; a folder's files are named relative to it.
+
+    Hidden files and folders are left out. A symlink that leads outside its folder is
+    skipped (and reported) unless ``follow_symlinks``; a dangling link, a link loop, or a
+    folder that cannot be listed is a failure, never a silent omission.
+    """
     if isinstance(paths, str | Path):
         paths = [paths]
-    items: list[SourceItem] = []
-    failed: list[tuple[str, str]] = []
+    found = Collected([], [], [])
     suffixes = set(supported_suffixes())
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in suffixes
-                           and not any(part.startswith(".") for part in p.relative_to(path).parts))
-            items += [SourceItem(p.relative_to(path).as_posix(), path=p) for p in found]
+            _walk(path, suffixes, follow_symlinks, found)
         elif path.is_file():
-            items.append(SourceItem(path.name, path=path))
+            found.items.append(SourceItem(path.name, path=path))
+        elif path.is_symlink():
+            found.failed.append((str(raw), f"dangling symlink: {path} -> {os.readlink(path)}"))
         else:
-            failed.append((str(raw), f"no such file or folder: {path}"))
+            found.failed.append((str(raw), f"no such file or folder: {path}"))
     seen: dict[str, SourceItem] = {}
     unique: list[SourceItem] = []
-    for item in items:
+    for item in found.items:
         if item.source in seen:
-            failed.append((item.source, f"two inputs share this source name ({seen[item.source].path} and "
-                                        f"{item.path}); ingest them in separate calls or folders"))
+            found.failed.append((item.source, f"two inputs share this source name ({seen[item.source].path} and "
+                                              f"{item.path}); ingest them in separate calls or folders"))
         else:
             seen[item.source] = item
             unique.append(item)
-    return unique, failed
+    found.items = unique
+    return found
+
+
+def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> None:
+    real_root = root.resolve()
+    files: list[SourceItem] = []
+    # (folder to list, the real folders above it): a link back into them is a loop.
+    stack: list[tuple[Path, frozenset[Path]]] = [(root, frozenset([real_root]))]
+    while stack:
+        folder, above = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            name = folder.relative_to(root).as_posix() + "/" if folder != root else str(root)
+            found.failed.append((name, f"cannot list folder {folder}: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            path = Path(entry.path)
+            source = path.relative_to(root).as_posix()
+            if entry.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                except FileNotFoundError:
+                    found.failed.append((source, f"dangling symlink: {path} -> {os.readlink(path)}"))
+                    continue
+                except (RuntimeError, OSError):
+                    found.failed.append((source, f"symlink loop at {path}"))
+                    continue
+                inside = target == real_root or real_root in target.parents
+                if not inside and not follow:
+                    found.skipped.append((source, f"symlink to {target}, outside {root}; pass follow_symlinks=True "
+                                                  "(--follow-symlinks) to ingest it"))
+                    continue
+                if target.is_dir():
+                    if target in above:
+                        found.failed.append((source, f"symlink loop: {path} leads back to {target}"))
+                    elif inside:
+                        found.skipped.append((source, f"symlink to {target}, a folder already ingested under its "
+                                                      "own name"))
+                    else:
+                        stack.append((path, above | {target}))
+                    continue
+                if target.suffix.lower() in suffixes or path.suffix.lower() in suffixes:
+                    files.append(SourceItem(source, path=path))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((path, above | {path.resolve()}))
+            elif entry.is_file(follow_symlinks=False) and path.suffix.lower() in suffixes:
+                files.append(SourceItem(source, path=path))
+    found.items += sorted(files, key=lambda item: item.source)
 
 
 @dataclass
@@ -91,21 +161,40 @@ class _Prepared:
     chunk_ids: list[str]
 
 
-def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, str]], *,
-               prune: bool = False) -> IngestReport:
+def run_ingest(ctx: Context, items: list[SourceItem], failed: list[tuple[str, str]], *,
+               prune: bool = False, keep: frozenset[str] = frozenset()) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
-    ``items`` are removed in that same version (a folder ingest mirrors the folder)."""
+    ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
+    the folder). The write follows the crash protocol (ragtt.commit)."""
+    from ragtt.index.maintenance import maintenance_due, optimize
+    from ragtt.index.snapshots import maybe_auto_snapshot
+
     started = time.perf_counter()
-    table = proj._table
-    version_before = table.latest_version()
-    current = _current_state(proj, version_before)
-    chunking = _chunking_signature(proj)
+    with writing(ctx, "ingest") as write:
+        report = _ingest(ctx, write, items, failed, prune, keep)
+    warnings = list(report.warnings)
+    version_after = report.index_version_after
+    if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
+        made, problems = optimize(ctx, strict=False)
+        version_after = made[-1] if made else version_after
+        warnings += [("(maintenance)", p) for p in problems]
+    if ctx.config.auto_snapshot_every:
+        maybe_auto_snapshot(ctx)
+    return dataclasses.replace(report, index_version_after=version_after, warnings=warnings,
+                               elapsed_s=round(time.perf_counter() - started, 4))
+
+
+def _ingest(ctx: Context, write: Write, items: list[SourceItem], failed: list[tuple[str, str]], prune: bool,
+            keep: frozenset[str]) -> IngestReport:
+    version_before = write.base
+    current = _current_state(ctx, version_before)
+    chunking = _chunking_signature(ctx)
     added: list[str] = []
     updated: list[str] = []
     unchanged: list[str] = []
     warnings: list[tuple[str, str]] = []
     prepared: list[_Prepared] = []
-    progress = _progress(len(items), "parse", proj)
+    progress = _progress(len(items), "parse", ctx)
     for item in items:
         try:
             data = item.read()
@@ -115,9 +204,9 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
             if state is not None and state["doc_key"] == doc_key:
                 unchanged.append(item.source)
                 continue
-            parsed = _parse(proj, item, data)
-            chunks = build_chunks(parsed.markdown, parsed.blocks or None, max_size=proj.config.chunk_size,
-                                  overlap=proj.config.chunk_overlap, strategy=proj.config.chunk_strategy)
+            parsed = _parse(ctx, item, data)
+            chunks = build_chunks(parsed.markdown, parsed.blocks or None, max_size=ctx.config.chunk_size,
+                                  overlap=ctx.config.chunk_overlap, strategy=ctx.config.chunk_strategy)
             if not chunks:
                 raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
             path = str(item.path.resolve()) if item.path is not None else None
@@ -135,27 +224,25 @@ def run_ingest(proj: Project, items: list[SourceItem], failed: list[tuple[str, s
     if progress is not None:
         progress.close()
 
-    listed = {item.source for item in items}
+    listed = {item.source for item in items} | keep
+    if prune and failed:  # an input that could not be read must not empty the index of what it held
+        warnings.append(("(prune)", f"nothing was pruned: {len(failed)} input(s) failed"))
+        prune = False
     pruned = sorted(s for s in current if s not in listed) if prune else []
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(proj, prepared, pruned, current, counts)
-        if proj._history.maintenance_due(counts["added"] + counts["kept"]):
-            version_after = ([version_after, *proj.optimize()])[-1]
-    report = IngestReport(
+        version_after = _write(ctx, write, prepared, pruned, current, counts)
+    return IngestReport(
         documents_added=added, documents_updated=updated, documents_unchanged=unchanged, failed=failed,
         chunks_added=counts["added"], chunks_removed=counts["removed"], chunks_kept=counts["kept"],
         embeddings_computed=counts["computed"], embeddings_reused=counts["reused"],
         index_version_before=version_before, index_version_after=version_after,
-        elapsed_s=round(time.perf_counter() - started, 4), documents_removed=pruned, warnings=warnings,
+        elapsed_s=0.0, documents_removed=pruned, warnings=warnings,
     )
-    if prepared and proj.config.auto_snapshot_every:
-        proj._maybe_auto_snapshot()
-    return report
 
 
-def _parse(proj: Project, item: SourceItem, data: bytes) -> ParsedDocument:
+def _parse(ctx: Context, item: SourceItem, data: bytes) -> ParsedDocument:
     loader = loader_for(item.path if item.path is not None else item.source)
     if loader is None:
         if item.path is not None:
@@ -165,14 +252,14 @@ def _parse(proj: Project, item: SourceItem, data: bytes) -> ParsedDocument:
             )
         loader = loader_for("in-memory.txt")  # ingest_texts: any name is text
         assert loader is not None
-    return loader(data, item.source, proj.ingest_options)
+    return loader(data, item.source, ctx.ingest_options)
 
 
-def _chunking_signature(proj: Project) -> dict[str, Any]:
-    c = proj.config
+def _chunking_signature(ctx: Context) -> dict[str, Any]:
+    c = ctx.config
     # How a source is read changes its text, so the options are part of "unchanged";
     # vision_kwargs (api keys, mock responses) are not: repr keeps them out of JSON's way.
-    options = dataclasses.asdict(proj.ingest_options)
+    options = dataclasses.asdict(ctx.ingest_options)
     options["vision_kwargs"] = sorted(options.get("vision_kwargs", {}))
     return {"strategy": c.chunk_strategy, "size": c.chunk_size, "overlap": c.chunk_overlap,
             "options": json.dumps(options, sort_keys=True, default=repr)}
@@ -188,8 +275,8 @@ def _chunk_ids(source: str, chunks: list[TextChunk]) -> list[str]:
     return ids
 
 
-def _current_state(proj: Project, version: int) -> dict[str, dict[str, Any]]:
-    rows = proj._table.scan(version, ["source", "doc_key", "chunk_id"]).to_pylist()
+def _current_state(ctx: Context, version: int) -> dict[str, dict[str, Any]]:
+    rows = ctx.table.scan(version, ["source", "doc_key", "chunk_id"]).to_pylist()
     state: dict[str, dict[str, Any]] = {}
     for row in rows:
         entry = state.setdefault(row["source"], {"doc_key": row["doc_key"], "chunk_ids": set()})
@@ -197,20 +284,20 @@ def _current_state(proj: Project, version: int) -> dict[str, dict[str, Any]]:
     return state
 
 
-def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current: dict[str, dict[str, Any]],
-           counts: dict[str, int]) -> int:
+def _write(ctx: Context, write: Write, prepared: list[_Prepared], pruned: list[str],
+           current: dict[str, dict[str, Any]], counts: dict[str, int]) -> int:
     import pyarrow as pa
 
     from ragtt.index.table import chunk_schema
 
     texts = [c.embed_text for p in prepared for c in p.chunks]  # a table row is embedded with its header
-    progress = _progress(len(prepared), "embed", proj, total=len(texts))
-    vectors, computed, reused = proj._cache.embed(proj.embedder, texts, progress=progress)
+    progress = _progress(len(prepared), "embed", ctx, total=len(texts))
+    vectors, computed, reused = ctx.cache.embed(ctx.embedder, texts, progress=progress)
     if progress is not None:
         progress.close()
     counts["computed"], counts["reused"] = computed, reused
     ingest_id = time_ordered_id()
-    rows: dict[str, list[Any]] = {name: [] for name in chunk_schema(proj.embedder.dim).names}
+    rows: dict[str, list[Any]] = {name: [] for name in chunk_schema(ctx.embedder.dim).names}
     for p in prepared:
         for chunk, chunk_id in zip(p.chunks, p.chunk_ids, strict=True):
             rows["chunk_id"].append(chunk_id)
@@ -224,8 +311,7 @@ def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current:
             rows["regions"].append([r._asdict() for r in chunk.regions])
             rows["ingest_id"].append(ingest_id)
     rows["vector"] = list(vectors)
-    arrow = pa.table(rows, schema=chunk_schema(proj.embedder.dim))
-    version = proj._table.replace_sources(arrow, [p.source for p in prepared] + pruned)
+    arrow = pa.table(rows, schema=chunk_schema(ctx.embedder.dim))
 
     now = utc_now()
     events = []
@@ -235,43 +321,40 @@ def _write(proj: Project, prepared: list[_Prepared], pruned: list[str], current:
         counts["added"] += len(new - old)
         counts["removed"] += len(old - new)
         counts["kept"] += len(new & old)
-        events.append(Event("document.ingested", {
+        payload: ev.DocumentIngested = {
             "doc_id": p.doc_id, "source": p.source, "path": p.path, "content_hash": p.content_hash,
-            "doc_key": p.doc_key,
+            "doc_key": p.doc_key, "text_sha256": sha256_hex(p.parsed.markdown),
             "status": "updated" if p.source in current else "added",
             "chunk_ids_added": sorted(new - old), "chunk_ids_removed": sorted(old - new),
             "chunk_count": len(new), "routes": [r.to_dict() for r in p.parsed.routes],
             "ingest_id": ingest_id,
-        }, index_version=version, doc_id=p.doc_id, ts=now))
+        }
+        events.append(Event(ev.DOCUMENT_INGESTED, dict(payload), doc_id=p.doc_id))
     for source in pruned:
         removed = sorted(current[source]["chunk_ids"])
         counts["removed"] += len(removed)
-        events.append(Event("document.removed", {
+        events.append(Event(ev.DOCUMENT_REMOVED, {
             "doc_id": doc_id_for(source), "source": source, "chunk_ids_removed": removed,
             "reason": "absent from the ingested folder", "ingest_id": ingest_id,
-        }, index_version=version, doc_id=doc_id_for(source), ts=now))
-    events.append(Event("ingest.completed", {
+        }, doc_id=doc_id_for(source)))
+    completed: ev.IngestCompleted = {
         "ingest_id": ingest_id, "documents": [p.source for p in prepared], "removed": pruned,
         "chunks_added": counts["added"], "chunks_removed": counts["removed"], "chunks_kept": counts["kept"],
         "embeddings_computed": computed, "embeddings_reused": reused,
-        "embedder_id": proj.embedder.model_id, "config_id": proj.config.config_id,
-    }, index_version=version, ts=now))
-    with proj._events.transaction() as conn:
-        conn.executemany(
-            "INSERT OR IGNORE INTO documents (doc_key, doc_id, source, content_hash, text, routes, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(p.doc_key, p.doc_id, p.source, p.content_hash, p.parsed.markdown,
-              stable_json([r.to_dict() for r in p.parsed.routes]), format_ts(now)) for p in prepared],
-        )
-        proj._history.record(conn, version, "ingest", now)
-        proj._events.append_many(events, conn=conn)
-    return version
+        "embedder_id": ctx.embedder.model_id, "config_id": ctx.config.config_id,
+    }
+    events.append(Event(ev.INGEST_COMPLETED, dict(completed)))
+    documents = [DocumentRow(p.doc_key, p.doc_id, p.source, p.content_hash, p.parsed.markdown,
+                             stable_json([r.to_dict() for r in p.parsed.routes]), format_ts(now)) for p in prepared]
+    write.stage(events, documents=documents)
+    ctx.table.replace_sources(arrow, [p.source for p in prepared] + pruned)
+    return write.commit()[-1]
 
 
-def _progress(n_docs: int, stage: str, proj: Project, total: int | None = None) -> Any:
+def _progress(n_docs: int, stage: str, ctx: Context, total: int | None = None) -> Any:
     """A bar at once for real work (many documents, more than 20 chunks to embed); otherwise
     one that appears only if the stage runs longer than 2 s, so quick ingests stay quiet."""
-    if not proj.progress or not n_docs:
+    if not ctx.progress or not n_docs:
         return None
     from tqdm.auto import tqdm
 

@@ -17,8 +17,8 @@ from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import ReplayResult, _Result, version_label
 
 if TYPE_CHECKING:
+    from ragtt.context import Context
     from ragtt.index.retrieve import RetrievalPlan
-    from ragtt.project import Project
 
 __all__ = ["BisectReport", "bisect", "make_predicate"]
 
@@ -81,21 +81,22 @@ def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
                       f"got {predicate!r}")
 
 
-def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequence[int] | None = None,
+def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Sequence[int] | None = None,
            *, generate: bool | None = None) -> BisectReport:
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
     fn, description, needs_answer = make_predicate(predicate)
     generate = needs_answer if generate is None else generate
     try:
-        logged = load_run(proj, query)
+        logged = load_run(ctx, query)
         text, plan = logged.query, logged.plan
         start = logged.index_version
     except NotFoundError:
         if len(query) == 32 and all(ch in "0123456789abcdef" for ch in query):
             raise
-        text, plan, start = query, proj.plan(), None
-    candidates = sorted(set(versions)) if versions is not None else _data_versions(proj, start)
+        text, plan, start = query, ctx.plan(), None
+    candidates = sorted(set(versions)) if versions is not None else _data_versions(ctx, start)
     if len(candidates) < 2:
         raise ConfigError(f"bisect needs at least two versions to compare; got {candidates}")
     steps: list[tuple[int, Any]] = []
@@ -103,7 +104,7 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
 
     def value_at(i: int) -> Any:
         if i not in seen:  # a version is never retrieved twice
-            seen[i] = fn(_evaluate(proj, text, plan, candidates[i], generate))
+            seen[i] = fn(_evaluate(ctx, text, plan, candidates[i], generate))
             steps.append((candidates[i], seen[i]))
         return seen[i]
 
@@ -114,7 +115,7 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
                             ["the predicate has the same value at both ends; a change that reverted is not found"],
-                            proj.version_labels())
+                            version_labels(ctx))
     lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -127,28 +128,25 @@ def bisect(proj: Project, query: str, predicate: Predicate | str, versions: Sequ
         probe = unseen_after[len(unseen_after) // 2]
         if value_at(probe) == start_value:
             warnings.append(f"not monotone: the value is back to {start_value!r} at "
-                            f"{proj.version_label(candidates[probe])}; "
+                            f"{version_label(candidates[probe], version_labels(ctx))}; "
                             "the reported version is one change point, maybe not the only one")
     return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings,
-                        proj.version_labels())
+                        version_labels(ctx))
 
 
-def _evaluate(proj: Project, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:
+def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:
     from ragtt.timetravel.run import execute
 
-    run = execute(proj, text, plan, version, generate=generate)
+    run = execute(ctx, text, plan, version, generate=generate)
     gen = run.generation
-    return ReplayResult(query_id="", text=text, index_version=version, config_id=proj.config.config_id,
+    return ReplayResult(query_id="", text=text, index_version=version, config_id=ctx.config.config_id,
                         chunks=run.chunks, answer=gen.answer if gen else None, model=gen.model if gen else None,
                         latency_ms=run.latency_ms)
 
 
-def _data_versions(proj: Project, start: int | None) -> list[int]:
+def _data_versions(ctx: Context, start: int | None) -> list[int]:
     """Versions that changed the data (ingests, removals, re-embeds), from ``start`` on."""
-    rows = proj._events.connection.execute(
-        "SELECT version FROM index_versions WHERE table_name = ? AND operation != 'create' ORDER BY version",
-        (proj.config.table_name,)).fetchall()
-    versions = [int(r[0]) for r in rows]
+    versions = ctx.log.versions.data_versions()
     if start is not None:
         versions = [v for v in versions if v >= start]
         if start not in versions:

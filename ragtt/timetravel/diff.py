@@ -15,7 +15,7 @@ from ragtt.results import _Result, version_label
 from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
 
 if TYPE_CHECKING:
-    from ragtt.project import Project
+    from ragtt.context import Context
     from ragtt.timetravel.run import LoggedRun
 
 __all__ = ["DiffChunk", "DiffReport", "KeptChunk", "diff_runs", "jaccard", "rank_biased_overlap"]
@@ -236,13 +236,14 @@ def rank_biased_overlap(left: list[str], right: list[str], p: float = RBO_P) -> 
     return float((1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p**l_)
 
 
-def diff_runs(proj: Project, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD) -> DiffReport:
+def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD) -> DiffReport:
     """``threshold``: the passage similarity from which a removed and an added chunk of the
     same source are one "changed" passage (``ragtt.timetravel.passages.pair_passages``)."""
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
-    left, right = load_run(proj, left_id), load_run(proj, right_id)
-    texts = {**_texts(proj, left), **_texts(proj, right)}
+    left, right = load_run(ctx, left_id), load_run(ctx, right_id)
+    texts = {**_texts(ctx, left), **_texts(ctx, right)}
     lmap = {c["chunk_id"]: c for c in left.chunks}
     rmap = {c["chunk_id"]: c for c in right.chunks}
     removed = [DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
@@ -263,25 +264,25 @@ def diff_runs(proj: Project, left_id: str, right_id: str, *, threshold: float = 
         left_id=left_id, right_id=right_id, left_query=left.query, right_query=right.query,
         left_version=left.index_version, right_version=right.index_version, added=added, removed=removed,
         kept=kept, rbo=rank_biased_overlap(left_ids, right_ids), jaccard=jaccard(left_ids, right_ids),
-        answer_similarity=_answer_similarity(proj, left.answer, right.answer), left_answer=left.answer,
+        answer_similarity=_answer_similarity(ctx, left.answer, right.answer), left_answer=left.answer,
         right_answer=right.answer, latency_delta_ms=latency, notes=notes,
-        changed=pair_passages(removed, added, threshold), labels=proj.version_labels(),
+        changed=pair_passages(removed, added, threshold), labels=version_labels(ctx),
     )
 
 
-def _texts(proj: Project, run: LoggedRun) -> dict[str, str]:
+def _texts(ctx: Context, run: LoggedRun) -> dict[str, str]:
     ids = [c["chunk_id"] for c in run.chunks]
     if not ids:
         return {}
-    rows = proj._table.scan(run.index_version, ["chunk_id", "text"],
+    rows = ctx.table.scan(run.index_version, ["chunk_id", "text"],
                             where=f"chunk_id IN ({sql_string_list(ids)})").to_pylist()
     return {r["chunk_id"]: r["text"] for r in rows}
 
 
-def _answer_similarity(proj: Project, left: str | None, right: str | None) -> dict[str, float] | None:
+def _answer_similarity(ctx: Context, left: str | None, right: str | None) -> dict[str, float] | None:
     if left is None or right is None:
         return None
-    vectors = proj._cache.embed(proj.embedder, [left, right])[0]
+    vectors = ctx.cache.embed(ctx.embedder, [left, right])[0]
     norms = np.linalg.norm(vectors, axis=1)
     cosine = float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) if norms.all() else 0.0
     return {"embedding_cosine": cosine, "token_jaccard": jaccard(tokens(left), tokens(right))}

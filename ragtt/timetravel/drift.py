@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt._html import BOX, STYLE, esc, table
+from ragtt.events import types as ev
 from ragtt.results import TRANSIENT, _Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
-    from ragtt.project import At, Project
+    from ragtt.context import At, Context
 
 __all__ = ["DriftReport", "SourceDrift", "drift", "embedder_at"]
 
@@ -87,11 +88,6 @@ class DriftReport(_Result):
         return pl.DataFrame([{k: getattr(s, k) for k in schema} for s in self.sources], schema=schema,
                             orient="row")
 
-    def chunks_frame(self) -> pl.DataFrame:
-        import polars as pl
-
-        return pl.DataFrame({"chunk_id": list(self.chunk_cosines), "cosine": list(self.chunk_cosines.values())},
-                            schema={"chunk_id": pl.String, "cosine": pl.Float64})
 
     def _repr_html_(self) -> str:
         rows = [(s.source, s.status, s.summary(), "yes" if s.drifted else "", s.chunks_left, s.chunks_right)
@@ -107,23 +103,21 @@ class DriftReport(_Result):
                 + "</div>")
 
 
-def embedder_at(proj: Project, version: int) -> str:
+def embedder_at(ctx: Context, version: int) -> str:
     """The embedder model id whose vectors the table holds at ``version``."""
-    row = proj._events.connection.execute(
-        "SELECT type, payload FROM events WHERE type IN ('ingest.completed', 'index.reembedded') "
-        "AND index_version <= ? ORDER BY seq DESC LIMIT 1", (version,)).fetchone()
-    if row is None:
-        return proj.embedder.model_id
-    import json
-
-    payload = json.loads(row[1])
-    return str(payload["to_model"] if row[0] == "index.reembedded" else payload["embedder_id"])
+    last = ctx.log.last([ev.INGEST_COMPLETED, ev.INDEX_REEMBEDDED], version_range=(0, version))
+    if last is None:
+        return ctx.embedder.model_id
+    return str(last.payload["to_model"] if last.type == ev.INDEX_REEMBEDDED else last.payload["embedder_id"])
 
 
-def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
-    left_v, right_v = proj.resolve_version(a), proj.resolve_version(b)
-    left, right = _load(proj, left_v), _load(proj, right_v)
-    model_left, model_right = embedder_at(proj, left_v), embedder_at(proj, right_v)
+def drift(ctx: Context, a: At, b: At, threshold: float = 0.9, *, project: Any = None) -> DriftReport:
+    """``project`` rides along on the report (transient) so ``DriftScatter(report)`` can draw it."""
+    from ragtt.index.snapshots import version_labels
+
+    left_v, right_v = ctx.resolve(a), ctx.resolve(b)
+    left, right = _load(ctx, left_v), _load(ctx, right_v)
+    model_left, model_right = embedder_at(ctx, left_v), embedder_at(ctx, right_v)
     comparable = left["vectors"].shape[1] == right["vectors"].shape[1]
     chunk_cos: dict[str, float] = {}
     if comparable:
@@ -151,15 +145,12 @@ def drift(proj: Project, a: At, b: At, threshold: float = 0.9) -> DriftReport:
             drifted=None if cos is None else cos < threshold,
         ))
     return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
-                       threshold, sources, chunk_cos, project=proj, labels=proj.version_labels())
+                       threshold, sources, chunk_cos, project=project, labels=version_labels(ctx))
 
 
-def _load(proj: Project, version: int) -> dict[str, Any]:
-    data = proj._table.scan(version, ["chunk_id", "source", "vector"])
+def _load(ctx: Context, version: int) -> dict[str, Any]:
+    data, vectors = ctx.table.vectors(version, ["chunk_id", "source"])
     ids = data.column("chunk_id").to_pylist()
-    dim = proj._table.vector_dim(version)
-    flat = data.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    vectors: NDArray[np.float32] = np.asarray(flat, dtype=np.float32).reshape(len(ids), dim)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     vectors = (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
     groups: dict[str, list[int]] = {}

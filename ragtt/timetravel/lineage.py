@@ -13,13 +13,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt._html import BOX, STYLE, esc, table
+from ragtt.index.table import sql_string_list
 from ragtt.results import _Result, version_label
 from ragtt.timetravel.passages import pair_passages
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.project import Project
+    from ragtt.context import Context
 
 __all__ = ["LineageEntry", "LineageReport", "lineage"]
 
@@ -100,15 +101,16 @@ class LineageReport(_Result):
                 + table(["change", "cause", "version", "source", "chunk", "why"], rows) + "</div>")
 
 
-def lineage(proj: Project, left_id: str, right_id: str) -> LineageReport:
+def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
-    left, right = load_run(proj, left_id), load_run(proj, right_id)
+    left, right = load_run(ctx, left_id), load_run(ctx, right_id)
     lranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in left.chunks}
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
-    at_left = proj._table.chunk_sources(left.index_version)
-    at_right = proj._table.chunk_sources(right.index_version)
-    changes = _chunk_changes(proj, min(left.index_version, right.index_version),
+    at_left = ctx.table.chunk_sources(left.index_version)
+    at_right = ctx.table.chunk_sources(right.index_version)
+    changes = _chunk_changes(ctx, min(left.index_version, right.index_version),
                              max(left.index_version, right.index_version))
     forward = right.index_version >= left.index_version
     # Moving forward, a chunk that left was taken out and one that entered was put in;
@@ -118,18 +120,19 @@ def lineage(proj: Project, left_id: str, right_id: str) -> LineageReport:
                *(replace(e, top_k=right.plan.top_k) for e in
                  _moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes))]
     return LineageReport(left_id, right_id, left.index_version, right.index_version,
-                         _with_passages(proj, entries, left.index_version, right.index_version),
-                         proj.version_labels())
+                         _with_passages(ctx, entries, left.index_version, right.index_version),
+                         version_labels(ctx))
 
 
-def _with_passages(proj: Project, entries: list[LineageEntry], left_version: int,
+def _with_passages(ctx: Context, entries: list[LineageEntry], left_version: int,
                    right_version: int) -> list[LineageEntry]:
     """Say, for each chunk a re-ingest took out or put in, whether its passage was edited
     (a counterpart on the other side, ``pair_passages``) or is gone / new."""
     out = list(entries)
     for source in sorted({e.source for e in entries if e.cause == "reingested"}):
-        sides = {v: proj.chunks(at=v, source=source) for v in {left_version, right_version}}
-        texts = {v: dict(zip(f["chunk_id"].to_list(), f["text"].to_list(), strict=True)) for v, f in sides.items()}
+        where = f"source IN ({sql_string_list([source])})"
+        texts = {v: {r["chunk_id"]: r["text"] for r in ctx.table.scan(v, ["chunk_id", "text"], where=where).to_pylist()}
+                 for v in {left_version, right_version}}
         for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
             mine = [(k, e) for k, e in enumerate(out)
                     if e.source == source and e.cause == "reingested" and e.change == change]
@@ -174,10 +177,10 @@ def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | N
                         before, after)
 
 
-def _chunk_changes(proj: Project, low: int, high: int) -> dict[tuple[str, str], Any]:
+def _chunk_changes(ctx: Context, low: int, high: int) -> dict[tuple[str, str], Any]:
     """("added"|"removed", chunk_id) -> the event in (low, high] that did it (the latest wins)."""
     found: dict[tuple[str, str], Any] = {}
-    for event in proj._events.query(types=["document.ingested", "document.removed"], version_range=(low, high)):
+    for event in ctx.log.query(types=["document.ingested", "document.removed"], version_range=(low, high)):
         for chunk_id in event.payload.get("chunk_ids_added", []):
             found[("added", chunk_id)] = event
         for chunk_id in event.payload.get("chunk_ids_removed", []):

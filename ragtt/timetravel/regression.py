@@ -21,7 +21,7 @@ from ragtt.results import _Result
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.project import Project
+    from ragtt.context import Context
 
 __all__ = ["GoldenQuery", "GoldenSuite", "QueryOutcome", "Regression", "RegressionReport"]
 
@@ -124,19 +124,19 @@ class RegressionReport(_Result):
 class Regression:
     """``proj.regression``: capture golden suites and run them as a gate."""
 
-    def __init__(self, proj: Project) -> None:
-        self._proj = proj
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
 
     def capture(self, queries: list[str], name: str, *, top_k: int | None = None,
                 mode: str | None = None) -> GoldenSuite:
         if isinstance(queries, str) or not queries:
             raise ConfigError("capture takes a non-empty list of query strings")
-        plan = self._proj.plan(top_k=top_k, mode=mode)
+        plan = self._ctx.plan(top_k=top_k, mode=mode)
         golden = []
         for text in queries:
             _, result = self._run(text, plan)
             golden.append(GoldenQuery(text, sorted({c.source for c in result}), [c.chunk_id for c in result]))
-        return GoldenSuite(name, format_ts(utc_now()), self._proj.version, self._proj.config.config_id,
+        return GoldenSuite(name, format_ts(utc_now()), self._ctx.version, self._ctx.config.config_id,
                            plan.to_dict(), golden)
 
     def run(self, suite: GoldenSuite | str | Path, threshold: float = 0.8) -> RegressionReport:
@@ -152,10 +152,11 @@ class Regression:
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 outcomes.append(QueryOutcome(golden.text, "error", None, None, [], None, reason))
-        report = RegressionReport(suite.name, self._proj.version, threshold, outcomes)
+        report = RegressionReport(suite.name, self._ctx.version, threshold, outcomes)
+        from ragtt.events import types as ev
         from ragtt.events.store import Event
 
-        self._proj._events.append(Event("regression.completed", {
+        self._ctx.log.append(Event(ev.REGRESSION_COMPLETED, {
             "suite": suite.name, "threshold": threshold, "exit_code": report.exit_code,
             "passed": sum(o.status == "pass" for o in outcomes), "total": len(outcomes),
         }, index_version=report.index_version))
@@ -166,8 +167,8 @@ class Regression:
         from ragtt.timetravel.run import execute, record
 
         query_id = time_ordered_id()
-        run = execute(self._proj, text, plan, self._proj.version, generate=False)
-        record(self._proj, run, query_id, prefix="", config_id=self._proj.config.config_id,
+        run = execute(self._ctx, text, plan, self._ctx.version, generate=False)
+        record(self._ctx, run, query_id, prefix="", config_id=self._ctx.config.config_id,
                extra={"purpose": "regression"})
         return query_id, run.chunks
 

@@ -10,32 +10,32 @@ from ragtt.results import ReplayResult, RetrievedChunk
 from ragtt.timetravel.run import Run, execute, load_run, record
 
 if TYPE_CHECKING:
+    from ragtt.context import Context
     from ragtt.index.retrieve import RetrievalPlan
-    from ragtt.project import Project
 
 __all__ = ["SCORE_TOLERANCE", "replay", "replay_text", "same_retrieval"]
 
 SCORE_TOLERANCE = 1e-6
 
 
-def replay(proj: Project, query_id: str, *, generate: bool = False) -> ReplayResult:
-    original = load_run(proj, query_id)
-    if original.plan.table_name != proj.config.table_name:
+def replay(ctx: Context, query_id: str, *, generate: bool = False) -> ReplayResult:
+    original = load_run(ctx, query_id)
+    if original.plan.table_name != ctx.config.table_name:
         raise ReplayError(
             f"query {query_id} searched table {original.plan.table_name!r}; this project is open on "
-            f"{proj.config.table_name!r}. Reopen it with PipelineConfig(table_name="
+            f"{ctx.config.table_name!r}. Reopen it with PipelineConfig(table_name="
             f"{original.plan.table_name!r}) to replay it")
     # Never the live index: the version and plan are the recorded ones, or nothing.
-    run = execute(proj, original.query, original.plan, original.index_version, generate=generate)
+    run = execute(ctx, original.query, original.plan, original.index_version, generate=generate)
     matches = same_retrieval(original.chunks, run.chunks)
-    return _finish(proj, run, original_query_id=query_id, matches=matches, config_id=original.config_id,
+    return _finish(ctx, run, original_query_id=query_id, matches=matches, config_id=original.config_id,
                    extra={"original_query_id": query_id, "matches_original": matches})
 
 
-def replay_text(proj: Project, text: str, version: int, plan: RetrievalPlan, *, generate: bool,
+def replay_text(ctx: Context, text: str, version: int, plan: RetrievalPlan, *, generate: bool,
                 at: Any) -> ReplayResult:
-    run = execute(proj, text, plan, version, generate=generate)
-    return _finish(proj, run, original_query_id="", matches=False, config_id=proj.config.config_id,
+    run = execute(ctx, text, plan, version, generate=generate)
+    return _finish(ctx, run, original_query_id="", matches=False, config_id=ctx.config.config_id,
                    extra={"original_query_id": None, "at": str(at)})
 
 
@@ -46,10 +46,10 @@ def same_retrieval(logged: list[dict[str, Any]], chunks: list[RetrievedChunk]) -
     return all(abs(float(a["score"]) - b.score) <= SCORE_TOLERANCE for a, b in zip(logged, chunks, strict=True))
 
 
-def _finish(proj: Project, run: Run, *, original_query_id: str, matches: bool, config_id: str,
+def _finish(ctx: Context, run: Run, *, original_query_id: str, matches: bool, config_id: str,
             extra: dict[str, Any]) -> ReplayResult:
     replay_id = time_ordered_id()
-    record(proj, run, replay_id, prefix="replay.", config_id=config_id, extra=extra)
+    record(ctx, run, replay_id, prefix="replay.", config_id=config_id, extra=extra)
     gen = run.generation
     return ReplayResult(
         query_id=replay_id, text=run.query, index_version=run.index_version, config_id=config_id,

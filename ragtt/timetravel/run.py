@@ -10,16 +10,17 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragtt.events import types as ev
 from ragtt.events.store import Event, utc_now
 from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
 
 if TYPE_CHECKING:
+    from ragtt.context import Context
     from ragtt.generate import Generation
-    from ragtt.project import Project
 
-__all__ = ["Run", "execute", "load_run", "record"]
+__all__ = ["LoggedRun", "Run", "check_query_id", "execute", "load_run", "record"]
 
 
 @dataclass(frozen=True)
@@ -35,17 +36,17 @@ class Run:
     timings_ms: dict[str, float]
 
 
-def execute(proj: Project, query: str, plan: RetrievalPlan, version: int, *, generate: bool) -> Run:
+def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, generate: bool) -> Run:
     started = time.perf_counter()
-    view = proj._table.view(version)
+    view = ctx.table.view(version)
     vector = None
     if plan.mode in ("vector", "hybrid"):
-        vector = proj._query_vector(plan, query)
+        vector = ctx.query_vector(plan, query)
     embedded = time.perf_counter()
     hits = retrieve(view, plan, query, vector)
     chunks = [_to_chunk(hit, rank) for rank, hit in enumerate(hits, start=1)]
     retrieved = time.perf_counter()
-    generation = proj._generator.generate(query, chunks) if generate else None
+    generation = ctx.generator.generate(query, chunks) if generate else None
     done = time.perf_counter()
     timings = {"embed": (embedded - started) * 1e3, "retrieve": (retrieved - embedded) * 1e3,
                "generate": (done - retrieved) * 1e3}
@@ -62,7 +63,7 @@ def _to_chunk(hit: Hit, rank: int) -> RetrievedChunk:
     )
 
 
-def record(proj: Project, run: Run, query_id: str, *, prefix: str, config_id: str,
+def record(ctx: Context, run: Run, query_id: str, *, prefix: str, config_id: str,
            extra: dict[str, Any]) -> None:
     """Write the run's events (``{prefix}query.received`` ... ``{prefix}query.completed``) atomically."""
     now = utc_now()
@@ -70,30 +71,30 @@ def record(proj: Project, run: Run, query_id: str, *, prefix: str, config_id: st
     chunks = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "rank": c.rank,
                "score": c.score, "scores": c.scores, "charspan": list(c.charspan)} for c in run.chunks]
     events = [
-        Event(f"{prefix}query.received", {"text": run.query, **extra}, query_id=query_id, index_version=v, ts=now),
-        Event(f"{prefix}retrieval.executed", {
+        Event(prefix + ev.QUERY_RECEIVED, {"text": run.query, **extra}, query_id=query_id, index_version=v, ts=now),
+        Event(prefix + ev.RETRIEVAL_EXECUTED, {
             "index_version": v, "config_id": config_id, "plan": run.plan.to_dict(),
             "query": run.query, "chunks": chunks, "retrieve_ms": run.timings_ms["retrieve"],
         }, query_id=query_id, index_version=v, ts=now),
-        Event(f"{prefix}context.assembled", {
+        Event(prefix + ev.CONTEXT_ASSEMBLED, {
             "chunk_ids": [c.chunk_id for c in run.chunks],
             "chars": sum(len(c.text) for c in run.chunks),
         }, query_id=query_id, index_version=v, ts=now),
     ]
     if run.generation is not None:
-        events.append(Event(f"{prefix}generation.executed", {
+        events.append(Event(prefix + ev.GENERATION_EXECUTED, {
             "model": run.generation.model, "answer": run.generation.answer, "usage": run.generation.usage,
             "generate_ms": run.timings_ms["generate"],
         }, query_id=query_id, index_version=v, ts=now))
-    events.append(Event(f"{prefix}query.completed", {
+    events.append(Event(prefix + ev.QUERY_COMPLETED, {
         "latency_ms": run.latency_ms, "timings_ms": run.timings_ms, **extra,
     }, query_id=query_id, index_version=v, ts=now))
-    proj._events.append_many(events)
+    ctx.log.append_many(events)
 
 
 @dataclass(frozen=True)
 class LoggedRun:
-    """A past run read back from the event log."""
+    """A past run (query or replay) read back from the event log: ``proj.run(query_id)``."""
 
     query_id: str
     query: str
@@ -104,22 +105,28 @@ class LoggedRun:
     answer: str | None
     model: str | None
     latency_ms: float | None
-    is_replay: bool
 
 
-def load_run(proj: Project, query_id: str) -> LoggedRun:
+def check_query_id(query_id: object) -> str:
+    """A query id is a non-empty str: None is not "the newest run"."""
+    if not isinstance(query_id, str):
+        raise TypeError(f"a query id must be a str (QueryResult.query_id); got {type(query_id).__name__}")
+    return query_id
+
+
+def load_run(ctx: Context, query_id: str) -> LoggedRun:
     from ragtt.errors import NotFoundError
 
-    events = proj._events.query(query_id=query_id)
-    by_type = {e.type.removeprefix("replay."): e for e in events}
-    retrieval = by_type.get("retrieval.executed")
+    events = ctx.log.query(query_id=check_query_id(query_id))
+    by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
+    retrieval = by_type.get(ev.RETRIEVAL_EXECUTED)
     if retrieval is None:
         raise NotFoundError(
             f"no query or replay with id {query_id!r} in this project's event log "
             "(list them with proj.events.frame(types=['query.received']))"
         )
-    generation = by_type.get("generation.executed")
-    completed = by_type.get("query.completed")
+    generation = by_type.get(ev.GENERATION_EXECUTED)
+    completed = by_type.get(ev.QUERY_COMPLETED)
     payload = retrieval.payload
     return LoggedRun(
         query_id=query_id, query=payload["query"], index_version=int(payload["index_version"]),
@@ -128,5 +135,4 @@ def load_run(proj: Project, query_id: str) -> LoggedRun:
         answer=generation.payload["answer"] if generation else None,
         model=generation.payload["model"] if generation else None,
         latency_ms=completed.payload.get("latency_ms") if completed else None,
-        is_replay=retrieval.type.startswith("replay."),
     )

@@ -11,7 +11,7 @@ from ragtt.results import _Result, version_label
 if TYPE_CHECKING:
     import polars as pl
 
-    from ragtt.project import At, Project
+    from ragtt.context import At, Context
 
 __all__ = ["SnapshotDiff", "SourceChange", "snapshot_diff"]
 
@@ -76,10 +76,12 @@ class SnapshotDiff(_Result):
                 + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
 
 
-def snapshot_diff(proj: Project, a: At, b: At) -> SnapshotDiff:
-    left_v, right_v = proj.resolve_version(a), proj.resolve_version(b)
-    left = _by_source(proj._table.chunk_sources(left_v))
-    right = _by_source(proj._table.chunk_sources(right_v))
+def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
+    from ragtt.index.snapshots import version_labels
+
+    left_v, right_v = ctx.resolve(a), ctx.resolve(b)
+    left = _by_source(ctx.table.chunk_sources(left_v))
+    right = _by_source(ctx.table.chunk_sources(right_v))
     changes = []
     for source in sorted(set(left) | set(right)):
         before, after = left.get(source, set()), right.get(source, set())
@@ -91,7 +93,7 @@ def snapshot_diff(proj: Project, a: At, b: At) -> SnapshotDiff:
             status = "unchanged" if before == after else "changed"
         changes.append(SourceChange(source, status, sorted(after - before), sorted(before - after),
                                     len(before & after)))
-    return SnapshotDiff(left_v, right_v, changes, proj.version_labels())
+    return SnapshotDiff(left_v, right_v, changes, version_labels(ctx))
 
 
 def _by_source(chunks: dict[str, str]) -> dict[str, set[str]]:

@@ -49,12 +49,15 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_cli_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     proj = ["--project", str(tmp_path / "p"), "--embedder", "hash"]
     code, _, err = run(capsys, "replay", "--query-id", "nope", *proj)
+    assert code == 2 and err.count("\n") == 1 and "not a ragtt project" in err and "ragtt ingest" in err
+    assert not (tmp_path / "p").exists(), "a read-only verb must not create a project"
+    code, _, err = run(capsys, "ingest", str(tmp_path / "missing"), *proj)
+    assert code == 1
+    code, _, err = run(capsys, "replay", "--query-id", "nope", *proj)
     assert code == 2 and err.count("\n") == 1 and "nope" in err
     with pytest.raises(SystemExit) as info:
         main(["replay", *proj])
     assert info.value.code == 2
-    code, _, err = run(capsys, "ingest", str(tmp_path / "missing"), *proj)
-    assert code == 1
 
 
 def test_cli_project_from_environment_and_no_torch_needed(tmp_path: Path) -> None:

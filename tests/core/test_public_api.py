@@ -5,24 +5,52 @@ import sys
 
 import ragtt
 
-EXPECTED = {
-    "Block", "ConfigError", "DiffReport", "Document", "Embedder", "ExtractiveGenerator", "HashEmbedder",
-    "IngestError", "IngestReport", "LiteLLMEmbedder", "LiteLLMGenerator", "NotFoundError", "PageRoute",
-    "ParsedDocument", "PipelineConfig", "Project", "QueryResult", "RagttError", "Region", "ReplayError",
-    "ReplayResult", "RetrievedChunk", "SentenceTransformerEmbedder", "Snapshot", "StoreError",
-    "__version__", "build_chunks", "register_loader",
-}
+EXPECTED = [
+    "BisectReport", "Block", "ConfigComparison", "ConfigError", "DiffReport", "Document", "DriftReport", "Embedder",
+    "ExtractiveGenerator", "GoldenSuite", "HashEmbedder", "HistoryError", "IngestError", "IngestReport",
+    "LineageReport", "LiteLLMEmbedder", "LiteLLMGenerator", "LoggedRun", "NamespaceLockedError", "NotAProjectError",
+    "NotFoundError", "PageRoute", "ParsedDocument", "PipelineConfig", "Project", "ProjectBusyError",
+    "ProjectDamagedError", "QueryResult", "RagttError", "Region", "RegressionReport", "ReplayError", "ReplayResult",
+    "RetrievedChunk", "SentenceTransformerEmbedder", "Snapshot", "SnapshotDiff", "StoreError", "SupersessionError",
+    "ValidationError", "VerifyReport", "__version__", "build_chunks", "compare_configs", "register_loader",
+]
+EXPECTED_NB = ["ChunkDiff", "DriftScatter", "PdfOverlay", "RagttMagics", "Timeline", "export_report",
+               "load_ipython_extension"]
+EXPECTED_INGEST = ["IngestOptions", "LocatedChunks", "RegionIndex", "RouteThresholds", "build_chunks",
+                   "locate_chunks", "parse", "pixel_box", "render_page"]
 
 
 def test_public_names_are_pinned() -> None:
-    assert set(ragtt.__all__) >= EXPECTED
-    for name in ragtt.__all__:
-        assert getattr(ragtt, name) is not None
+    import ragtt.ingest
+    import ragtt_nb
+
+    assert ragtt.__all__ == EXPECTED
+    assert ragtt_nb.__all__ == EXPECTED_NB
+    assert ragtt.ingest.__all__ == EXPECTED_INGEST
+    for module in (ragtt, ragtt_nb, ragtt.ingest):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+
+
+def test_type_checking_imports_match_the_exports() -> None:
+    """The static imports (for type checkers) are the lazy export table, name for name."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(ragtt))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    imported = {(node.module, a.name) for node in ast.walk(block) if isinstance(node, ast.ImportFrom)
+                for a in node.names}
+    assert imported == {(module, name) for name, module in ragtt._EXPORTS.items()}
 
 
 def test_error_tree() -> None:
-    for cls in (ragtt.ConfigError, ragtt.IngestError, ragtt.NotFoundError, ragtt.ReplayError, ragtt.StoreError):
+    for cls in (ragtt.ConfigError, ragtt.IngestError, ragtt.NotFoundError, ragtt.ReplayError, ragtt.StoreError,
+                ragtt.ValidationError, ragtt.SupersessionError, ragtt.NamespaceLockedError, ragtt.HistoryError,
+                ragtt.NotAProjectError, ragtt.ProjectDamagedError, ragtt.ProjectBusyError):
         assert issubclass(cls, ragtt.RagttError)
+    for cls in (ragtt.NotAProjectError, ragtt.ProjectDamagedError, ragtt.ProjectBusyError, ragtt.HistoryError):
+        assert issubclass(cls, ragtt.StoreError)
 
 
 def test_import_is_fast_and_light() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from ragtt._hashing import time_ordered_id
+from ragtt._sqlite import connect
 from ragtt.events.store import Event, EventStore
 
 
@@ -17,19 +18,22 @@ def test_events_are_immutable_and_time_ordered(tmp_path: Path) -> None:
     assert [e.type for e in events] == ["a", "b", "c"]
     assert [e.event_id for e in events] == sorted(e.event_id for e in events)
     assert events[0].payload == {"x": 1} and events[0].index_version == 3 and events[0].event_id == first.event_id
+    raw = connect(tmp_path / "events.db")  # what anyone with the file can do
     for statement in ("UPDATE events SET type = 'z'", "DELETE FROM events"):
         with pytest.raises(Exception, match="immutable"):
-            store.connection.execute(statement)
+            raw.execute(statement)
+    raw.close()
     assert len(store.query()) == 3
     store.close()
 
 
 def test_wal_busy_timeout_and_migrations(tmp_path: Path) -> None:
     store = EventStore(tmp_path / "events.db")
-    conn = store.connection
+    conn = connect(tmp_path / "events.db")
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("PRAGMA busy_timeout").fetchone()[0] >= 5000
     assert conn.execute("PRAGMA user_version").fetchone()[0] >= 1
+    conn.close()
     store.close()
     # Re-opening migrates nothing and keeps the data.
     again = EventStore(tmp_path / "events.db")

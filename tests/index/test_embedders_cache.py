@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ragtt
-from ragtt.index.cache import EmbeddingCache
+from ragtt.events.cache import EmbeddingCache
 
 
 class CountingEmbedder:

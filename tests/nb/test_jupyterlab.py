@@ -80,7 +80,7 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "%load_ext ragtt_nb\n"
-        f"proj = %ragtt open {tmp_path / 'proj'}\n"
+        f"proj = %ragtt open {tmp_path / 'proj'} --create\n"
         f"proj.ingest_texts({PAYLOADS!r})\n"
         "res = %ragtt query refund window\n"
         f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"

@@ -36,7 +36,7 @@ def test_every_verb_is_registered_and_documented(shell: Any) -> None:
 
 
 def test_open_ingest_snapshot_query_replay_in_a_new_project(shell: Any, tmp_path: Path) -> None:
-    proj = ragtt_line(shell, f"open {tmp_path / 'p'} --embedder hash")
+    proj = ragtt_line(shell, f"open {tmp_path / 'p'} --embedder hash --create")
     assert isinstance(proj, ragtt.Project) and proj.embedder.model_id == ragtt.HashEmbedder().model_id
     report = ragtt_line(shell, f"ingest {sample_releases()[0]}")
     assert isinstance(report, ragtt.IngestReport) and report.ok and report.documents_added
@@ -110,7 +110,7 @@ def test_pdf_shows_a_source_with_its_regions(shell: Any, tmp_path: Path) -> None
     from ragtt_nb import PdfOverlay
     from tests.conftest import corpus
 
-    ragtt_line(shell, f"open {tmp_path / 'p'} --embedder hash")
+    ragtt_line(shell, f"open {tmp_path / 'p'} --embedder hash --create")
     ragtt_line(shell, f"ingest {corpus('pdfs') / 'docling__normal_4pages.pdf'}")
     query = ragtt_line(shell, "query layout analysis")
     overlay = ragtt_line(shell, f"pdf docling__normal_4pages.pdf --page 2 --query {query.query_id}")
@@ -120,7 +120,7 @@ def test_pdf_shows_a_source_with_its_regions(shell: Any, tmp_path: Path) -> None
 
 
 def test_assertions_as_of(shell: Any, tmp_path: Path) -> None:
-    proj = ragtt_line(shell, f"open {tmp_path / 'p'}")
+    proj = ragtt_line(shell, f"open {tmp_path / 'p'} --create")
     proj.assertions.init_namespace("policies")
     frame = ragtt_line(shell, "assertions policies --at 2024-01-01T00:00:00Z")
     assert isinstance(frame, pl.DataFrame) and frame.is_empty()

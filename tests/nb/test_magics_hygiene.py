@@ -44,7 +44,7 @@ def test_pdf_on_a_text_source_or_a_moved_file_is_a_usage_error_that_says_which(
     text_source = proj.chunks()["source"][0]
     with pytest.raises(UsageError, match=rf"'{text_source}' is not a PDF source \(ingested from .*\)"):
         shell.run_line_magic("ragtt", f"pdf {text_source}")
-    shell.run_line_magic("ragtt", f"open {tmp_path / 'pdfproj'} --embedder hash")
+    shell.run_line_magic("ragtt", f"open {tmp_path / 'pdfproj'} --embedder hash --create")
     pdf = tmp_path / "docs" / "crazyones.pdf"
     pdf.parent.mkdir()
     shutil.copy(corpus("pdfs", "pypdf__crazyones.pdf"), pdf)
@@ -64,7 +64,7 @@ def test_progress_is_on_by_default_and_shows_for_real_work_only(
         shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     magics = shell.magics_manager.registry["RagttMagics"]
     assert magics.progress is True
-    shell.run_line_magic("ragtt", f"open {tmp_path / 'p'} --embedder hash")
+    shell.run_line_magic("ragtt", f"open {tmp_path / 'p'} --embedder hash --create")
     assert magics.proj.progress is True
     small = tmp_path / "small"
     small.mkdir()
@@ -106,7 +106,7 @@ def test_assertion_frames_show_validity_as_utc_datetimes(shell: Any, tmp_path: P
 
     from ragtt.temporal import Assertion, Citation, Episode
 
-    shell.run_line_magic("ragtt", f"open {tmp_path / 'p'} --embedder hash")
+    shell.run_line_magic("ragtt", f"open {tmp_path / 'p'} --embedder hash --create")
     store = shell.magics_manager.registry["RagttMagics"].proj.assertions
     store.init_namespace("policy")
     start = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

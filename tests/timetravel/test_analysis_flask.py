@@ -45,7 +45,7 @@ def test_lineage_attributes_departures_to_the_right_release(flask) -> None:  # t
                 checked += 1
                 ingest = reports[k + 1]
                 if entry.cause == "ranking":
-                    assert entry.chunk_id in proj._table.chunk_sources(ingest.index_version_after)
+                    assert entry.chunk_id in set(proj.chunks(at=ingest.index_version_after)["chunk_id"])
                     continue
                 assert entry.version == ingest.index_version_after, (names[k + 1], entry)
                 if entry.cause == "reingested":

@@ -98,6 +98,8 @@ def test_snapshots(project: ragtt.Project) -> None:
     assert (snap.label, snap.index_version, snap.doc_count, snap.chunk_count) == ("v1-docs", project.version, 4, 4)
     assert project.snapshots() == [snap]
     assert project.events.last("index.snapshot_taken") is not None
+    assert project.snapshot("v1-docs") == snap  # the same label on the same version: the same snapshot
+    project.ingest_texts({"later.md": "a later document"})
     with pytest.raises(ragtt.RagttError, match="already exists"):
         project.snapshot("v1-docs")
     with pytest.raises(ragtt.ConfigError):
@@ -193,7 +195,7 @@ def test_snapshot_list_renders_as_one_escaped_table(project: ragtt.Project) -> N
 
 
 def test_maintenance_compacts_without_losing_any_version(project: ragtt.Project) -> None:
-    from ragtt.index.history import MAINTAIN_EVERY
+    from ragtt.index.maintenance import MAINTAIN_EVERY
 
     logged = []
     for i in range(MAINTAIN_EVERY + 2):

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt._hashing import sha256_hex
-from ragtt._sqlite import connect
+from ragtt._sqlite import connect, driver
+from ragtt.errors import StoreError
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -37,8 +38,13 @@ _BATCH = 256
 
 class EmbeddingCache:
     def __init__(self, path: str | Path) -> None:
-        self._conn: Any = connect(path)
-        self._conn.executescript(_SCHEMA)
+        self.path = Path(path)
+        try:
+            self._conn: Any = connect(path)
+            self._conn.executescript(_SCHEMA)
+        except driver().DatabaseError as exc:
+            raise StoreError(f"the embedding cache {self.path} cannot be opened ({exc}); it is only a cache: "
+                             "move it aside and ragtt will embed again") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -94,13 +100,19 @@ class EmbeddingCache:
         return found
 
     def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
+        rows = [(model_id, k, dim, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
         try:
+            self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
-                [(model_id, k, dim, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)],
-            )
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)", rows)
             self._conn.execute("COMMIT")
+        except driver().Error as exc:
+            # SQLite rolls a transaction back by itself on SQLITE_FULL / IOERR: rolling back
+            # again would hide the real error behind "no transaction is active".
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise StoreError(f"cannot write to the embedding cache {self.path}: {exc}") from None
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise

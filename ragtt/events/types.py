@@ -1,0 +1,106 @@
+"""Every event type ragtt writes, and the shape of its payload, declared once.
+
+Modules name event types through these constants, never as string literals, so a rename
+or a new payload field is one edit here. A query's events carry its ``query_id``; a replay
+writes the same types with the ``replay.`` prefix under its own id.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypedDict
+
+__all__ = [
+    "CONTEXT_ASSEMBLED",
+    "DOCUMENT_INGESTED",
+    "DOCUMENT_REMOVED",
+    "GENERATION_EXECUTED",
+    "INDEX_CREATED",
+    "INDEX_OPTIMIZED",
+    "INDEX_REEMBEDDED",
+    "INGEST_COMPLETED",
+    "ONCE_PER_QUERY",
+    "QUERY_COMPLETED",
+    "QUERY_RECEIVED",
+    "REGRESSION_COMPLETED",
+    "REPLAY_PREFIX",
+    "RETRIEVAL_EXECUTED",
+    "SNAPSHOT_TAKEN",
+    "DocumentIngested",
+    "DocumentRemoved",
+    "IngestCompleted",
+    "RetrievalExecuted",
+    "SnapshotTaken",
+]
+
+DOCUMENT_INGESTED: Final = "document.ingested"
+DOCUMENT_REMOVED: Final = "document.removed"
+INGEST_COMPLETED: Final = "ingest.completed"
+INDEX_CREATED: Final = "index.created"
+INDEX_OPTIMIZED: Final = "index.optimized"
+INDEX_REEMBEDDED: Final = "index.reembedded"
+SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
+REGRESSION_COMPLETED: Final = "regression.completed"
+
+QUERY_RECEIVED: Final = "query.received"
+RETRIEVAL_EXECUTED: Final = "retrieval.executed"
+CONTEXT_ASSEMBLED: Final = "context.assembled"
+GENERATION_EXECUTED: Final = "generation.executed"
+QUERY_COMPLETED: Final = "query.completed"
+REPLAY_PREFIX: Final = "replay."
+
+# A run (query or replay) has at most one of each: a second one would let `load_run`
+# replay "a different question" under an old id, so the log refuses it.
+_RUN_TYPES = (QUERY_RECEIVED, RETRIEVAL_EXECUTED, CONTEXT_ASSEMBLED, GENERATION_EXECUTED, QUERY_COMPLETED)
+ONCE_PER_QUERY: Final = frozenset(_RUN_TYPES) | frozenset(REPLAY_PREFIX + t for t in _RUN_TYPES)
+
+
+class DocumentIngested(TypedDict):
+    doc_id: str
+    source: str
+    path: str | None
+    content_hash: str
+    doc_key: str
+    text_sha256: str
+    status: str  # "added" | "updated"
+    chunk_ids_added: list[str]
+    chunk_ids_removed: list[str]
+    chunk_count: int
+    routes: list[dict[str, Any]]
+    ingest_id: str
+
+
+class DocumentRemoved(TypedDict, total=False):
+    doc_id: str
+    source: str
+    chunk_ids_removed: list[str]
+    reason: str
+    ingest_id: str
+
+
+class IngestCompleted(TypedDict):
+    ingest_id: str
+    documents: list[str]
+    removed: list[str]
+    chunks_added: int
+    chunks_removed: int
+    chunks_kept: int
+    embeddings_computed: int
+    embeddings_reused: int
+    embedder_id: str
+    config_id: str
+
+
+class SnapshotTaken(TypedDict):
+    snapshot_id: str
+    label: str
+    doc_count: int
+    chunk_count: int
+
+
+class RetrievalExecuted(TypedDict):
+    index_version: int
+    config_id: str
+    plan: dict[str, Any]
+    query: str
+    chunks: list[dict[str, Any]]
+    retrieve_ms: float

@@ -1,0 +1,67 @@
+"""Snapshots: a LanceDB tag on a version plus its ``index.snapshot_taken`` event, made
+together by the crash protocol (the tag is the table commit), so neither exists alone."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from ragtt._hashing import time_ordered_id
+from ragtt.commit import writing
+from ragtt.errors import ConfigError, StoreError
+from ragtt.events import types as ev
+from ragtt.events.store import Event
+from ragtt.results import Snapshot, Snapshots, version_names
+
+if TYPE_CHECKING:
+    from ragtt.context import Context
+
+__all__ = ["list_snapshots", "maybe_auto_snapshot", "take_snapshot", "version_labels"]
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def take_snapshot(ctx: Context, label: str) -> Snapshot:
+    if not isinstance(label, str) or not _LABEL.match(label) or label.isdigit():
+        raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); "
+                          f"got {label!r}")
+    with writing(ctx, "snapshot") as w:
+        version = w.base
+        tagged = ctx.table.tags().get(label)
+        if tagged == version:  # taken already (an interrupted call run again): the same snapshot
+            return next(s for s in list_snapshots(ctx) if s.label == label)
+        if tagged is not None:
+            raise StoreError(f"a snapshot labelled {label!r} already exists (v{tagged}); pick another label")
+        sources = ctx.table.scan(version, ["source"]).column("source")
+        payload: ev.SnapshotTaken = {"snapshot_id": time_ordered_id(), "label": label,
+                                     "doc_count": len(set(sources.to_pylist())), "chunk_count": len(sources)}
+        w.stage([Event(ev.SNAPSHOT_TAKEN, dict(payload), index_version=version)], tag=label)
+        ctx.table.tag(label, version)
+        w.commit()
+    snap = ctx.log.last(ev.SNAPSHOT_TAKEN)
+    assert snap is not None
+    return _snapshot(snap)
+
+
+def list_snapshots(ctx: Context) -> Snapshots:
+    return Snapshots(_snapshot(e) for e in ctx.log.query(types=ev.SNAPSHOT_TAKEN))
+
+
+def version_labels(ctx: Context) -> dict[int, str]:
+    """Version -> the snapshot label that names it, for ``ragtt.results.version_label``."""
+    return version_names(list_snapshots(ctx))
+
+
+def maybe_auto_snapshot(ctx: Context) -> None:
+    """A snapshot after every ``auto_snapshot_every`` document ingests since the last one."""
+    last = ctx.log.last(ev.SNAPSHOT_TAKEN)
+    since = ctx.log.query(types=ev.DOCUMENT_INGESTED, since=last.ts if last else None)
+    if len(since) >= ctx.config.auto_snapshot_every:
+        label = f"auto-v{ctx.version}"
+        if label not in ctx.table.tags():
+            take_snapshot(ctx, label)
+
+
+def _snapshot(e: Event) -> Snapshot:
+    p = e.payload
+    return Snapshot(p["snapshot_id"], p["label"], int(e.index_version or 0), e.ts, p["doc_count"], p["chunk_count"])

@@ -1,0 +1,75 @@
+"""``ragtt.json``: the marker that makes a folder a project and names the stores it has.
+
+It is written last when a project is created (atomically: a temporary file renamed over
+it), so a folder without it was never a complete project. A store the marker names that is
+gone is damage, reported as such, never recreated empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ragtt.errors import NotAProjectError, ProjectDamagedError
+
+__all__ = ["FORMAT", "MARKER", "Marker", "not_a_project"]
+
+MARKER = "ragtt.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Marker:
+    project_id: str
+    format: int = FORMAT
+    stores: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def new(cls, table_name: str) -> Marker:
+        return cls(uuid.uuid4().hex, FORMAT, {"events": "events.db", "index": "lancedb", "table": table_name})
+
+    @classmethod
+    def read(cls, folder: Path) -> Marker | None:
+        path = folder / MARKER
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise ProjectDamagedError(f"cannot read {path}: {exc.strerror or exc}") from None
+        try:
+            data = json.loads(text)
+            marker = cls(str(data["project_id"]), int(data["format"]), dict(data["stores"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ProjectDamagedError(f"{path} is not a ragtt project marker ({exc}); restore it from a backup") \
+                from None
+        if marker.format > FORMAT:
+            raise ProjectDamagedError(f"{path} has format {marker.format}, newer than this ragtt knows ({FORMAT}); "
+                                      "upgrade ragtt")
+        return marker
+
+    def with_store(self, name: str, value: Any) -> Marker:
+        return replace(self, stores={**self.stores, name: value})
+
+    def write(self, folder: Path) -> None:
+        path = folder / MARKER
+        tmp = path.with_name(f".{MARKER}.{os.getpid()}.tmp")
+        body = json.dumps({"project_id": self.project_id, "format": self.format, "stores": self.stores}, indent=2)
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(body + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def not_a_project(path: Path) -> NotAProjectError:
+    return NotAProjectError(f"not a ragtt project: {path}; create one with `ragtt ingest DOCS --project {path}`")

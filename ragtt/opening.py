@@ -1,0 +1,202 @@
+"""Opening a project folder: create it, adopt one from before the marker, or open it,
+refusing any store that is missing or damaged.
+
+Creation writes ``ragtt.json`` last, so a folder without it holds at most the leftovers of
+an interrupted creation (which are cleared and made again), an older ragtt's project
+(schema 1: adopted), or something that is not ragtt's (refused).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragtt._sqlite import driver
+from ragtt.commit import recover
+from ragtt.config import PipelineConfig
+from ragtt.errors import ProjectDamagedError
+from ragtt.events import types as ev
+from ragtt.events.cache import EmbeddingCache
+from ragtt.events.store import Event, EventStore
+from ragtt.events.time import utc_now
+from ragtt.index.embedders import resolve_embedder
+from ragtt.index.table import ChunkTable
+from ragtt.marker import MARKER, Marker, not_a_project
+
+if TYPE_CHECKING:
+    from ragtt.context import Context
+    from ragtt.index.embedders import Embedder
+
+__all__ = ["Stores", "open_assertions", "open_stores"]
+
+_EVENTS = "events.db"
+_INDEX = "lancedb"
+
+
+@dataclass
+class Stores:
+    path: Path
+    marker: Marker
+    config: PipelineConfig
+    embedder: Embedder
+    log: EventStore
+    table: ChunkTable
+    cache: EmbeddingCache
+
+    def close(self) -> None:
+        self.cache.close()
+        self.log.close()
+
+
+def open_stores(path: Path, config: PipelineConfig | None, embedder: Embedder | None, *, create: bool,
+                embedding_cache: Path | None) -> Stores:
+    marker = Marker.read(path)
+    if marker is None:
+        marker = _adopt_or_create(path, config, embedder, create)
+    table_name = (config or _stored_config(path) or PipelineConfig()).table_name
+    log = EventStore(path / _EVENTS, table_name=table_name, create=False)
+    cache: EmbeddingCache | None = None
+    try:
+        if marker.stores.get("assertions") and not (path / "assertions.db").exists():
+            raise ProjectDamagedError(f"the assertion store {path / 'assertions.db'} is missing; restore it from a "
+                                      "backup; ragtt never recreates it empty")
+        if table_name in marker.stores.get("tables", []):
+            table = ChunkTable(path / _INDEX, table_name)
+        elif create:
+            table = _create_table(path, log, table_name, _embedder_for(log, config, embedder).dim)
+            marker = marker.with_store("tables", [*marker.stores.get("tables", []), table_name])
+            marker.write(path)
+        else:
+            raise ProjectDamagedError(f"the project {path} has no table {table_name!r} (it has "
+                                      f"{', '.join(marker.stores.get('tables', [])) or 'none'})")
+        with log.try_write_lock() as locked:
+            if locked:  # else another process is writing; it recovers before it writes
+                recover(log, table)
+        stored = log.get_meta("config")
+        if config is None:
+            config = PipelineConfig.from_dict(json.loads(stored)) if stored else PipelineConfig()
+        embedder = _embedder_for(log, config, embedder)
+        table.check_dim(embedder.dim)
+        with log.transaction() as conn:
+            log.set_meta("config", json.dumps(config.to_dict()), conn)
+            log.set_meta("embedder_id", embedder.model_id, conn)
+            log.set_meta("embedder_dim", str(embedder.dim), conn)
+        cache = EmbeddingCache(embedding_cache or path / "embeddings.db")
+        return Stores(path, marker, config, embedder, log, table, cache)
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        log.close()
+        raise
+
+
+def open_assertions(ctx: Context, marker: Marker) -> tuple[Any, Marker]:
+    """The assertion store, created on first use; the marker learns of it once it exists."""
+    from ragtt.temporal import AssertionStore
+
+    store = AssertionStore.open(ctx.path / "assertions.db", embedder=ctx.embedder)
+    if not marker.stores.get("assertions"):
+        marker = marker.with_store("assertions", True)
+        marker.write(ctx.path)
+    return store, marker
+
+
+def _embedder_for(log: EventStore, config: PipelineConfig | None, embedder: Embedder | None) -> Embedder:
+    return resolve_embedder(log.get_meta("embedder_id"), log.get_meta("embedder_dim"),
+                            (config or PipelineConfig()).embedder_model, embedder)
+
+
+def _stored_config(path: Path) -> PipelineConfig | None:
+    """The config a project last ran with, read without migrating anything."""
+    db = path / _EVENTS
+    if not db.exists():
+        return None
+    conn = driver().connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+    except driver().DatabaseError:
+        return None
+    finally:
+        conn.close()
+    return PipelineConfig.from_dict(json.loads(row[0])) if row else None
+
+
+def _adopt_or_create(path: Path, config: PipelineConfig | None, embedder: Embedder | None,
+                     create: bool) -> Marker:
+    events = path / _EVENTS
+    schema = _schema_version(events)
+    if schema == 1:  # a project from before the marker: it has its stores, it gains the marker
+        table = (config or _stored_config(path) or PipelineConfig()).table_name
+        marker = Marker.new(table).with_store("tables", [table])
+        if not (path / _INDEX).is_dir():
+            raise ProjectDamagedError(f"the index {path / _INDEX} of the project in {path} is missing; restore it "
+                                      "from a backup; ragtt never recreates it empty")
+        marker.write(path)
+        return marker
+    if schema is None and (path / _INDEX).is_dir() and any((path / _INDEX).iterdir()):
+        raise ProjectDamagedError(f"the event log {events} of the project in {path} is missing (its index "
+                                  f"{path / _INDEX} is there); restore it from a backup; ragtt never recreates it")
+    if not create:
+        raise not_a_project(path)
+    path.mkdir(parents=True, exist_ok=True)
+    with _creation_lock(path):
+        existing = Marker.read(path)  # another process may have created it meanwhile
+        if existing is not None:
+            return existing
+        # No marker: anything of ours here is the leftover of a creation that died.
+        for name in (_EVENTS, f"{_EVENTS}-wal", f"{_EVENTS}-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                (path / name).unlink()
+        shutil.rmtree(path / _INDEX, ignore_errors=True)
+        table_name = (config or PipelineConfig()).table_name
+        log = EventStore(events, table_name=table_name)
+        try:
+            _create_table(path, log, table_name, _embedder_for(log, config, embedder).dim)
+        finally:
+            log.close()
+        marker = Marker.new(table_name).with_store("tables", [table_name])
+        marker.write(path)
+        return marker
+
+
+def _create_table(path: Path, log: EventStore, table_name: str, dim: int) -> ChunkTable:
+    table, made = ChunkTable.create(path / _INDEX, table_name, dim)
+    now = utc_now()
+    with log.transaction() as conn:
+        log.versions.record(conn, made, "create", now)
+        log.append_many([Event(ev.INDEX_CREATED, {"table": table_name, "dim": dim, "versions": made},
+                               index_version=made[-1], ts=now)], conn=conn)
+    return table
+
+
+def _schema_version(db: Path) -> int | None:
+    """``events.db``'s schema version; None when there is no file; 0 for an empty one."""
+    if not db.exists():
+        return None
+    try:
+        conn = driver().connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+    except driver().DatabaseError as exc:
+        raise ProjectDamagedError(f"{db} is not a ragtt event log ({exc}) and the folder has no {MARKER}; "
+                                  "move it aside or pick another folder") from None
+
+
+@contextlib.contextmanager
+def _creation_lock(path: Path) -> Iterator[None]:
+    fd = os.open(path / f".{MARKER}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -1,0 +1,95 @@
+"""Run one write path and die by SIGKILL right after its N-th store boundary returns.
+
+    python -m tests.history.crash_child SCENARIO ROOT N      (N = 0: before the first boundary)
+    python -m tests.history.crash_child SCENARIO ROOT trace  (list the boundaries, no kill)
+    python -m tests.history.crash_child SCENARIO ROOT pause:N (after the N-th boundary, wait for
+                                                              ROOT/go, then carry on)
+
+Boundaries are every LanceDB write (add, delete, merge_insert, create_index, optimize, tag
+create), every committed event-log transaction, and every embedding-cache write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.history.scenarios import SCENARIOS, open_project
+
+_seen: list[str] = []
+
+
+_pause: tuple[int, Path] | None = None
+
+
+def _boundary(name: str, kill_at: int | None) -> None:
+    _seen.append(name)
+    if kill_at is not None and len(_seen) == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _pause is not None and len(_seen) == _pause[0]:
+        (_pause[1] / "paused").write_text(name)
+        for _ in range(1200):  # at most 60 s
+            if (_pause[1] / "go").exists():
+                break
+            time.sleep(0.05)
+
+
+def _wrap(cls: Any, method: str, kill_at: int | None) -> None:
+    original = getattr(cls, method)
+
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        _boundary(f"{cls.__name__}.{method}", kill_at)
+        return result
+
+    setattr(cls, method, wrapper)
+
+
+def install(kill_at: int | None) -> None:
+    import lancedb.merge
+    import lancedb.table
+
+    from ragtt.events.cache import EmbeddingCache
+    from ragtt.events.store import EventStore
+
+    for method in ("add", "delete", "create_index", "optimize"):
+        _wrap(lancedb.table.LanceTable, method, kill_at)
+    _wrap(lancedb.merge.LanceMergeInsertBuilder, "execute", kill_at)
+    _wrap(lancedb.table.Tags, "create", kill_at)
+    _wrap(EmbeddingCache, "_store", kill_at)
+    original = EventStore.transaction
+
+    @contextlib.contextmanager
+    def transaction(self: EventStore) -> Iterator[Any]:
+        with original(self) as conn:
+            yield conn
+        _boundary("EventStore.commit", kill_at)
+
+    EventStore.transaction = transaction  # type: ignore[method-assign]
+
+
+def main() -> None:
+    global _pause
+    scenario, root, mode = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    if mode.startswith("pause:"):
+        _pause = (int(mode.removeprefix("pause:")), root)
+    kill_at = None if mode == "trace" or _pause else int(mode)
+    proj = open_project(root / "proj")
+    install(kill_at)
+    if kill_at == 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    SCENARIOS[scenario](proj, root)
+    proj.close()
+    print("\n".join(_seen))
+
+
+if __name__ == "__main__":
+    main()

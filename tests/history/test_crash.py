@@ -1,0 +1,84 @@
+"""Every write path, killed (SIGKILL) right after each of its store boundaries returns:
+each LanceDB write, each committed log transaction, each embedding-cache write. After each
+kill the project reopens and every invariant of the crash protocol holds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.history.scenarios import SCENARIOS, build_base, open_project, state
+
+REPO = Path(__file__).resolve().parents[2]
+KILLS: dict[str, int] = {}
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("crash-base")
+    build_base(root)
+    return root
+
+
+def _copy(base: Path, dest: Path) -> Path:
+    shutil.copytree(base, dest, symlinks=True)
+    return dest
+
+
+def _child(scenario: str, root: Path, mode: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tests.history.crash_child", scenario, str(root), mode],
+                          cwd=REPO, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RUST_LOG": "error", "PYTHONPATH": str(REPO)})
+
+
+def check_invariants(root: Path, scenario: str, expected: dict[str, Any], where: str) -> None:
+    with open_project(root / "proj") as proj:
+        report = proj.verify()
+        assert report.ok, f"{scenario} killed after {where}: {report.problems}"
+        assert proj.resolve_version(datetime.now(UTC)) == proj.version, where
+        for source in sorted(set(proj.chunks()["source"])):
+            assert proj.document(source).text, (where, source)
+        for event in proj.events.query(types="query.received"):
+            assert proj.replay(event.query_id).matches_original, (where, event.payload["text"])
+        SCENARIOS[scenario](proj, root)  # the interrupted call, run again, succeeds
+        assert state(proj) == expected, f"{scenario} killed after {where}: state differs from an uninterrupted run"
+        assert proj.verify().ok
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_a_kill_at_every_boundary_leaves_a_consistent_project(scenario: str, base: Path, tmp_path: Path) -> None:
+    ref = _copy(base, tmp_path / "ref")
+    with open_project(ref / "proj") as proj:
+        SCENARIOS[scenario](proj, ref)
+        expected = state(proj)
+    traced = _child(scenario, _copy(base, tmp_path / "trace"), "trace")
+    assert traced.returncode == 0, traced.stderr
+    boundaries = traced.stdout.split()
+    assert boundaries, f"{scenario} crossed no store boundary"
+
+    def kill(n: int) -> tuple[int, Path, subprocess.CompletedProcess[str]]:
+        root = _copy(base, tmp_path / f"kill-{n}")
+        return n, root, _child(scenario, root, str(n))
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = list(pool.map(kill, range(1, len(boundaries) + 1)))
+    for n, root, done in runs:
+        where = f"#{n} {boundaries[n - 1]}"
+        assert done.returncode == -signal.SIGKILL, f"{scenario}: the child was to die after {where}: {done.stderr}"
+        check_invariants(root, scenario, expected, where)
+    KILLS[scenario] = len(runs)
+
+
+def test_the_suite_kills_at_least_sixty_times() -> None:
+    if len(KILLS) < len(SCENARIOS):
+        pytest.fail(f"run the whole module: only {sorted(KILLS)} of the scenarios ran")
+    assert sum(KILLS.values()) >= 60, KILLS
