@@ -47,11 +47,11 @@ def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> Non
         page.wait_for_selector(".ragtt-timeline .ragtt-claim", timeout=30_000)
         assert "Refunds within 14 days" in page.content()
         # it opens on the newest claims, none of them stale; the versions are named by release
+        # (the releases are evenly spread, half a second apart: auto may draw them in time)
         timeline = page.locator(".ragtt-timeline")
         claims = timeline.locator(".ragtt-tl-claims").inner_text()
         assert "superseded later" not in claims and "99.9% uptime" in claims and "$29 a month" in claims
-        assert timeline.get_attribute("data-axis") == "versions"
-        assert "release-3" in timeline.locator(".ragtt-tl-where").inner_text()
+        assert timeline.locator(".ragtt-tl-where").inner_text().startswith("release-3 (v")
         charts = 1
     page.wait_for_function(f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}",
                            timeout=30_000)
