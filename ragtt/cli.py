@@ -71,7 +71,8 @@ def cmd_snapshots(args: argparse.Namespace) -> int:
 def cmd_query(args: argparse.Namespace) -> int:
     with _open(args) as proj:
         result = proj.query(args.text, top_k=args.top_k, mode=args.mode, generate=not args.no_generate)
-    _print_json(result.to_dict()) if args.json else print(_result_text(result))
+        at = proj.version_label(result.index_version)
+    _print_json(result.to_dict()) if args.json else print(_result_text(result, at))
     return 0
 
 
@@ -86,7 +87,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 raise _UsageError("--text needs --as-of VERSION|LABEL|DATETIME")
             result = proj.replay_text(args.text, at=args.as_of, top_k=args.top_k, mode=args.mode,
                                       generate=args.generate)
-    _print_json(result.to_dict()) if args.json else print(_result_text(result))
+        at = proj.version_label(result.index_version)
+    _print_json(result.to_dict()) if args.json else print(_result_text(result, at))
     return 0
 
 
@@ -190,8 +192,9 @@ def _queries(args: argparse.Namespace) -> list[str]:
 def cmd_test_capture(args: argparse.Namespace) -> int:
     with _open(args) as proj:
         suite = proj.regression.capture(_queries(args), args.name, top_k=args.top_k, mode=args.mode, at=args.at)
+        at = proj.version_label(suite.index_version)
     suite.save(args.out)
-    print(f"captured {len(suite.queries)} golden queries at v{suite.index_version} into {args.out}")
+    print(f"captured {len(suite.queries)} golden queries at {at} into {args.out}")
     return 0
 
 
@@ -235,8 +238,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), embedder=args.embedder)
 
 
-def _result_text(result: Any) -> str:
-    lines = [f"{type(result).__name__} {result.query_id} at index version {result.index_version} "
+def _result_text(result: Any, at: str) -> str:
+    lines = [f"{type(result).__name__} {result.query_id} at {at} "
              f"({result.latency_ms:.1f} ms)"]
     if getattr(result, "original_query_id", ""):
         verdict = "matches" if result.matches_original else "DIFFERS FROM"

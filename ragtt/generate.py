@@ -1,8 +1,8 @@
 """Answer generation: litellm when a model is configured, else an offline extractive answer.
 
 A generator takes the query and the retrieved chunks and returns a ``Generation``. The
-extractive default quotes the sentences of the retrieved chunks that share the most words
-with the query, and says plainly that no model wrote it.
+extractive default quotes the sentences of the retrieved chunks that BM25 ranks best for
+the query, and says plainly that no model wrote it.
 """
 
 from __future__ import annotations
@@ -20,15 +20,31 @@ if TYPE_CHECKING:
 __all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator", "LiteLLMGenerator", "build_messages"]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
-# A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses) or at a
-# blank line; Markdown headings and list bullets are not answers on their own.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+# A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_BLOCK_END = re.compile(r"\n[ \t]*\n")
+# Headings are context, not answers: Markdown "# Title", reST ".. py:data:: NAME" directives,
+# and reST titles (a line over a line of = - ~ ^ * + #).
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
+_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::\s*(.*)$")
+_UNDERLINE = re.compile(r"^\s*([=\-~^*+#`'\"])\1{2,}\s*$")
 _STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "have",
     "how", "i", "if", "in", "is", "it", "many", "much", "of", "on", "or", "the", "to", "what",
     "when", "where", "which", "who", "why", "will", "with", "you", "your", "my", "me", "we", "our",
-    "long",
+    "long", "this", "that", "there", "than", "then", "these", "those", "into", "so",
 })
+# Shell sessions and literal blocks are shown, not said: no sentence of an answer.
+_CODE_LINE = re.compile(r"^\s*(\$|>>>|>|\.\.\.)\s")
+_CODE_DIRECTIVES = ("code-block", "code", "sourcecode", "literalinclude", "highlight")
+BM25_K1, BM25_B = 1.2, 0.75
+# A sentence under ".. py:data:: SESSION_COOKIE_SAMESITE" is about SESSION_COOKIE_SAMESITE: a
+# query term in its heading adds this share of the term's idf, not length-normalised (every
+# sentence of the section gets the same, so their own words and then their order decide). A
+# directive names what its section defines, so it counts fully; a prose title counts half.
+DIRECTIVE_WEIGHT, TITLE_WEIGHT = 1.0, 0.5
+# A second passage is quoted only if it scores at least this share of the best one.
+RUNNER_UP = 0.5
 
 
 @dataclass(frozen=True)
@@ -44,14 +60,28 @@ class Generator(Protocol):
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation: ...
 
 
-class ExtractiveGenerator:
-    """Offline and deterministic: the best-matching passages of the retrieved chunks.
+@dataclass(frozen=True)
+class _Sentence:
+    chunk: int  # index into the chunks
+    section: int  # heading-delimited part of the chunk; a passage never crosses a heading
+    text: str
+    terms: Counter[str]
+    heading: frozenset[str]
+    heading_weight: float
 
-    Each retrieved chunk is cut into sentences; a sentence scores the query's content words it
-    contains, each weighted by how rare it is among all retrieved sentences (an identifier
-    such as ``SEND_FILE_MAX_AGE_DEFAULT`` outweighs "default"). The best sentences are quoted
-    with what follows them in their chunk, up to ``passage_chars``, because the answer often
-    comes right after the line that names the subject.
+
+class ExtractiveGenerator:
+    """Offline and deterministic: the sentences of the retrieved chunks that answer the query.
+
+    The retrieved chunks are cut into sentences (headings are kept as context, not quoted on
+    their own; shell sessions and literal blocks are skipped) and ranked by BM25 against the
+    query's content words, with the statistics of these sentences: a rare term such as
+    ``SEND_FILE_MAX_AGE_DEFAULT`` outweighs "default", and the words of a sentence's section
+    heading count for it. Up to ``max_passages`` of the best sentences are quoted (a runner-up
+    only if it scores at least half as well as the best; a sentence two overlapping chunks
+    share, once), each from its section's start when that fits, and on up to
+    ``passage_chars``, because the answer often comes right after the line that names the
+    subject. Passages appear in document order, each citing its chunk as ``[rank]``.
     """
 
     model_id = "extractive"
@@ -61,57 +91,132 @@ class ExtractiveGenerator:
         self.passage_chars = passage_chars
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
-        wanted = _stems(query)
-        sentences = {c.rank: [t for t in map(_clean, _SENTENCE_END.split(c.text)) if len(t) >= 12] for c in chunks}
-        units = [(rank, i, _stems(text) & wanted) for rank, seq in sentences.items() for i, text in enumerate(seq)]
+        units = _sentences(chunks)
         if not units:
             return Generation(f"{EXTRACTIVE_LABEL}\nNo retrieved text to quote.", self.model_id)
-        df = Counter(stem for _, _, found in units for stem in found)
-        weight = {stem: math.log(1 + len(units) / n) for stem, n in df.items()}
-        ranked = sorted(((sum(weight[s] for s in found), rank, i) for rank, i, found in units),
-                        key=lambda u: (-u[0], u[1], u[2]))
-        chosen: dict[int, set[int]] = {}
-        for picks, (score, rank, i) in enumerate(ranked):
-            if picks == self.max_passages or (picks and score <= 0):
+        scores = _bm25(_stems(query), units)
+        order = sorted(range(len(units)), key=lambda k: (-scores[k], chunks[units[k].chunk].rank, k))
+        quoted: set[str] = set()  # overlapping chunks repeat sentences: each is quoted once
+        passages: list[tuple[int, list[str]]] = []  # (first sentence, its sentences)
+        for k in order:
+            if len(passages) == self.max_passages or (passages and scores[k] < RUNNER_UP * scores[order[0]]):
                 break
-            taken = chosen.setdefault(rank, set())
-            seq, j, size = sentences[rank], i, 0
-            while j < len(seq) and (j == i or size + 1 + len(seq[j]) <= self.passage_chars):
-                size += len(seq[j]) + 1
-                taken.add(j)
+            if units[k].text in quoted:
+                continue
+            start = self._passage_start(units, k)
+            texts: list[str] = []
+            size, j = 0, start
+            while j < len(units) and (units[j].chunk, units[j].section) == (units[k].chunk, units[k].section) and (
+                    j <= k or size + 1 + len(units[j].text) <= self.passage_chars):
+                if units[j].text not in quoted:
+                    quoted.add(units[j].text)
+                    texts.append(units[j].text)
+                    size += len(units[j].text) + 1
                 j += 1
-        quoted = []
-        for rank in sorted(chosen):  # contiguous runs of chosen sentences, in reading order
-            run: list[str] = []
-            for k, text in enumerate(sentences[rank]):
-                if k in chosen[rank]:
-                    run.append(text)
-                elif run:
-                    quoted.append(f"{' '.join(run)} [{rank}]")
-                    run = []
-            if run:
-                quoted.append(f"{' '.join(run)} [{rank}]")
-        return Generation(EXTRACTIVE_LABEL + "\n" + "\n".join(quoted), self.model_id)
+            passages.append((start, texts))
+        passages.sort(key=lambda p: (_doc_order(chunks, units[p[0]].chunk), p[0]))
+        lines = [f"{' '.join(texts)} [{chunks[units[start].chunk].rank}]" for start, texts in passages]
+        return Generation(EXTRACTIVE_LABEL + "\n" + "\n".join(lines), self.model_id)
+
+    def _passage_start(self, units: list[_Sentence], k: int) -> int:
+        """Where the passage of sentence ``k`` starts: at its section's first sentence when that
+        fits with it in ``passage_chars`` (a definition opens its section), else at ``k``."""
+        start, size = k, len(units[k].text)
+        while start > 0 and (units[start - 1].chunk, units[start - 1].section) == (units[k].chunk, units[k].section):
+            size += len(units[start - 1].text) + 1
+            start -= 1
+        return start if size <= self.passage_chars else k
 
 
-def _clean(raw: str) -> str:
-    """One sentence on one line, without Markdown heading lines (not answers on their own)."""
-    return " ".join(" ".join(line for line in raw.splitlines() if not line.lstrip().startswith("#")).split())
+def _doc_order(chunks: list[RetrievedChunk], index: int) -> tuple[int, int]:
+    """Sources in the order their best chunk ranked; within a source, position in the document."""
+    chunk = chunks[index]
+    first_rank = min(c.rank for c in chunks if c.source == chunk.source)
+    return first_rank, chunk.charspan[0]
+
+
+def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    for ci, chunk in enumerate(chunks):
+        heading: frozenset[str] = frozenset()
+        weight, section, code = 0.0, 0, False
+        for block in _BLOCK_END.split(chunk.text):
+            lines = [line for line in block.splitlines() if line.strip()]
+            if not lines:
+                continue
+            # A directive may carry its body right below it (".. versionchanged:: 1.0" + text).
+            head = lines[:1] if len(lines) > 1 and _DIRECTIVE.match(lines[0]) else lines
+            title = _heading(head)
+            if title is not None:
+                directive = _DIRECTIVE.match(head[0]) is not None
+                if directive and head[0].split("::")[0].strip(" .") in _CODE_DIRECTIVES:
+                    code = True  # the block after it is code; the section it sits in goes on
+                else:
+                    heading, section, code = frozenset(_stem_list(title)), section + 1, False
+                    weight = DIRECTIVE_WEIGHT if directive else TITLE_WEIGHT
+                if head is lines:
+                    continue
+                lines = lines[1:]
+            if code or all(_CODE_LINE.match(line) for line in lines):
+                code = False
+                continue
+            code = lines[-1].rstrip().endswith("::")  # reST: a literal block follows
+            for raw in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
+                text = raw.strip().removesuffix("::")
+                if len(text) < 12 or text.endswith("?"):
+                    continue  # too short, or a question, not an answer
+                out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight))
+    return out
+
+
+def _heading(lines: list[str]) -> str | None:
+    """The heading's words if this block is one (Markdown, reST directive or reST title), else None."""
+    if len(lines) == 1 and (m := _MD_HEADING.match(lines[0]) or _DIRECTIVE.match(lines[0])):
+        return m.group(1)
+    if len(lines) <= 3 and _UNDERLINE.match(lines[-1]) and all(
+            _UNDERLINE.match(line) for line in lines[:-1][:-1]):
+        return " ".join(line for line in lines if not _UNDERLINE.match(line))
+    return None
+
+
+def _bm25(query: set[str], units: list[_Sentence]) -> list[float]:
+    n = len(units)
+    df = Counter(term for u in units for term in set(u.terms) | u.heading if term in query)
+    idf = {t: math.log(1 + (n - m + 0.5) / (m + 0.5)) for t, m in df.items()}
+    avg = sum(u.terms.total() for u in units) / n or 1.0
+    scores = []
+    for u in units:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * u.terms.total() / avg)
+        score = 0.0
+        for term, weight in idf.items():
+            tf = u.terms[term]
+            if tf:
+                score += weight * tf * (BM25_K1 + 1) / (tf + norm)
+            if term in u.heading:
+                score += weight * u.heading_weight
+        scores.append(score)
+    return scores
 
 
 def _stems(text: str) -> set[str]:
+    return set(_stem_list(text))
+
+
+def _stem_list(text: str) -> list[str]:
     """Content words, crudely stemmed, so "refund" meets "refunded" and "days" meets "day"."""
     from ragtt.index.retrieve import tokens
 
-    out = set()
+    out = []
     for token in tokens(text):
-        if token in _STOPWORDS:
-            continue
-        for suffix in ("ing", "ed", "es", "s"):
-            if len(token) > len(suffix) + 2 and token.endswith(suffix):
-                token = token[: -len(suffix)]
-                break
-        out.add(token)
+        # An identifier is itself and its words: "secret key" finds SECRET_KEY's section.
+        for part in (token, *token.split("_")) if "_" in token.strip("_") else (token,):
+            if not part or part in _STOPWORDS:
+                continue
+            for suffix in ("ing", "ed", "es", "s"):
+                if len(part) > len(suffix) + 2 and part.endswith(suffix):
+                    part = part[: -len(suffix)]
+                    break
+            out.append(part)
     return out
 
 

@@ -424,3 +424,17 @@ class Project:
         if frame.is_empty():
             raise NotFoundError(f"no events for query id {query_id!r}")
         return frame
+
+    # -- version labels ------------------------------------------------------------------------
+
+    def version_labels(self) -> dict[int, str]:
+        """Version -> the snapshot label that names it (a user's label beats an ``auto-v*`` one)."""
+        from ragtt.index.snapshots import version_labels
+
+        return version_labels(self._ctx)
+
+    def version_label(self, version: int) -> str:
+        """How ``version`` reads in reports and CLI text: "flask-1.0 (v6)" when a snapshot names it, else "v6"."""
+        from ragtt.results import version_label
+
+        return version_label(version, self.version_labels())

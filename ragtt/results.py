@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from ragtt._html import STYLE, esc, table
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.ingest.types import PageRoute, Region
 
 __all__ = [
     "TRANSIENT", "Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot", "Snapshots",
+    "iso_utc", "version_label", "version_names",
 ]
 
 
@@ -37,6 +39,37 @@ def _plain(value: Any) -> Any:
 class _Result:
     def to_dict(self) -> dict[str, Any]:
         return _plain(self)  # type: ignore[no-any-return]
+
+
+def version_label(version: int | None, names: Mapping[int, str] | None = None) -> str:
+    """How a version reads in every report and CLI line: "flask-1.0 (v6)" when a snapshot
+    names version 6, plain "v6" otherwise (``names`` from ``version_names``).
+
+    >>> version_label(6, {6: "flask-1.0"}), version_label(7, {6: "flask-1.0"})
+    ('flask-1.0 (v6)', 'v7')
+    """
+    if version is None:
+        return "no version"
+    name = (names or {}).get(version)
+    return f"{name} (v{version})" if name else f"v{version}"
+
+
+def version_names(snapshots: Iterable[Snapshot]) -> dict[int, str]:
+    """Version -> the snapshot label that names it. A label the user chose beats an
+    automatic ``auto-v*`` one; among equals the latest snapshot wins."""
+    names: dict[int, str] = {}
+    for snap in sorted(snapshots, key=lambda s: (not s.label.startswith("auto-v"), s.created_at)):
+        names[snap.index_version] = snap.label
+    return names
+
+
+def iso_utc(moment: datetime | None) -> str:
+    """ISO 8601 in UTC with a Z, to the second: how every report shows a datetime."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)
@@ -96,7 +129,7 @@ class QueryResult(_Result):
         if self.answer is not None:
             answer = (f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span>"
                       f"<pre>{esc(self.answer)}</pre></div>")
-        return f"{STYLE}<div class='ragtt-r'>{self._header_html()}{_chunks_html(self.chunks)}{answer}</div>"
+        return f"{STYLE}{BOX}{self._header_html()}{_chunks_html(self.chunks)}{answer}</div>"
 
 
 @dataclass(frozen=True)
@@ -155,7 +188,7 @@ class IngestReport(_Result):
         rows += [("FAILED", s, r) for s, r in self.failed]
         rows += [("skipped", s, r) for s, r in self.skipped]
         rows += [("warning", s, w) for s, w in self.warnings]
-        return (f"{STYLE}<div class='ragtt-r'><b>IngestReport</b> {esc(self.summary())}"
+        return (f"{STYLE}{BOX}<b>IngestReport</b> {esc(self.summary())}"
                 f"{table(['status', 'source', 'detail'], rows)}</div>")
 
 
@@ -181,15 +214,14 @@ class Snapshots(list[Snapshot]):
 
     def _repr_html_(self) -> str:
         if not self:
-            return f"{STYLE}<div class='ragtt-r'><i>no snapshots yet (proj.snapshot(label))</i></div>"
+            return f"{STYLE}{BOX}<i>no snapshots yet (proj.snapshot(label))</i></div>"
         return snapshots_html(self)
 
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:
-    rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, f"{s.created_at:%Y-%m-%d %H:%M:%S}")
-            for s in snapshots]
-    return (f"{STYLE}<div class='ragtt-r'>"
-            f"{table(['label', 'version', 'documents', 'chunks', 'created (UTC)'], rows)}</div>")
+    rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, iso_utc(s.created_at)) for s in snapshots]
+    return (f"{STYLE}{BOX}"
+            f"{table(['label', 'version', 'documents', 'chunks', 'created'], rows)}</div>")
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,13 @@ __all__ = sorted([*_EXPORTS, "load_ipython_extension"])
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext ragtt_nb``: registers the ``%ragtt`` line and cell magic."""
-    from ragtt_nb.magics import RagttMagics
+    """``%load_ext ragtt_nb``: registers the ``%ragtt`` line and cell magic, and the input
+    transformer that keeps a trailing ``?`` in ``%ragtt query ...?`` part of the question."""
+    from ragtt_nb.magics import RagttMagics, question_mark_is_text
 
     ipython.register_magics(RagttMagics)
+    if question_mark_is_text not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(question_mark_is_text)
 
 
 def __getattr__(name: str) -> Any:

@@ -8,12 +8,16 @@ JavaScript outputs, unless the notebook is trusted (``trusted=True``, ``--trust`
 
 Widget state is rendered as saved. An anywidget's state includes its front-end code, so
 rendering widgets means running the code their notebook saved: export notebooks whose
-widgets you would run in JupyterLab.
+widgets you would run in JupyterLab. A notebook whose widget outputs have no saved state
+(JupyterLab saves it only with "Save Widget State Automatically" on) is refused with a
+``ReportError``: its report would show text fallbacks where the widgets were.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,16 @@ import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert.preprocessors import Preprocessor
 
-__all__ = ["TEMPLATES", "ReportSanitizer", "clean_html", "export_report"]
+from ragtt.errors import RagttError
+
+__all__ = ["TEMPLATES", "ReportError", "ReportSanitizer", "clean_html", "export_report", "views_without_state"]
+
+_VIEW = "application/vnd.jupyter.widget-view+json"
+_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+class ReportError(RagttError):
+    """The notebook cannot become a faithful report as it is (and what to do about it)."""
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The folder holding the ``ragtt`` template (passed to nbconvert as an extra base dir)."""
@@ -74,11 +87,15 @@ class ReportSanitizer(Preprocessor):  # type: ignore[misc]
 
 
 def export_report(notebook: str | Path, output: str | Path | None = None, *, execute: bool = False,
-                  trusted: bool = False, timeout: int = 600, kernel_name: str | None = None) -> Path:
+                  allow_errors: bool = False, trusted: bool = False, timeout: int = 600,
+                  kernel_name: str | None = None) -> Path:
     """Write ``notebook`` as one offline HTML file (default: beside it, ``.html``); returns its path.
 
     ``execute=True`` runs it first (in its own folder, widget state stored) and does not
-    change the ``.ipynb``. A cell that fails stops the export with the kernel's error.
+    change the ``.ipynb``. A cell that fails stops the export with the kernel's error, unless
+    ``allow_errors=True``: then the error is shown in the report under its cell and the
+    export goes on (a warning on the "ragtt" logger counts the failed cells). Without
+    ``execute``, widget outputs need their saved state (else ``ReportError``).
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -88,11 +105,46 @@ def export_report(notebook: str | Path, output: str | Path | None = None, *, exe
         raise ValueError(f"expected a .ipynb notebook; got {source.name!r}")
     nb = nbformat.read(source, as_version=4)
     if execute:
-        from nbclient import NotebookClient
+        _execute(nb, source, timeout, kernel_name or _kernel_name(nb), allow_errors)
+    else:
+        missing = views_without_state(nb)
+        if missing:
+            raise ReportError(
+                f"{source.name} has {len(missing)} widget output(s) without saved widget state, so its report would "
+                "show text in their place: run it while exporting (ragtt report --execute, export_report(..., "
+                "execute=True)) or save the widget state (JupyterLab: Settings > Save Widget State Automatically, "
+                "then save the notebook)")
+    from traitlets.config import Config
 
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name or _kernel_name(nb),
+    config = Config({"ReportSanitizer": {"enabled": not trusted}})
+    exporter = HTMLExporter(config=config, template_name="ragtt", extra_template_basedirs=[str(TEMPLATES)])
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
+    out = Path(output) if output is not None else source.with_suffix(".html")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(body, encoding="utf-8")
+    return out
+
+
+def views_without_state(nb: Any) -> list[str]:
+    """Model ids of the notebook's widget outputs that its saved widget state lacks."""
+    state = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
+    views = [output["data"][_VIEW].get("model_id") for cell in nb.cells for output in cell.get("outputs", [])
+             if _VIEW in output.get("data", {})]
+    return [v for v in views if v not in state]
+
+
+def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors: bool) -> None:
+    from nbclient import NotebookClient
+    from traitlets.config import Config
+
+    with tempfile.TemporaryDirectory(prefix="ragtt-kernel-") as sockets:
+        # IPC sockets in a private folder: no open TCP ports, and no ipykernel warning about
+        # plain-text TCP printed into every report command's output. (The client still owns
+        # and shuts down its kernel manager.)
+        ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
+        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
                                 resources={"metadata": {"path": str(source.parent.resolve())}},
-                                store_widget_state=True)
+                                store_widget_state=True, config=ipc)
         # The kernel inherits it: widgets embed everything a report needs (every PDF page).
         previous = os.environ.get("RAGTT_REPORT")
         os.environ["RAGTT_REPORT"] = "1"
@@ -103,15 +155,10 @@ def export_report(notebook: str | Path, output: str | Path | None = None, *, exe
                 os.environ.pop("RAGTT_REPORT", None)
             else:
                 os.environ["RAGTT_REPORT"] = previous
-    from traitlets.config import Config
-
-    config = Config({"ReportSanitizer": {"enabled": not trusted}})
-    exporter = HTMLExporter(config=config, template_name="ragtt", extra_template_basedirs=[str(TEMPLATES)])
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": source.stem}})
-    out = Path(output) if output is not None else source.with_suffix(".html")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(body, encoding="utf-8")
-    return out
+    failed = sum(any(o.get("output_type") == "error" for o in cell.get("outputs", [])) for cell in nb.cells)
+    if failed:
+        logging.getLogger("ragtt").warning("%d cell(s) of %s failed; the report shows their errors", failed,
+                                           source.name)
 
 
 def _kernel_name(nb: Any) -> str:

@@ -11,17 +11,21 @@ the text for ``query``, ``replay --text`` and ``bisect``, and extra arguments ot
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
+import re
 import shlex
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Int, Unicode
 
-__all__ = ["VERBS", "RagttMagics", "parser_for"]
+__all__ = ["VERBS", "RagttMagics", "parser_for", "question_mark_is_text"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,7 +83,8 @@ class RagttMagics(Magics):
                                 "(default: $RAGTT_EMBEDDER)").tag(config=True)
     top_k = Int(0, help="top_k for %ragtt query (0: the project's config)").tag(config=True)
     mode = Unicode("", help="retrieval mode for %ragtt query: vector, bm25 or hybrid ('' = config)").tag(config=True)
-    progress = Bool(False, help="show ingest progress bars").tag(config=True)
+    progress = Bool(True, help="show ingest progress bars (for ingests that embed more than 20 chunks or "
+                               "run longer than 2 s) and a line when the embedding model loads").tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -87,6 +92,7 @@ class RagttMagics(Magics):
             self.embedder = os.environ.get("RAGTT_EMBEDDER", "")
         self._proj: Any = None
         self.last_query_id: str | None = None
+        _show_status_lines(self)
 
     @line_cell_magic
     def ragtt(self, line: str, cell: str | None = None) -> Any:
@@ -154,6 +160,47 @@ class RagttMagics(Magics):
                 raise UsageError("no query has run in this session yet, so 'last' means nothing")
             return self.last_query_id
         return value
+
+
+# "%ragtt query How do I set the secret key?" (also after "res = "): a verb and at least one
+# more word, ending in "?". "%ragtt?" and "%ragtt query?" stay IPython's help.
+_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<target>[A-Za-z_][\w.]*)[ \t]*=[ \t]*)?%ragtt[ \t]+"
+                            r"(?P<args>\w+[ \t]+\S.*\?)[ \t]*$")
+
+
+def question_mark_is_text(lines: list[str]) -> list[str]:
+    """Input transformer (registered by ``%load_ext ragtt_nb``): a ``%ragtt`` line that ends in
+    ``?`` is a question for ragtt, not IPython's ``obj?`` help request, which would swallow it."""
+    out = []
+    for line in lines:
+        m = _QUESTION_LINE.match(line.rstrip("\n"))
+        if m is None:
+            out.append(line)
+            continue
+        target = f"{m['target']} = " if m["target"] else ""
+        out.append(f"{m['indent']}{target}get_ipython().run_line_magic('ragtt', {m['args']!r})\n")
+    return out
+
+
+class _StatusLines(logging.Handler):
+    """ragtt's status lines ("loading model …") under the cell, while ``progress`` is on."""
+
+    def __init__(self, magics: RagttMagics) -> None:
+        super().__init__(logging.INFO)
+        self.magics = magics
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.magics.progress:
+            print(f"ragtt: {record.getMessage()}", file=sys.stderr, flush=True)
+
+
+def _show_status_lines(magics: RagttMagics) -> None:
+    logger = logging.getLogger("ragtt")
+    for old in [h for h in logger.handlers if isinstance(h, _StatusLines)]:
+        logger.removeHandler(old)  # the newest magics instance (one per shell in practice) speaks
+    logger.addHandler(_StatusLines(magics))
+    if logger.level == logging.NOTSET or logger.level > logging.INFO:
+        logger.setLevel(logging.INFO)
 
 
 def _split(text: str) -> list[str]:
@@ -293,27 +340,40 @@ def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
       arg("namespace"), arg("--at", help="ISO datetime, UNIX seconds or 'now' (the default)"),
       arg("--include-superseded", action="store_true", help="also the claims started by then and since closed"))
 def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
-    from datetime import UTC, datetime
+    from ragtt_nb.timeline_claims import check_namespace
 
     store = m.proj.assertions
-    from ragtt_nb.timeline_claims import check_namespace
 
     try:
         check_namespace(store, a.namespace)
     except ValueError as exc:
         raise UsageError(f"%ragtt assertions: {exc}") from None
     number = None if a.at is None else _number(a.at)
-    if a.at is None or a.at.strip().lower() == "now":
-        at: Any = datetime.now(UTC)
-    elif number is not None and math.isfinite(number):
-        at = number
-    else:
-        try:
-            at = _when(a.at)
-        except UsageError:
-            raise UsageError(f"%ragtt assertions: --at takes an ISO datetime (2024-05-01T12:00:00Z), UNIX seconds "
-                             f"or 'now'; got {a.at!r}") from None
-    return store.snapshot(a.namespace, at, include_superseded=a.include_superseded)
+    frame = store.snapshot(a.namespace, _assertion_time(a.at, number), include_superseded=a.include_superseded)
+    return _with_datetimes(frame)
+
+
+def _assertion_time(text: str | None, number: float | None) -> Any:
+    from datetime import UTC, datetime
+
+    if text is None or text.strip().lower() == "now":
+        return datetime.now(UTC)
+    if number is not None and math.isfinite(number):
+        return number
+    try:
+        return _when(text)
+    except UsageError:
+        raise UsageError(f"%ragtt assertions: --at takes an ISO datetime (2024-05-01T12:00:00Z), UNIX seconds "
+                         f"or 'now'; got {text!r}") from None
+
+
+def _with_datetimes(frame: Any) -> Any:
+    """Validity bounds (UNIX seconds in the store) as UTC datetimes, not 1.7961e9."""
+    import polars as pl
+
+    bounds = [c for c in ("valid_from", "valid_until") if c in frame.columns and frame[c].dtype == pl.Float64]
+    return frame.with_columns(
+        (pl.col(c) * 1_000_000).round().cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias(c) for c in bounds)
 
 
 @verb("pdf", "a PDF source's pages with its chunks' regions (and a query's, ranked) drawn on them",
@@ -322,11 +382,34 @@ def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
 def _pdf(m: RagttMagics, a: argparse.Namespace) -> Any:
     from ragtt_nb.pdf_overlay import PdfOverlay
 
+    _check_pdf(m.proj, a.source, a.path)
     try:
         return PdfOverlay(m.proj, a.source, page=a.page, query_id=m.query_id(a.query) if a.query else None,
                           path=a.path)
     except (ValueError, FileNotFoundError) as exc:
         raise UsageError(f"%ragtt pdf: {exc}") from None
+
+
+def _check_pdf(proj: Any, source: str, path: str | None) -> None:
+    """UsageErrors that say which: a source that is not a PDF, a file that moved or is not a PDF."""
+    routes = proj.document(source).routes  # NotFoundError (a UsageError) for an unknown source
+    where = path or proj.source_path(source)
+    if not routes:
+        was = f" (ingested from {where})" if where else ""
+        raise UsageError(f"%ragtt pdf: {source!r} is not a PDF source{was}: it has no pages; %ragtt pdf draws "
+                         "the pages of PDF sources")
+    if where is None:
+        raise UsageError(f"%ragtt pdf: the project records no file for {source!r} (it was ingested from memory); "
+                         f"pass --path FILE")
+    file = Path(where)
+    if not file.is_file() and path is not None:
+        raise UsageError(f"%ragtt pdf: no file at --path {file}")
+    if not file.is_file():
+        raise UsageError(f"%ragtt pdf: {source!r} was ingested from {file}, which is not there any more "
+                         "(moved or deleted?); pass --path to where it is now")
+    with file.open("rb") as fh:
+        if not fh.read(1024).lstrip().startswith(b"%PDF"):
+            raise UsageError(f"%ragtt pdf: {file} is not a PDF file (no %PDF header), so it cannot be {source!r}")
 
 
 @verb("help", "list the verbs, or show one verb's arguments", arg("verb", nargs="?"))

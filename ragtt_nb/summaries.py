@@ -15,7 +15,7 @@ static picture made by vl-convert. ``offline(chart)`` does the first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     import altair as alt
@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     import ragtt
 
-__all__ = ["latency", "latency_frame", "offline", "overlap_frame", "queries_frame", "queries_over_time",
-           "retrieval_overlap"]
+__all__ = ["count_axis", "latency", "latency_frame", "offline", "overlap_frame", "queries_frame",
+           "queries_over_time", "retrieval_overlap", "time_axis"]
 
 
 def offline(chart: Any) -> Any:
@@ -46,13 +46,41 @@ def queries_frame(proj: ragtt.Project, every: str = "1h") -> pl.DataFrame:
             .sort("ts", "kind"))
 
 
+def time_axis(frame: pl.DataFrame, field: str = "ts") -> alt.X:
+    """A temporal x channel in UTC whose labels fit the span of ``frame[field]``: whole
+    seconds, minutes, days or months (never ".500" sub-second ticks), one label format."""
+    import altair as alt
+    import polars as pl
+
+    span = float(frame.select((pl.col(field).max() - pl.col(field).min()).dt.total_seconds()).item() or 0)
+    fmt, interval = next((f, i) for limit, f, i in _TIME_FORMATS if span < limit)
+    return alt.X(f"{field}:T", title="time (UTC)", scale=alt.Scale(type="utc"),
+                 axis=alt.Axis(format=fmt, tickCount=interval, labelOverlap=True))  # a utc scale formats in UTC
+
+
+# (span below which it applies, label format, smallest tick interval)
+_Interval = Literal["second", "minute", "day", "month"]
+_TIME_FORMATS: tuple[tuple[float, str, _Interval], ...] = (
+    (120.0, "%H:%M:%S", "second"), (2 * 86400.0, "%H:%M", "minute"), (120 * 86400.0, "%Y-%m-%d", "day"),
+    (float("inf"), "%Y-%m", "month"))
+
+
+def count_axis(field: str, title: str) -> alt.Y:
+    """A count on the y axis: integer ticks only."""
+    import altair as alt
+
+    return alt.Y(field, title=title, axis=alt.Axis(format="d", tickMinStep=1))
+
+
 def queries_over_time(proj: ragtt.Project, every: str = "1h") -> alt.Chart:
     import altair as alt
 
     frame = queries_frame(proj, every)
     return alt.Chart(frame, title=f"Queries per {every}").mark_bar().encode(
-        x=alt.X("ts:T", title="time (UTC)"), y=alt.Y("queries:Q", title="queries"),
-        color=alt.Color("kind:N", title=None), tooltip=["ts:T", "kind:N", "queries:Q"])
+        x=time_axis(frame), y=count_axis("queries:Q", "queries"),
+        color=alt.Color("kind:N", title=None),
+        tooltip=[alt.Tooltip("utcyearmonthdatehoursminutesseconds(ts):T", title="time (UTC)"), "kind:N",
+                 "queries:Q"])
 
 
 def latency_frame(proj: ragtt.Project) -> pl.DataFrame:
@@ -75,11 +103,11 @@ def latency(proj: ragtt.Project) -> alt.HConcatChart:
 
     frame = latency_frame(proj)
     over_time = alt.Chart(frame, title="Query latency").mark_circle(size=40).encode(
-        x=alt.X("ts:T", title="time (UTC)"), y=alt.Y("latency_ms:Q", title="latency (ms)"),
+        x=time_axis(frame), y=alt.Y("latency_ms:Q", title="latency (ms)"),
         color=alt.Color("kind:N", title=None), tooltip=["query_id:N", "latency_ms:Q", "retrieve_ms:Q"])
     histogram = alt.Chart(frame, title="Distribution").mark_bar().encode(
         x=alt.X("latency_ms:Q", bin=alt.Bin(maxbins=30), title="latency (ms)"),
-        y=alt.Y("count():Q", title="queries"), color=alt.Color("kind:N", title=None))
+        y=count_axis("count():Q", "queries"), color=alt.Color("kind:N", title=None))
     return alt.hconcat(over_time, histogram)
 
 
@@ -120,7 +148,8 @@ def retrieval_overlap(proj: ragtt.Project, suite: Sequence[str], baseline: Any, 
 
     frame = overlap_frame(proj, suite, baseline, at, top_k=top_k)
     title = "Retrieval overlap with the baseline" + (
-        f" (v{frame['baseline_version'][0]} → v{frame['version'][0]})" if len(frame) else "")
+        f" ({proj.version_label(frame['baseline_version'][0])} → {proj.version_label(frame['version'][0])})"
+        if len(frame) else "")
     return alt.Chart(frame, title=title).mark_bar().encode(
         x=alt.X("overlap:Q", title="share of baseline chunks still retrieved", scale=alt.Scale(domain=[0, 1])),
         y=alt.Y("question:N", sort="x", title=None, axis=alt.Axis(labelLimit=360)),

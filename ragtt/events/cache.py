@@ -63,6 +63,8 @@ class EmbeddingCache:
         found = self._lookup(embedder.model_id, list(positions))
         for key, vector in found.items():
             out[positions[key]] = vector
+        if progress is not None and found:  # cached texts count as done, so the bar ends full
+            progress.update(sum(len(positions[k]) for k in found))
         missing = [k for k in positions if k not in found]
         for start in range(0, len(missing), _BATCH):
             batch = missing[start : start + _BATCH]

@@ -8,6 +8,7 @@ torch-free CI jobs.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import unicodedata
@@ -127,6 +128,8 @@ class SentenceTransformerEmbedder:
 
     def _load(self) -> Any:
         if self._model is None:
+            # Loading takes seconds before the first vector: front ends show this line (logging "ragtt").
+            logging.getLogger("ragtt").info("loading model %s …", self.model_name)
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

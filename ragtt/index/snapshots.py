@@ -11,12 +11,12 @@ from ragtt.commit import writing
 from ragtt.errors import ConfigError, StoreError
 from ragtt.events import types as ev
 from ragtt.events.store import Event
-from ragtt.results import Snapshot, Snapshots
+from ragtt.results import Snapshot, Snapshots, version_names
 
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["list_snapshots", "maybe_auto_snapshot", "snapshot_if_changed", "take_snapshot"]
+__all__ = ["list_snapshots", "maybe_auto_snapshot", "snapshot_if_changed", "take_snapshot", "version_labels"]
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -45,6 +45,11 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
 
 def list_snapshots(ctx: Context) -> Snapshots:
     return Snapshots(_snapshot(e) for e in ctx.log.query(types=ev.SNAPSHOT_TAKEN))
+
+
+def version_labels(ctx: Context) -> dict[int, str]:
+    """Version -> the snapshot label that names it, for ``ragtt.results.version_label``."""
+    return version_names(list_snapshots(ctx))
 
 
 def maybe_auto_snapshot(ctx: Context) -> None:

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["Collected", "SourceItem", "collect_paths", "run_ingest"]
 
 _PROGRESS_MIN_DOCS = 8
+_PROGRESS_MIN_CHUNKS = 20
+_PROGRESS_DELAY_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -350,9 +352,13 @@ def _write(ctx: Context, write: Write, prepared: list[_Prepared], pruned: list[s
 
 
 def _progress(n_docs: int, stage: str, ctx: Context, total: int | None = None) -> Any:
-    if n_docs < _PROGRESS_MIN_DOCS or not ctx.progress:
+    """A bar at once for real work (many documents, more than 20 chunks to embed); otherwise
+    one that appears only if the stage runs longer than 2 s, so quick ingests stay quiet."""
+    if not ctx.progress or not n_docs:
         return None
     from tqdm.auto import tqdm
 
+    big = n_docs >= _PROGRESS_MIN_DOCS or (total or 0) > _PROGRESS_MIN_CHUNKS
     unit = "doc" if total is None else "chunk"
-    return tqdm(total=total if total is not None else n_docs, desc=f"ragtt {stage}", unit=unit, leave=False)
+    return tqdm(total=total if total is not None else n_docs, desc=f"ragtt {stage}", unit=unit, leave=False,
+                delay=0 if big else _PROGRESS_DELAY_S)

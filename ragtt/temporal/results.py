@@ -5,11 +5,14 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragtt._html import STYLE
 from ragtt.errors import ValidationError
+from ragtt.results import iso_utc
 from ragtt.temporal.fts import QUERY_TEXT_MODES
 from ragtt.temporal.models import Assertion, Citation, Link, _short, _window, to_position
 
@@ -183,6 +186,17 @@ class RetrievedAssertion:
         )
 
 
+def _html_window(valid_from: float, valid_until: float | None) -> str:
+    """The validity window for people: positions that read as UNIX seconds (1973 to 2286)
+    as ISO UTC; other positions (release numbers, steps) as numbers."""
+    def show(position: float | None) -> str:
+        if position is None:
+            return "open"
+        return iso_utc(datetime.fromtimestamp(position, UTC)) if 1e8 <= position < 1e10 else f"{position:g}"
+
+    return f"[{show(valid_from)}, {show(valid_until)})"
+
+
 def _cell(value: object) -> str:
     return f"<td>{html.escape('' if value is None else str(value))}</td>"
 
@@ -229,15 +243,15 @@ class RetrievalResult:
             + _cell(f"{r.score:.4f}")
             + _cell(r.id)
             + _cell(r.type)
-            + _cell(_window(r.valid_from, r.valid_until))
+            + _cell(_html_window(r.valid_from, r.valid_until))
             + _cell(r.content)
             + "</tr>"
             for r in self.results
         )
         warnings = "".join(f"<li>{html.escape(str(w))}</li>" for w in m.get("warnings", ()))
         return (
-            f"<div class='ragtt-retrieval'>{head}<table><tr><th>score</th><th>id</th><th>type</th>"
-            f"<th>valid</th><th>content</th></tr>{rows}</table>"
+            f"{STYLE}<div class='ragtt-r ragtt-retrieval tex2jax_ignore mathjax_ignore'>{head}<table class='ragtt-t'>"
+            f"<tr><th>score</th><th>id</th><th>type</th><th>valid</th><th>content</th></tr>{rows}</table>"
             + (f"<ul class='ragtt-warnings'>{warnings}</ul>" if warnings else "")
             + "</div>"
         )

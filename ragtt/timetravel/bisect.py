@@ -12,8 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError, NotFoundError
-from ragtt.results import ReplayResult, _Result
+from ragtt.results import ReplayResult, _Result, version_label
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -35,22 +36,36 @@ class BisectReport(_Result):
     steps: list[tuple[int, Any]]
     versions_searched: int
     warnings: list[str] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+
+    def _headline(self) -> str:
+        if self.versions_searched == 1:
+            return (f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
+                    f"({version_label(self.steps[0][0], self.labels)}, where the predicate is {self.start_value!r})")
+        if self.first_version is None:
+            return f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
+        return (f"bisect {self.predicate} for {self.query!r}: first changed at "
+                f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})")
 
     def to_text(self) -> str:
-        if self.versions_searched == 1:
-            head = (f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
-                    f"(v{self.steps[0][0]}, where the predicate is {self.start_value!r})")
-        elif self.first_version is None:
-            head = f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
-        else:
-            head = (f"bisect {self.predicate} for {self.query!r}: first changed at version {self.first_version} "
-                    f"({self.start_value!r} -> {self.end_value!r})")
-        lines = [head, f"  {self.replays_used} replays: " + ", ".join(f"v{v}={val!r}" for v, val in self.steps)]
+        lines = [self._headline(), f"  {self.replays_used} replays: "
+                 + ", ".join(f"{version_label(v, self.labels)}={val!r}" for v, val in self.steps)]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.to_text()
+
+    def _repr_html_(self) -> str:
+        first = ("no change" if self.first_version is None
+                 else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>")
+        rows = [(version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
+                for v, val in sorted(self.steps)]
+        warnings = "".join(f"<div class='rem'>warning: {esc(w)}</div>" for w in self.warnings)
+        return (f"{STYLE}{BOX}<b>Bisect</b> <code>{esc(self.predicate)}</code> for <i>{esc(self.query)}</i>: "
+                f"{first} ({esc(repr(self.start_value))} &rarr; {esc(repr(self.end_value))}); "
+                f"{self.replays_used} replays over {self.versions_searched} versions"
+                + table(["version tried", "value", ""], rows) + warnings + "</div>")
 
 
 def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
@@ -71,6 +86,7 @@ def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
 
 def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Sequence[int] | None = None,
            *, generate: bool | None = None) -> BisectReport:
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
     fn, description, needs_answer = make_predicate(predicate)
@@ -104,7 +120,8 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n)
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
-                            ["the predicate has the same value at both ends; a change that reverted is not found"])
+                            ["the predicate has the same value at both ends; a change that reverted is not found"],
+                            version_labels(ctx))
     lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -116,9 +133,11 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     if len(steps) < budget and unseen_after:
         probe = unseen_after[len(unseen_after) // 2]
         if value_at(probe) == start_value:
-            warnings.append(f"not monotone: the value is back to {start_value!r} at version {candidates[probe]}; "
+            warnings.append(f"not monotone: the value is back to {start_value!r} at "
+                            f"{version_label(candidates[probe], version_labels(ctx))}; "
                             "the reported version is one change point, maybe not the only one")
-    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings)
+    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings,
+                        version_labels(ctx))
 
 
 def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:

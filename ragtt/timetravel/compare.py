@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt._html import STYLE, table
+from ragtt._html import BOX, STYLE, table
 from ragtt.config import PipelineConfig
 from ragtt.errors import ConfigError
 from ragtt.results import _Result
@@ -68,7 +68,7 @@ class ConfigComparison(_Result):
 
     def _repr_html_(self) -> str:
         rows = [(q.text, f"{q.overlap_at_k:.2f}", f"{q.rank_correlation:+.2f}", f"{q.rbo:.3f}") for q in self.queries]
-        return (f"{STYLE}<div class='ragtt-r'><b>Config comparison</b>: mean overlap@k {self.mean_overlap:.3f}"
+        return (f"{STYLE}{BOX}<b>Config comparison</b>: mean overlap@k {self.mean_overlap:.3f}"
                 + table(["query", "overlap@k", "rank corr.", "RBO"], rows) + "</div>")
 
 

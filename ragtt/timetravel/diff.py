@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt._html import STYLE, esc, table
+from ragtt._html import BOX, STYLE, esc, runs_html, table
 from ragtt.index.retrieve import tokens
 from ragtt.index.table import sql_string_list
-from ragtt.results import _Result
+from ragtt.results import _Result, version_label
+from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -48,6 +50,14 @@ class KeptChunk(_Result):
 
 @dataclass(frozen=True)
 class DiffReport(_Result):
+    """Then (``left``) vs now (``right``).
+
+    ``added`` and ``removed`` list every chunk in only one of the two top-k lists;
+    ``changed`` pairs those that carry the same passage, edited (``PassagePair``: left and
+    right chunk, similarity, word runs). ``counts`` counts each chunk once: changed, added
+    and removed with no counterpart, kept.
+    """
+
     left_id: str
     right_id: str
     left_query: str
@@ -64,66 +74,126 @@ class DiffReport(_Result):
     right_answer: str | None
     latency_delta_ms: float | None
     notes: list[str] = field(default_factory=list)
+    changed: list[PassagePair] = field(default_factory=list)
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     @property
     def identical(self) -> bool:
         return not self.added and not self.removed and all(k.rank_before == k.rank_after for k in self.kept)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """The headline: {"changed", "added", "removed", "kept"}, each chunk counted once."""
+        return {"changed": len(self.changed), "added": len(self.added_unpaired),
+                "removed": len(self.removed_unpaired), "kept": len(self.kept)}
+
+    @property
+    def added_unpaired(self) -> list[DiffChunk]:
+        """Chunks only the right run has, with no counterpart on the left: really new."""
+        paired = {p.right.chunk_id for p in self.changed}
+        return [c for c in self.added if c.chunk_id not in paired]
+
+    @property
+    def removed_unpaired(self) -> list[DiffChunk]:
+        """Chunks only the left run has, with no counterpart on the right: really gone."""
+        paired = {p.left.chunk_id for p in self.changed}
+        return [c for c in self.removed if c.chunk_id not in paired]
+
+    def headline(self) -> str:
+        n = self.counts
+        return (f"{n['changed']} changed, {n['added']} added, {n['removed']} removed, {n['kept']} kept; "
+                f"RBO {self.rbo:.3f}, Jaccard {self.jaccard:.3f}")
+
     def to_text(self) -> str:
+        label = partial(version_label, names=self.labels)
         lines = [
-            f"diff {self.left_id} (v{self.left_version}) -> {self.right_id} (v{self.right_version})",
+            f"diff {self.left_id} at {label(self.left_version)} -> {self.right_id} at {label(self.right_version)}",
             f"  query: {self.left_query!r}" + ("" if self.left_query == self.right_query
                                                 else f" -> {self.right_query!r}"),
-            f"  overlap: RBO {self.rbo:.3f}, Jaccard {self.jaccard:.3f}; +{len(self.added)} "
-            f"-{len(self.removed)} ={len(self.kept)}",
+            f"  {self.headline()}",
+            f"  answer then: {_answer(self.left_answer)}",
+            f"  answer now:  {_answer(self.right_answer)}",
         ]
-        for c in self.removed:
-            lines.append(f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)}")
-        for c in self.added:
-            lines.append(f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)}")
-        for k in self.kept:
-            lines.append(f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
-                         f"{k.score_delta:+.4f} {_preview(k.text)}")
         if self.answer_similarity is not None:
             lines.append(f"  answer similarity: cosine {self.answer_similarity['embedding_cosine']:.3f}, "
                          f"token Jaccard {self.answer_similarity['token_jaccard']:.3f}")
+        if self.changed:
+            lines.append("  changed passages ([-then-] {+now+}):")
+        for p in self.changed:
+            lines.append(f"  ~ #{p.left.rank}->#{p.right.rank} {p.source} {p.left.chunk_id[:10]}->"
+                         f"{p.right.chunk_id[:10]} similarity {p.similarity:.2f}")
+            lines += [f"      {edit}" for edit in _edits(p.runs)]
+        for c in self.removed_unpaired:
+            lines.append(f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} "
+                         "(removed, no counterpart)")
+        for c in self.added_unpaired:
+            lines.append(f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} "
+                         "(added, no counterpart)")
+        for k in self.kept:
+            lines.append(f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
+                         f"{k.score_delta:+.4f} {_preview(k.text)}")
         if self.latency_delta_ms is not None:
             lines.append(f"  latency delta: {self.latency_delta_ms:+.1f} ms")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"DiffReport(+{len(self.added)} -{len(self.removed)} ={len(self.kept)}, RBO {self.rbo:.3f})"
+        n = self.counts
+        return (f"DiffReport(~{n['changed']} +{n['added']} -{n['removed']} ={n['kept']}, RBO {self.rbo:.3f})")
 
     def __str__(self) -> str:
         return self.to_text()
 
     def _repr_html_(self) -> str:
+        label = partial(version_label, names=self.labels)
         rows: list[tuple[Any, ...]] = []
-        for c in self.removed:
+        for p in self.changed:
+            rows.append(("changed", f"#{p.left.rank}", f"#{p.right.rank}", p.source,
+                         f"similarity {p.similarity:.2f}", f"<pre>{runs_html(p.runs)}</pre>"))
+        for c in self.removed_unpaired:
             rows.append(("<span class='rem'>removed</span>", f"#{c.rank}", "", c.source, f"{c.score:.4f}",
-                         esc(c.text, 200)))
-        for c in self.added:
+                         f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>"))
+        for c in self.added_unpaired:
             rows.append(("<span class='add'>added</span>", "", f"#{c.rank}", c.source, f"{c.score:.4f}",
-                         esc(c.text, 200)))
+                         f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>"))
         for k in self.kept:
             rows.append(("kept", f"#{k.rank_before}", f"#{k.rank_after}", k.source, f"{k.score_delta:+.4f}",
                          esc(k.text, 200)))
-        answers = ""
-        if self.left_answer is not None or self.right_answer is not None:
-            answers = table(["then", "now"], [(f"<pre>{esc(self.left_answer)}</pre>",
-                                               f"<pre>{esc(self.right_answer)}</pre>")],
-                            raw_columns=frozenset({0, 1}))
-        return (f"{STYLE}<div class='ragtt-r'><b>Diff</b> <code>{esc(self.left_id)}</code> (v{self.left_version})"
-                f" &rarr; <code>{esc(self.right_id)}</code> (v{self.right_version}): RBO {self.rbo:.3f}, "
-                f"Jaccard {self.jaccard:.3f}<br><i>{esc(self.left_query)}</i>"
+        answers = table(["answer then", "answer now"], [(f"<pre>{esc(_answer(self.left_answer))}</pre>",
+                                                         f"<pre>{esc(_answer(self.right_answer))}</pre>")],
+                        raw_columns=frozenset({0, 1}))
+        return (f"{STYLE}{BOX}<b>Diff</b> <code>{esc(self.left_id)}</code> at {esc(label(self.left_version))}"
+                f" &rarr; <code>{esc(self.right_id)}</code> at {esc(label(self.right_version))}: "
+                f"{esc(self.headline())}<br><i>{esc(self.left_query)}</i>" + answers
                 + table(["change", "then", "now", "source", "score / delta", "text"], rows,
-                        raw_columns=frozenset({0, 5})) + answers + "</div>")
+                        raw_columns=frozenset({0, 5})) + "</div>")
 
     def to_html(self) -> str:
         """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
         return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt diff</title></head><body>"
                 + self._repr_html_() + f"<pre>{esc(self.to_text())}</pre></body></html>")
+
+
+def _answer(answer: str | None) -> str:
+    return "(no answer generated)" if answer is None else " ".join(answer.split())
+
+
+def _edits(runs: list[tuple[str, str]], context: int = 6) -> list[str]:
+    """One line per edit, wdiff style, with a few words of context either side."""
+    out = []
+    for k, (op, _) in enumerate(runs):
+        if op == "equal" or (k and runs[k - 1][0] != "equal"):
+            continue  # an edit starts at a non-equal run that follows an equal run (or opens the text)
+        j = k
+        parts = []
+        while j < len(runs) and runs[j][0] != "equal":
+            text = " ".join(runs[j][1].split())
+            parts.append(f"[-{text}-]" if runs[j][0] == "delete" else f"{{+{text}+}}")
+            j += 1
+        before = runs[k - 1][1].split()[-context:] if k else []
+        after = runs[j][1].split()[:context] if j < len(runs) else []
+        out.append(" ".join(["…" * bool(before), *before, *parts, *after, "…" * bool(after)]).strip())
+    return out
 
 
 def _preview(text: str) -> str:
@@ -166,7 +236,10 @@ def rank_biased_overlap(left: list[str], right: list[str], p: float = RBO_P) -> 
     return float((1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p**l_)
 
 
-def diff_runs(ctx: Context, left_id: str, right_id: str) -> DiffReport:
+def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD) -> DiffReport:
+    """``threshold``: the passage similarity from which a removed and an added chunk of the
+    same source are one "changed" passage (``ragtt.timetravel.passages.pair_passages``)."""
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
@@ -193,6 +266,7 @@ def diff_runs(ctx: Context, left_id: str, right_id: str) -> DiffReport:
         kept=kept, rbo=rank_biased_overlap(left_ids, right_ids), jaccard=jaccard(left_ids, right_ids),
         answer_similarity=_answer_similarity(ctx, left.answer, right.answer), left_answer=left.answer,
         right_answer=right.answer, latency_delta_ms=latency, notes=notes,
+        changed=pair_passages(removed, added, threshold), labels=version_labels(ctx),
     )
 
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt._html import STYLE, table
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.events import types as ev
-from ragtt.results import TRANSIENT, _Result
+from ragtt.results import TRANSIENT, _Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,6 +36,13 @@ class SourceDrift(_Result):
     chunk_cosine_min: float | None
     drifted: bool | None  # None when incomparable or in one version only
 
+    def summary(self) -> str:
+        """What happened to the source, as the CLI and the HTML table both say it."""
+        if self.status != "common":
+            return f"{self.status} ({self.chunks_right or self.chunks_left} chunks)"
+        cos = "n/a (incomparable vectors)" if self.centroid_cosine is None else f"{self.centroid_cosine:.4f}"
+        return f"centroid cosine {cos} ({self.chunks_common} common chunks){' DRIFTED' if self.drifted else ''}"
+
 
 @dataclass(frozen=True)
 class DriftReport(_Result):
@@ -50,26 +57,24 @@ class DriftReport(_Result):
     chunk_cosines: dict[str, float]
     # The project it was computed on, so a view can fetch the vectors (DriftScatter(report)).
     project: Any = field(default=None, repr=False, compare=False, metadata=TRANSIENT)
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     @property
     def drifted_sources(self) -> list[str]:
         return [s.source for s in self.sources if s.drifted]
 
     def to_text(self) -> str:
-        lines = [f"drift v{self.left_version} -> v{self.right_version} (threshold {self.threshold}): "
+        lines = [f"drift {self._span()} (threshold {self.threshold}): "
                  f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"]
         if self.embedder_changed:
             lines.append(f"  embedder changed: {self.embedder_left} -> {self.embedder_right}")
         if not self.comparable:
             lines.append("  vectors have different dimensions: incomparable, no cosine computed")
-        for s in self.sources:
-            if s.status != "common":
-                lines.append(f"  {s.source}: {s.status} ({s.chunks_right or s.chunks_left} chunks)")
-                continue
-            cos = "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}"
-            flag = " DRIFTED" if s.drifted else ""
-            lines.append(f"  {s.source}: centroid cosine {cos} ({s.chunks_common} common chunks){flag}")
+        lines += [f"  {s.source}: {s.summary()}" for s in self.sources]
         return "\n".join(lines)
+
+    def _span(self) -> str:
+        return f"{version_label(self.left_version, self.labels)} -> {version_label(self.right_version, self.labels)}"
 
     def __str__(self) -> str:
         return self.to_text()
@@ -85,14 +90,17 @@ class DriftReport(_Result):
 
 
     def _repr_html_(self) -> str:
-        rows = [(s.source, "n/a" if s.centroid_cosine is None else f"{s.centroid_cosine:.4f}",
-                 "yes" if s.drifted else "", s.chunks_common) for s in self.sources]
-        head = (f"<b>Drift</b> v{self.left_version} &rarr; v{self.right_version}: "
+        rows = [(s.source, s.status, s.summary(), "yes" if s.drifted else "", s.chunks_left, s.chunks_right)
+                for s in self.sources]
+        head = (f"<b>Drift</b> {esc(self._span())} (threshold {self.threshold}): "
                 f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted")
         if self.embedder_changed:
-            head += " (embedder changed)"
-        return (f"{STYLE}<div class='ragtt-r'>{head}"
-                + table(["source", "centroid cosine", "drifted", "common chunks"], rows) + "</div>")
+            head += f"; embedder changed: {esc(self.embedder_left)} &rarr; {esc(self.embedder_right)}"
+        if not self.comparable:
+            head += "; vectors have different dimensions: incomparable, no cosine computed"
+        return (f"{STYLE}{BOX}{head}"
+                + table(["source", "status", "what changed", "drifted", "chunks then", "chunks now"], rows)
+                + "</div>")
 
 
 def embedder_at(ctx: Context, version: int) -> str:
@@ -105,6 +113,8 @@ def embedder_at(ctx: Context, version: int) -> str:
 
 def drift(ctx: Context, a: At, b: At, threshold: float = 0.9, *, project: Any = None) -> DriftReport:
     """``project`` rides along on the report (transient) so ``DriftScatter(report)`` can draw it."""
+    from ragtt.index.snapshots import version_labels
+
     left_v, right_v = ctx.resolve(a), ctx.resolve(b)
     left, right = _load(ctx, left_v), _load(ctx, right_v)
     model_left, model_right = embedder_at(ctx, left_v), embedder_at(ctx, right_v)
@@ -135,7 +145,7 @@ def drift(ctx: Context, a: At, b: At, threshold: float = 0.9, *, project: Any = 
             drifted=None if cos is None else cos < threshold,
         ))
     return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
-                       threshold, sources, chunk_cos, project=project)
+                       threshold, sources, chunk_cos, project=project, labels=version_labels(ctx))
 
 
 def _load(ctx: Context, version: int) -> dict[str, Any]:

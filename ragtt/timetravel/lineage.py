@@ -7,12 +7,15 @@ scan per chunk.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ragtt._html import STYLE, esc, table
-from ragtt.results import _Result
+from ragtt._html import BOX, STYLE, esc, table
+from ragtt.index.table import sql_string_list
+from ragtt.results import _Result, version_label
+from ragtt.timetravel.passages import pair_passages
 
 if TYPE_CHECKING:
     import polars as pl
@@ -33,18 +36,27 @@ class LineageEntry(_Result):
     at: datetime | None
     rank_before: int | None
     rank_after: int | None
+    top_k: int | None = None  # the k of the run the chunk entered or left
+    passage: str | None = None  # re-ingested: "changed" (an edited counterpart exists), "gone" or "new"
 
-    def statement(self) -> str:
-        rank = f"#{self.rank_before}" if self.change == "left" else f"#{self.rank_after}"
-        what = f"chunk {self.chunk_id[:10]} ({self.source}, {rank}) {self.change} the top-k"
-        when = f" at version {self.version}" + (f" ({self.at:%Y-%m-%d %H:%M:%S} UTC)" if self.at else "")
+    def statement(self, labels: Mapping[int, str] | None = None) -> str:
+        """One sentence: "chunk 1a2b3c4d5e (refund-policy.md, was #2) left the top 4:
+        refund-policy.md was re-ingested at flask-1.0 (v6) and this passage changed"."""
+        rank = f"was #{self.rank_before}" if self.change == "left" else f"now #{self.rank_after}"
+        top = f"the top {self.top_k}" if self.top_k else "the top-k"
+        what = f"chunk {self.chunk_id[:10]} ({self.source}, {rank}) {self.change} {top}"
+        when = version_label(self.version, labels)
         if self.cause == "ranking":
-            return f"{what}: ranking changed only; the chunk exists at both versions"
+            return f"{what}: ranking changed only; this passage is unchanged at both versions"
         if self.cause == "added":
-            return f"{what} because source {self.source} was added{when}"
+            return f"{what}: {self.source} was added at {when}"
         if self.cause == "removed":
-            return f"{what} because source {self.source} was removed{when}"
-        return f"{what} because source {self.source} was re-ingested{when}"
+            return f"{what}: {self.source} was removed at {when}"
+        if self.cause == "reingested":
+            passage = {"changed": " and this passage changed", "gone": " and this passage is no longer in it",
+                       "new": " and this passage is new in it"}.get(self.passage or "", "")
+            return f"{what}: {self.source} was re-ingested at {when}{passage}"
+        return f"{what}: no ingest recorded in the log explains it"
 
 
 @dataclass(frozen=True)
@@ -54,12 +66,18 @@ class LineageReport(_Result):
     left_version: int
     right_version: int
     entries: list[LineageEntry]
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     def to_text(self) -> str:
-        head = f"lineage {self.left_id} (v{self.left_version}) -> {self.right_id} (v{self.right_version})"
+        head = (f"lineage {self.left_id} at {version_label(self.left_version, self.labels)} -> {self.right_id} "
+                f"at {version_label(self.right_version, self.labels)}")
         if not self.entries:
             return head + "\n  the top-k did not change"
-        return "\n".join([head, *(f"  {e.statement()}" for e in self.entries)])
+        return "\n".join([head, *(f"  {e.statement(self.labels)}" for e in self.entries)])
+
+    def reasons(self) -> dict[str, str]:
+        """chunk id -> the sentence that says why it entered or left."""
+        return {e.chunk_id: e.statement(self.labels) for e in self.entries}
 
     def __str__(self) -> str:
         return self.to_text()
@@ -69,19 +87,22 @@ class LineageReport(_Result):
 
         schema: dict[str, Any] = {"chunk_id": pl.String, "source": pl.String, "change": pl.String, "cause": pl.String,
                   "version": pl.Int64, "event_id": pl.String, "at": pl.Datetime("us", "UTC"),
-                  "rank_before": pl.Int64, "rank_after": pl.Int64}
-        rows = [{k: getattr(e, k if k != "at" else "at") for k in schema} for e in self.entries]
+                  "rank_before": pl.Int64, "rank_after": pl.Int64, "passage": pl.String, "why": pl.String}
+        rows = [{**{k: getattr(e, k) for k in schema if k != "why"}, "why": e.statement(self.labels)}
+                for e in self.entries]
         return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
     def _repr_html_(self) -> str:
-        rows = [(e.change, e.cause, e.version if e.version is not None else "", e.source, e.chunk_id[:10],
-                 e.statement()) for e in self.entries]
-        return (f"{STYLE}<div class='ragtt-r'><b>Lineage</b> v{self.left_version} &rarr; v{self.right_version}"
+        rows = [(e.change, e.cause, version_label(e.version, self.labels) if e.version is not None else "",
+                 e.source, e.chunk_id[:10], e.statement(self.labels)) for e in self.entries]
+        return (f"{STYLE}{BOX}<b>Lineage</b> {esc(version_label(self.left_version, self.labels))} &rarr; "
+                f"{esc(version_label(self.right_version, self.labels))}"
                 f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
                 + table(["change", "cause", "version", "source", "chunk", "why"], rows) + "</div>")
 
 
 def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
+    from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
@@ -94,9 +115,36 @@ def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
     forward = right.index_version >= left.index_version
     # Moving forward, a chunk that left was taken out and one that entered was put in;
     # moving back in time, the other way round.
-    entries = [*_moves(lranks, rranks, at_right, "left", "removed" if forward else "added", changes),
-               *_moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes)]
-    return LineageReport(left_id, right_id, left.index_version, right.index_version, entries)
+    entries = [*(replace(e, top_k=left.plan.top_k) for e in
+                 _moves(lranks, rranks, at_right, "left", "removed" if forward else "added", changes)),
+               *(replace(e, top_k=right.plan.top_k) for e in
+                 _moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes))]
+    return LineageReport(left_id, right_id, left.index_version, right.index_version,
+                         _with_passages(ctx, entries, left.index_version, right.index_version),
+                         version_labels(ctx))
+
+
+def _with_passages(ctx: Context, entries: list[LineageEntry], left_version: int,
+                   right_version: int) -> list[LineageEntry]:
+    """Say, for each chunk a re-ingest took out or put in, whether its passage was edited
+    (a counterpart on the other side, ``pair_passages``) or is gone / new."""
+    out = list(entries)
+    for source in sorted({e.source for e in entries if e.cause == "reingested"}):
+        where = f"source IN ({sql_string_list([source])})"
+        texts = {v: {r["chunk_id"]: r["text"] for r in ctx.table.scan(v, ["chunk_id", "text"], where=where).to_pylist()}
+                 for v in {left_version, right_version}}
+        for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
+            mine = [(k, e) for k, e in enumerate(out)
+                    if e.source == source and e.cause == "reingested" and e.change == change]
+            if not mine:
+                continue
+            ours = [{"source": source, "text": texts[own].get(e.chunk_id, ""), "k": k} for k, e in mine]
+            theirs = [{"source": source, "text": t} for cid, t in texts[other].items() if cid not in texts[own]]
+            paired = {p.left["k"] for p in pair_passages(ours, theirs)}
+            for k, e in mine:
+                fallback = "gone" if change == "left" else "new"
+                out[k] = replace(e, passage="changed" if k in paired else fallback)
+    return out
 
 
 def _moves(ranks: dict[str, tuple[int, str]], other: dict[str, tuple[int, str]], present: dict[str, str],

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt._html import STYLE, esc, table
+from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError
 from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
@@ -153,7 +153,7 @@ class RegressionReport(_Result):
                                       + [f"replaced by {p}" for p in o.replaced_by]
                                       + [f"missing source {s}" for s in o.missing_sources]))
                 for o in self.outcomes]
-        return (f"{STYLE}<div class='ragtt-r'><b>Regression</b> {esc(self.suite)} exit {self.exit_code}"
+        return (f"{STYLE}{BOX}<b>Regression</b> {esc(self.suite)} exit {self.exit_code}"
                 + table(["status", "query", "gated on", "passage recall", "chunk recall", "source recall", "detail"],
                         rows) + "</div>")
 

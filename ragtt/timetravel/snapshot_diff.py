@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ragtt._html import STYLE, table
-from ragtt.results import _Result
+from ragtt._html import BOX, STYLE, esc, table
+from ragtt.results import _Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -30,6 +30,10 @@ class SnapshotDiff(_Result):
     left_version: int
     right_version: int
     sources: list[SourceChange]
+    labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+
+    def _span(self) -> str:
+        return f"{version_label(self.left_version, self.labels)} -> {version_label(self.right_version, self.labels)}"
 
     @property
     def documents_added(self) -> list[str]:
@@ -44,7 +48,7 @@ class SnapshotDiff(_Result):
         return [s.source for s in self.sources if s.status == "changed"]
 
     def to_text(self) -> str:
-        lines = [f"snapshot diff v{self.left_version} -> v{self.right_version}: "
+        lines = [f"snapshot diff {self._span()}: "
                  f"{len(self.documents_added)} added, {len(self.documents_changed)} changed, "
                  f"{len(self.documents_removed)} removed"]
         for s in self.sources:
@@ -68,11 +72,13 @@ class SnapshotDiff(_Result):
     def _repr_html_(self) -> str:
         rows = [(s.status, s.source, len(s.chunks_added), len(s.chunks_removed), s.chunks_kept)
                 for s in self.sources if s.status != "unchanged"]
-        return (f"{STYLE}<div class='ragtt-r'><b>Snapshot diff</b> v{self.left_version} &rarr; "
-                f"v{self.right_version}" + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
+        return (f"{STYLE}{BOX}<b>Snapshot diff</b> {esc(self._span())}"
+                + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
 
 
 def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
+    from ragtt.index.snapshots import version_labels
+
     left_v, right_v = ctx.resolve(a), ctx.resolve(b)
     left = _by_source(ctx.table.chunk_sources(left_v))
     right = _by_source(ctx.table.chunk_sources(right_v))
@@ -87,7 +93,7 @@ def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
             status = "unchanged" if before == after else "changed"
         changes.append(SourceChange(source, status, sorted(after - before), sorted(before - after),
                                     len(before & after)))
-    return SnapshotDiff(left_v, right_v, changes)
+    return SnapshotDiff(left_v, right_v, changes, version_labels(ctx))
 
 
 def _by_source(chunks: dict[str, str]) -> dict[str, set[str]]:

@@ -190,7 +190,7 @@ def test_snapshot_list_renders_as_one_escaped_table(project: ragtt.Project) -> N
     project.ingest_texts(DOCS)
     project.snapshot("v1")
     html = project.snapshots()._repr_html_()
-    assert html.count("<table>") == 1 and "v1" in html
+    assert html.count("<table") == 1 and "v1" in html
     assert isinstance(project.snapshots(), list)
 
 
