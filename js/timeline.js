@@ -1,35 +1,38 @@
-// ragtt Timeline: the index's history on a time axis, a draggable cursor, and what the
-// focal query retrieves at the cursor's version; with an assertion namespace, the claims'
-// validity windows as lanes and the claims valid at the cursor's time.
-// Self-contained ES module (anywidget).
-// Untrusted text (sources, labels, queries, chunk text, claims) reaches the DOM only as text.
-//
-// Two axes, switched by the header's button (the `axis` trait): "time" (wall clock) and
-// "versions" (one equal slot per index version). The version axis's layout comes with the
-// data (`_data.layout`, computed in Python; the rule is in ragtt_nb/timeline.py): event
-// and claim positions in slot units, and the slots' boundaries as ticks, which map the
-// cursor between times and positions. No kernel needed, so both work in a report.
-//
-// Test hook: the root's `data-axis` is the axis drawn ("time" or "versions"), and its
-// `data-label-boxes` the snapshot labels drawn, as JSON [{x0, x1, text, label, version}]
-// (CSS px from the canvas's left edge; `text` as drawn, maybe shortened with "…").
+// Generated from js/src/timeline.js by js/build.mjs (./dev build): edit the sources, not this file.
 
-const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
-const ROW = 16;          // lane height, CSS px
-const LABEL_W = 150;     // lane label column, CSS px
-const PAD = 8;           // horizontal padding inside the plot, CSS px
-const MAX_DOC_LANES = 40;
-const MAX_CLAIM_LANES = 40;
-const MAX_CLAIMS_LISTED = 200;
-const FLAG = { SUPERSEDED: 1, OPEN: 2 };
-const LANE = { ENTITY: 0, TYPE: 1 };
-const LABEL_GAP = 6;     // px between two labels on one line
-const AXES = ["time", "versions"];
+// js/src/dom.js
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== void 0 && text !== null) node.textContent = String(text);
+  return node;
+}
+function button(cls, label, aria, onClick) {
+  const b = el("button", cls, label);
+  b.type = "button";
+  b.setAttribute("aria-label", aria);
+  b.addEventListener("click", onClick);
+  return b;
+}
+function themeColors(root, spec) {
+  const cs = getComputedStyle(root);
+  const out = {};
+  for (const [name, [variable, fallback]] of Object.entries(spec)) {
+    out[name] = cs.getPropertyValue(variable).trim() || fallback;
+  }
+  return out;
+}
 
-/** Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly. */
+// js/src/wire.js
+var TYPES = {
+  int16: Int16Array,
+  uint16: Uint16Array,
+  uint8: Uint8Array,
+  int32: Int32Array,
+  float32: Float32Array
+};
 function typed(buf) {
-  const types = { int32: Int32Array, float32: Float32Array };
-  const T = types[buf && buf.dtype];
+  const T = TYPES[buf && buf.dtype];
   if (!T) throw new Error(`ragtt: unsupported buffer dtype ${buf && buf.dtype}`);
   const v = buf.view;
   const bytes = v instanceof ArrayBuffer ? v : v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
@@ -38,52 +41,232 @@ function typed(buf) {
   return arr;
 }
 
-/** An element with a class and (untrusted-safe) text. */
-function el(tag, cls, text) {
-  const node = document.createElement(tag);
-  if (cls) node.className = cls;
-  if (text !== undefined) node.textContent = String(text);
-  return node;
+// js/src/labels.js
+var SEPARATORS = "-_ ./:@";
+function versionLabel(version, names) {
+  const name = names && names[String(version)];
+  return name ? `${name} (v${version})` : `v${version}`;
+}
+function distinguishing(labels) {
+  if (labels.length < 2) return [...labels];
+  let pre = commonPrefix(labels);
+  pre = cutAt(pre, (p) => SEPARATORS.includes(p[p.length - 1]), (p) => p.slice(0, -1));
+  const rest = labels.map((l) => l.slice(pre.length));
+  const rev = rest.map((l) => [...l].reverse().join(""));
+  let suf = commonPrefix(rev);
+  suf = cutAt(suf, (s) => SEPARATORS.includes(s[s.length - 1]), (s) => s.slice(0, -1));
+  const out = rest.map((l) => l.slice(0, l.length - suf.length));
+  return out.some((l) => !l) ? [...labels] : out;
+}
+function commonPrefix(xs) {
+  let p = xs[0];
+  for (const x of xs) while (!x.startsWith(p)) p = p.slice(0, -1);
+  return p;
+}
+function cutAt(s, ok, step) {
+  while (s && !ok(s)) s = step(s);
+  return s;
 }
 
+// js/src/chunk_card.js
+var STOP = new Set("a an and are as at be by can do does for from how i if in is it its of on or so that the their then there these this to was what when where which who why will with you your my me we our have has had not no yes".split(" "));
+var WORD = /[\p{L}\p{N}_]+/gu;
+var OP_CLASS = { delete: "ragtt-wd-del", insert: "ragtt-wd-ins" };
+function queryTerms(query) {
+  const out = /* @__PURE__ */ new Set();
+  for (const m of String(query || "").toLowerCase().matchAll(WORD)) {
+    if (m[0].length > 1 && !STOP.has(m[0])) out.add(m[0]);
+  }
+  return [...out];
+}
+function matchTerm(word, terms) {
+  for (const t of terms) {
+    if (word === t) return t;
+    if (t.length >= 4 && word.length >= 4 && (word.startsWith(t) || t.startsWith(word))) return t;
+  }
+  return null;
+}
+function sentences(text) {
+  const out = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const end = c === "\n" || ".!?".includes(c) && (i + 1 === text.length || /\s/.test(text[i + 1]));
+    if (!end) continue;
+    let j = i + 1;
+    while (j < text.length && /[ \t\n]/.test(text[j])) j++;
+    out.push(text.slice(start, j));
+    start = j;
+    i = j - 1;
+  }
+  if (start < text.length) out.push(text.slice(start));
+  return out;
+}
+function appendHighlighted(parent, text, terms) {
+  let last = 0, hits = 0;
+  const seen = /* @__PURE__ */ new Set();
+  if (terms.length) {
+    for (const m of text.matchAll(WORD)) {
+      const t = matchTerm(m[0].toLowerCase(), terms);
+      if (!t) continue;
+      const at = (
+        /** @type {number} */
+        m.index
+      );
+      if (at > last) parent.appendChild(document.createTextNode(text.slice(last, at)));
+      parent.appendChild(el("mark", "ragtt-hl", m[0]));
+      last = at + m[0].length;
+      hits++;
+      seen.add(t);
+    }
+  }
+  if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  return { distinct: seen.size, hits };
+}
+function fillBody(body, spec, terms) {
+  let best = null, bestIndex = -1, bestScore = [0, 0];
+  if (spec.runs) {
+    spec.runs.forEach(([op, text], i) => {
+      const cls = OP_CLASS[op];
+      const node = el(op === "delete" ? "del" : op === "insert" ? "ins" : "span", cls || "ragtt-wd-eq");
+      appendHighlighted(node, text, terms);
+      body.append(node);
+      if (cls && !best) {
+        best = node;
+        bestIndex = i;
+      }
+    });
+    return { target: best, index: bestIndex };
+  }
+  sentences(spec.text).forEach((s, i) => {
+    const node = el("span", "ragtt-sentence");
+    const { distinct, hits } = appendHighlighted(node, s, terms);
+    body.append(node);
+    if (distinct > bestScore[0] || distinct === bestScore[0] && hits > bestScore[1]) {
+      best = node;
+      bestIndex = i;
+      bestScore = [distinct, hits];
+    }
+  });
+  return { target: best, index: bestIndex };
+}
+function reveal(card) {
+  const body = (
+    /** @type {HTMLElement | null} */
+    card.querySelector(".ragtt-chunk-text")
+  );
+  const toggle2 = (
+    /** @type {HTMLElement | null} */
+    card.querySelector(".ragtt-card-toggle")
+  );
+  if (!body || !toggle2) return;
+  const expanded = card.classList.contains("ragtt-expanded");
+  const idx = Number(card.dataset.best);
+  const target = idx >= 0 ? (
+    /** @type {HTMLElement | undefined} */
+    body.children[idx]
+  ) : void 0;
+  body.scrollTop = !expanded && target ? Math.max(0, target.offsetTop - 2) : 0;
+  toggle2.hidden = !expanded && body.scrollHeight <= body.clientHeight + 1;
+}
+function chunkCard(spec) {
+  const card = el(spec.tag || "li", `ragtt-chunk${spec.cls ? ` ${spec.cls}` : ""}`);
+  card.dataset.chunkId = spec.id;
+  const meta = el("div", "ragtt-chunk-meta");
+  for (const [cls, text] of spec.meta || []) meta.append(el("span", cls, text));
+  if (spec.source !== void 0) meta.append(el("span", "ragtt-source", spec.source));
+  for (const b of spec.badges || []) meta.append(el("span", `ragtt-badge ragtt-badge-${b.replace(/[^a-z0-9-]/gi, "")}`, b));
+  const open = card.classList.contains("ragtt-expanded");
+  const toggle2 = el("button", "ragtt-card-toggle", open ? "less" : "more");
+  toggle2.type = "button";
+  toggle2.setAttribute("aria-expanded", String(open));
+  toggle2.addEventListener("click", (e) => {
+    e.stopPropagation();
+    const open2 = card.classList.toggle("ragtt-expanded");
+    toggle2.textContent = open2 ? "less" : "more";
+    toggle2.setAttribute("aria-expanded", String(open2));
+    reveal(card);
+  });
+  meta.append(toggle2);
+  const body = el("div", "ragtt-chunk-text");
+  const { index } = fillBody(body, spec, spec.terms || []);
+  card.dataset.best = String(index);
+  card.append(meta, body);
+  requestAnimationFrame(() => {
+    if (card.isConnected) reveal(card);
+  });
+  return card;
+}
+
+// js/src/timeline.js
+var KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
+var ROW = 16;
+var LABEL_W = 150;
+var PAD = 8;
+var MAX_DOC_LANES = 40;
+var MAX_CLAIM_LANES = 40;
+var MAX_CLAIMS_LISTED = 200;
+var FLAG = { SUPERSEDED: 1, OPEN: 2 };
+var LANE = { ENTITY: 0, TYPE: 1 };
+var LABEL_GAP = 6;
+var AXES = ["time", "versions"];
 function decode(data) {
-  const versions = typed(data.versions.version);
-  const ev = data.events;
   const focal = data.focal && {
     ...data.focal,
     offsets: typed(data.focal.result_offsets),
     resultChunks: typed(data.focal.result_chunks),
     scores: typed(data.focal.result_scores),
     byVersion: typed(data.focal.version_result),
+    terms: queryTerms(data.focal.text)
   };
   const cl = data.claims;
   const claims = cl && {
-    namespace: cl.namespace, lanes: cl.lanes, laneKind: typed(cl.lane_kind),
-    ids: cl.ids, content: cl.content, type: cl.type, confidence: typed(cl.confidence),
-    from: typed(cl.from), until: typed(cl.until), lane: typed(cl.lane), flags: typed(cl.flags),
-    fromX: typed(cl.from_x), untilX: typed(cl.until_x),
+    namespace: cl.namespace,
+    lanes: cl.lanes,
+    laneKind: typed(cl.lane_kind),
+    ids: cl.ids,
+    content: cl.content,
+    type: cl.type,
+    confidence: typed(cl.confidence),
+    from: typed(cl.from),
+    until: typed(cl.until),
+    lane: typed(cl.lane),
+    flags: typed(cl.flags),
+    fromX: typed(cl.from_x),
+    untilX: typed(cl.until_x),
+    openAt: cl.open_at
   };
   const lay = data.layout;
-  const layout = {
-    auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x),
-  };
+  const ev = data.events;
+  const names = data.labels || {};
+  const labels = [...new Set(data.snapshots.map((s) => s.label))];
+  const short = distinguishing(labels);
   return {
-    t0: data.t0_ms, unit: data.t_unit_ms, claims, layout,
-    versions, vt: typed(data.versions.t), ops: data.versions.operation,
-    et: typed(ev.t), kind: typed(ev.kind), lane: typed(ev.lane), ev: typed(ev.version),
-    docs: data.docs, presence: typed(data.presence), snapshots: data.snapshots, focal,
+    t0: data.t0_ms,
+    unit: data.t_unit_ms,
+    claims,
+    focal,
+    names,
+    shortOf: new Map(labels.map((l, i) => [l, short[i]])),
+    layout: { auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x) },
+    versions: typed(data.versions.version),
+    vt: typed(data.versions.t),
+    ops: data.versions.operation,
+    et: typed(ev.t),
+    kind: typed(ev.kind),
+    lane: typed(ev.lane),
+    ev: typed(ev.version),
+    docs: data.docs,
+    presence: typed(data.presence),
+    snapshots: data.snapshots
   };
 }
-
 function fmtTime(d, ticks) {
   const ms = d.t0 + ticks * d.unit;
   const date = new Date(ms);
-  if (Number.isNaN(date.getTime())) return `${(ms / 1000).toPrecision(12)} s`;  // beyond what Date holds
+  if (Number.isNaN(date.getTime())) return `${(ms / 1e3).toPrecision(12)} s`;
   return date.toISOString().replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
 }
-
-/** Ticks to a position on the version axis (the rule of ragtt_nb/timeline.py's
- *  _slot_positions): the last slot starting at or before `ticks`, linearly inside it. */
 function posOfTicks(layout, ticks) {
   const b = layout.bounds, slots = layout.slots;
   let j = 0;
@@ -91,33 +274,43 @@ function posOfTicks(layout, ticks) {
   const w = b[j + 1] - b[j];
   return j + (w > 0 ? Math.max(0, Math.min(1, (ticks - b[j]) / w)) : 0);
 }
-
-/** The inverse: a position on the version axis to ticks. */
 function ticksOfPos(layout, pos) {
   const b = layout.bounds;
   const j = Math.max(0, Math.min(layout.slots - 1, Math.floor(pos)));
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
 }
-
-/** Place labels on one line without overlaps. `marks` are {x, text, ...}; each label goes
- *  right of its mark (up to the next mark), else left of it, shortened with "…" when only
- *  part fits, skipped when not even that does. Returns the drawn boxes {x0, x1, text, mark}. */
-function placeLabels(g, marks, left, right) {
+function placeLabels(g, marks, left, right, first = null) {
   const sorted = [...marks].sort((a, b) => a.x - b.x);
   const minW = g.measureText("ab…").width;
   const boxes = [];
+  let held = null;
+  if (first) {
+    const w = g.measureText(first.text).width;
+    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
+    held = { x0, x1: x0 + w, text: first.text, mark: first };
+  }
   let prevRight = -Infinity;
   sorted.forEach((m, k) => {
+    if (m === first) return;
+    const before = held && m.x < held.x0;
+    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
+    const limit = Math.min(
+      right,
+      k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
+      held && before ? held.x0 - LABEL_GAP : Infinity
+    );
     const full = g.measureText(m.text).width;
-    const floor = Math.max(left, prevRight + LABEL_GAP);
-    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity);
     const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
     const leftRoom = m.x - 4 - floor;
     let side, room;
-    if (full <= rightRoom) { side = "right"; room = full; }
-    else if (full <= leftRoom) { side = "left"; room = full; }
-    else if (Math.max(rightRoom, leftRoom) >= minW) {
+    if (full <= rightRoom) {
+      side = "right";
+      room = full;
+    } else if (full <= leftRoom) {
+      side = "left";
+      room = full;
+    } else if (Math.max(rightRoom, leftRoom) >= minW) {
       side = rightRoom >= leftRoom ? "right" : "left";
       room = Math.max(rightRoom, leftRoom);
     } else return;
@@ -132,60 +325,26 @@ function placeLabels(g, marks, left, right) {
     boxes.push({ x0, x1: x0 + w, text, mark: m });
     prevRight = x0 + w;
   });
-  return boxes;
+  if (held) boxes.push(held);
+  return boxes.sort((a, b) => a.x0 - b.x0);
 }
-
-function render({ model, el: host }) {
-  let d = decode(model.get("_data"));
-  let index = 0;          // index into d.versions of the cursor
-  let cursorT = 0;        // the cursor's time in ticks: a version's, or (with claims) wherever it was dragged
-  let cursorP = 0;        // the same place on the version axis (slot units)
-  let snapBoxes = [];     // the snapshot labels drawn: {x0, x1, text, mark}
-  let claimsKey = null;   // the claims listed now (to redraw the list only when it changes)
-  let placed = false;     // whether the cursor has been placed since the data arrived
-  let playing = null;     // interval id while playing
-  let docLanes = [];      // doc index per drawn lane (the most active documents first)
-
-  const root = el("div", "ragtt-timeline");
+function createView(model) {
+  const root = el("div", "ragtt-timeline tex2jax_ignore mathjax_ignore");
   root.tabIndex = 0;
   root.setAttribute("role", "group");
   root.setAttribute("aria-label", "ragtt timeline: arrow keys move the cursor between index versions");
-
   const head = el("div", "ragtt-tl-head");
-  const title = el("span", "ragtt-tl-title", "Timeline");
   const focalText = el("span", "ragtt-tl-query");
   const axisBtn = el("button", "ragtt-tl-btn ragtt-tl-axis");
   axisBtn.type = "button";
-  axisBtn.addEventListener("click", () => {
-    model.set("axis", mode() === "time" ? "versions" : "time");
-    model.save_changes();
-  });
-  head.append(title, focalText, axisBtn);
-
+  head.append(el("span", "ragtt-tl-title", "Timeline"), focalText, axisBtn);
   const controls = el("div", "ragtt-tl-controls");
-  const button = (label, aria, fn) => {
-    const b = el("button", "ragtt-tl-btn", label);
-    b.type = "button";
-    b.setAttribute("aria-label", aria);
-    b.addEventListener("click", fn);
-    controls.append(b);
-    return b;
-  };
-  button("|◀", "first version", () => go(0));
-  button("◀", "previous version", () => go(index - 1));
-  const playBtn = button("Play", "play", () => (playing ? stop() : play()));
-  button("▶", "next version", () => go(index + 1));
-  button("▶|", "latest version", () => go(d.versions.length - 1));
-  const where = el("span", "ragtt-tl-where");
-  controls.append(where);
-
   const scroller = el("div", "ragtt-tl-plot");
   const canvas = el("canvas", "ragtt-tl-canvas");
   const cursor = el("div", "ragtt-timeline-cursor");
   cursor.setAttribute("role", "slider");
   cursor.setAttribute("aria-label", "index version");
   scroller.append(canvas, cursor);
-
   const info = el("div", "ragtt-tl-info");
   const panes = el("div", "ragtt-tl-panes");
   const docsPane = el("div", "ragtt-tl-docs");
@@ -194,491 +353,579 @@ function render({ model, el: host }) {
   const claimsPane = el("div", "ragtt-tl-claims");
   const status = el("div", "ragtt-tl-status");
   root.append(head, controls, scroller, info, panes, claimsPane, status);
-  host.append(root);
-
-  // -- geometry -------------------------------------------------------------------------
-  /** The axis drawn: the `axis` trait, or for "auto" what Python resolved it to. */
-  const mode = () => {
-    const a = model.get("axis");
-    return AXES.includes(a) ? a : (AXES.includes(d.layout.auto) ? d.layout.auto : "time");
+  const d = decode(model.get("_data"));
+  return {
+    model,
+    d,
+    root,
+    focalText,
+    axisBtn,
+    controls,
+    where: el("span", "ragtt-tl-where"),
+    playBtn: (
+      /** @type {HTMLButtonElement | null} */
+      null
+    ),
+    scroller,
+    canvas,
+    cursor,
+    info,
+    docsPane,
+    chunksPane,
+    claimsPane,
+    status,
+    index: 0,
+    // index into d.versions of the cursor
+    cursorT: 0,
+    // the cursor's time in ticks: a version's, or (with claims) wherever it was dragged
+    cursorP: 0,
+    // the same place on the version axis (slot units)
+    /** @type {LabelBox[]} */
+    snapBoxes: [],
+    /** @type {string | null} */
+    claimsKey: null,
+    // the claims listed now (redrawn only on change)
+    placed: false,
+    // whether the cursor has been placed since the data arrived
+    /** @type {ReturnType<typeof setInterval> | null} */
+    playing: null,
+    /** @type {number[]} */
+    docLanes: [],
+    moreDocs: 0,
+    /** @type {number[]} */
+    claimLanes: [],
+    moreClaims: 0,
+    tLo: 0,
+    tHi: 1,
+    drawnIndex: -1
   };
-  const span = () => {
-    let lo = Infinity, hi = -Infinity;
-    const arrays = [d.vt, d.et];
-    const c = d.claims;
-    if (c) arrays.push(c.from, c.until.filter((_, i) => !(c.flags[i] & FLAG.OPEN)));
-    for (const arr of arrays) for (let i = 0; i < arr.length; i++) {
-      if (arr[i] < lo) lo = arr[i];
-      if (arr[i] > hi) hi = arr[i];
-    }
-    if (!(hi > lo)) return [lo - 1, lo + 1];
-    // open claims run to the axis end: leave them some room past the last thing on the axis
-    if (c && c.flags.some((f) => f & FLAG.OPEN)) hi += Math.max(1, Math.round((hi - lo) * 0.04));
-    return [lo, hi];
-  };
-  let [tLo, tHi] = span();
-  const plotW = () => Math.max(40, scroller.clientWidth - LABEL_W - 2 * PAD);
-  const xOf = (ticks) => LABEL_W + PAD + ((ticks - tLo) / (tHi - tLo)) * plotW();
-  const ticksAt = (x) => Math.max(tLo, Math.min(tHi, tLo + ((x - LABEL_W - PAD) / plotW()) * (tHi - tLo)));
-  // the version axis: positions in slot units, 0 .. layout.slots
-  const xOfP = (pos) => LABEL_W + PAD + (pos / d.layout.slots) * plotW();
-  const posAt = (x) => Math.max(0, Math.min(d.layout.slots, ((x - LABEL_W - PAD) / plotW()) * d.layout.slots));
-  // where things are drawn, on the axis shown now
-  const versionX = (i) => (mode() === "time" ? xOf(d.vt[i]) : xOfP(d.layout.first + i));
-  const eventX = (i) => (mode() === "time" ? xOf(d.et[i]) : xOfP(d.layout.eventX[i]));
-  const cursorX = () => (mode() === "time" ? xOf(cursorT) : xOfP(cursorP));
-  /** The version at a time: the latest one committed at or before it (or the first). */
-  function indexAtTicks(ticks) {
-    let best = 0;
-    for (let i = 0; i < d.vt.length; i++) if (d.vt[i] <= ticks) best = i;
-    return best;
+}
+function mode(V) {
+  const a = V.model.get("axis");
+  return AXES.includes(a) ? a : AXES.includes(V.d.layout.auto) ? V.d.layout.auto : "time";
+}
+function span(d) {
+  let lo = Infinity, hi = -Infinity;
+  const arrays = [d.vt, d.et];
+  const c = d.claims;
+  if (c) arrays.push(c.from, c.until.filter((_, i) => !(c.flags[i] & FLAG.OPEN)));
+  for (const arr of arrays) for (let i = 0; i < arr.length; i++) {
+    if (arr[i] < lo) lo = arr[i];
+    if (arr[i] > hi) hi = arr[i];
   }
-
-  let moreDocs = 0, claimLanes = [], moreClaims = 0;
-  function chooseLanes() {
-    const counts = new Map();
-    for (let i = 0; i < d.lane.length; i++) if (d.lane[i] >= 0) counts.set(d.lane[i], (counts.get(d.lane[i]) || 0) + 1);
-    const all = [...counts.keys()].sort((a, b) => a - b);
-    docLanes = all.slice(0, MAX_DOC_LANES);
-    moreDocs = all.length - docLanes.length;
-    const nClaimLanes = d.claims ? d.claims.lanes.length : 0;
-    claimLanes = [...Array(Math.min(nClaimLanes, MAX_CLAIM_LANES)).keys()];
-    moreClaims = nClaimLanes - claimLanes.length;
-  }
-
-  /** Every row of the plot, top to bottom: {name, style, kind, key}. */
-  function rows() {
-    const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
-    for (const doc of docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
-    if (moreDocs > 0) out.push({ name: `+${moreDocs} more documents`, style: "dim" });
-    if (d.claims) {
-      out.push({ name: `claims · ${d.claims.namespace}`, style: "head" });
-      for (const l of claimLanes) {
-        const isType = d.claims.laneKind[l] === LANE.TYPE;
-        out.push({ name: isType ? `type: ${d.claims.lanes[l]}` : d.claims.lanes[l], style: isType ? "dim" : "fg",
-          kind: "claim", key: l });
-      }
-      if (moreClaims > 0) out.push({ name: `+${moreClaims} more`, style: "dim" });
+  if (!(hi > lo)) return [lo - 1, lo + 1];
+  if (c && c.flags.some((f) => f & FLAG.OPEN)) hi += Math.max(1, Math.round((hi - lo) * 0.04));
+  return [lo, hi];
+}
+var plotW = (V) => Math.max(40, V.scroller.clientWidth - LABEL_W - 2 * PAD);
+var xOf = (V, ticks) => LABEL_W + PAD + (ticks - V.tLo) / (V.tHi - V.tLo) * plotW(V);
+var ticksAt = (V, x) => Math.max(V.tLo, Math.min(V.tHi, V.tLo + (x - LABEL_W - PAD) / plotW(V) * (V.tHi - V.tLo)));
+var xOfP = (V, pos) => LABEL_W + PAD + pos / V.d.layout.slots * plotW(V);
+var posAt = (V, x) => Math.max(0, Math.min(V.d.layout.slots, (x - LABEL_W - PAD) / plotW(V) * V.d.layout.slots));
+var versionX = (V, i) => mode(V) === "time" ? xOf(V, V.d.vt[i]) : xOfP(V, V.d.layout.first + i);
+var eventX = (V, i) => mode(V) === "time" ? xOf(V, V.d.et[i]) : xOfP(V, V.d.layout.eventX[i]);
+var cursorX = (V) => mode(V) === "time" ? xOf(V, V.cursorT) : xOfP(V, V.cursorP);
+function indexAtTicks(d, ticks) {
+  let best = 0;
+  for (let i = 0; i < d.vt.length; i++) if (d.vt[i] <= ticks) best = i;
+  return best;
+}
+function chooseLanes(V) {
+  const d = V.d;
+  const counts = /* @__PURE__ */ new Map();
+  for (let i = 0; i < d.lane.length; i++) if (d.lane[i] >= 0) counts.set(d.lane[i], (counts.get(d.lane[i]) || 0) + 1);
+  const all = [...counts.keys()].sort((a, b) => a - b);
+  V.docLanes = all.slice(0, MAX_DOC_LANES);
+  V.moreDocs = all.length - V.docLanes.length;
+  const nClaimLanes = d.claims ? d.claims.lanes.length : 0;
+  V.claimLanes = [...Array(Math.min(nClaimLanes, MAX_CLAIM_LANES)).keys()];
+  V.moreClaims = nClaimLanes - V.claimLanes.length;
+}
+function rows(V) {
+  const d = V.d;
+  const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
+  for (const doc of V.docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
+  if (V.moreDocs > 0) out.push({ name: `+${V.moreDocs} more documents`, style: "dim" });
+  if (d.claims) {
+    out.push({ name: `claims · ${d.claims.namespace}`, style: "head" });
+    for (const l of V.claimLanes) {
+      const isType = d.claims.laneKind[l] === LANE.TYPE;
+      out.push({
+        name: isType ? `type: ${d.claims.lanes[l]}` : d.claims.lanes[l],
+        style: isType ? "dim" : "fg",
+        kind: "claim",
+        key: l
+      });
     }
-    return out;
+    if (V.moreClaims > 0) out.push({ name: `+${V.moreClaims} more`, style: "dim" });
   }
-
-  function colors() {
-    const cs = getComputedStyle(root);
-    const v = (name, fallback) => cs.getPropertyValue(name).trim() || fallback;
-    return {
-      fg: v("--jp-ui-font-color1", "#333"), dim: v("--jp-ui-font-color2", "#777"),
-      grid: v("--jp-border-color2", "#ddd"), bg: v("--jp-layout-color1", "#fff"),
-      ingest: v("--jp-brand-color1", "#1976d2"), remove: v("--jp-error-color1", "#d32f2f"),
-      snapshot: v("--jp-warn-color1", "#f57c00"), query: v("--jp-success-color1", "#388e3c"),
-      replay: v("--jp-ui-font-color2", "#777"), font: v("--jp-ui-font-family", "system-ui, sans-serif"),
-      claim: v("--jp-info-color1", "#0097a7"),
-    };
+  return out;
+}
+function colors(V) {
+  return themeColors(V.root, {
+    fg: ["--jp-ui-font-color1", "#333"],
+    dim: ["--jp-ui-font-color2", "#777"],
+    grid: ["--jp-border-color2", "#ddd"],
+    bg: ["--jp-layout-color1", "#fff"],
+    ingest: ["--jp-brand-color1", "#1976d2"],
+    remove: ["--jp-error-color1", "#d32f2f"],
+    snapshot: ["--jp-warn-color1", "#f57c00"],
+    query: ["--jp-success-color1", "#388e3c"],
+    replay: ["--jp-ui-font-color2", "#777"],
+    font: ["--jp-ui-font-family", "system-ui, sans-serif"],
+    claim: ["--jp-info-color1", "#0097a7"],
+    cursor: ["--jp-brand-color1", "#1976d2"]
+  });
+}
+var laneY = (lane) => lane * ROW;
+function draw(V) {
+  const d = V.d, c = colors(V);
+  const rowList = rows(V);
+  const lanes = rowList.length;
+  const w = V.scroller.clientWidth || 600, h = lanes * ROW + 18;
+  const dpr = window.devicePixelRatio || 1;
+  V.canvas.width = Math.round(w * dpr);
+  V.canvas.height = Math.round(h * dpr);
+  V.canvas.style.width = `${w}px`;
+  V.canvas.style.height = `${h}px`;
+  const g = (
+    /** @type {CanvasRenderingContext2D} */
+    V.canvas.getContext("2d")
+  );
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  g.clearRect(0, 0, w, h);
+  g.textBaseline = "middle";
+  drawLanes(V, g, c, rowList, w);
+  const laneOfDoc = /* @__PURE__ */ new Map(), laneOfClaim = /* @__PURE__ */ new Map();
+  rowList.forEach((row, i) => {
+    if (row.kind === "doc") laneOfDoc.set(row.key, i);
+    else if (row.kind === "claim") laneOfClaim.set(row.key, i);
+  });
+  drawClaims(V, g, c, laneOfClaim, w);
+  for (let i = 0; i < d.kind.length; i++) {
+    const k = d.kind[i];
+    let lane, color;
+    if (k === KIND.QUERY || k === KIND.REPLAY) {
+      lane = 0;
+      color = k === KIND.QUERY ? c.query : c.replay;
+    } else if (k === KIND.SNAPSHOT) {
+      lane = 1;
+      color = c.snapshot;
+    } else {
+      lane = laneOfDoc.get(d.lane[i]);
+      color = k === KIND.REMOVE ? c.remove : c.ingest;
+      if (lane === void 0) continue;
+    }
+    g.fillStyle = color;
+    g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
-
-  // Lanes: queries, snapshots, one per document, then (with claims) one per entity or type.
-  const laneY = (lane) => lane * ROW;
-  function draw() {
-    const c = colors();
-    const rowList = rows();
-    const lanes = rowList.length;
-    const w = scroller.clientWidth || 600, h = lanes * ROW + 18;
-    const dpr = window.devicePixelRatio || 1;
-    canvas.width = Math.round(w * dpr);
-    canvas.height = Math.round(h * dpr);
-    canvas.style.width = `${w}px`;
-    canvas.style.height = `${h}px`;
-    const g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, w, h);
-    g.font = `11px ${c.font}`;
-    g.textBaseline = "middle";
-    for (let l = 0; l < lanes; l++) {
-      const row = rowList[l];
-      g.fillStyle = c.grid;
-      g.fillRect(LABEL_W, laneY(l) + ROW - 1, w - LABEL_W, 1);
-      g.fillStyle = row.style === "fg" ? c.fg : row.style === "head" ? c.claim : c.dim;
-      g.font = row.style === "head" ? `600 11px ${c.font}` : `11px ${c.font}`;
-      let name = row.name;
-      while (name.length > 3 && g.measureText(name).width > LABEL_W - 8) name = name.slice(0, -2);
-      if (name !== row.name) name += "…";
-      g.fillText(name, 4, laneY(l) + ROW / 2);
-    }
-    g.font = `11px ${c.font}`;
-    const versionsAxis = mode() === "versions";
-    if (versionsAxis) {  // every other slot shaded, so equal slots read as slots
-      g.save();
-      g.globalAlpha = 0.35;
-      g.fillStyle = c.grid;
-      for (let j = d.layout.first; j < d.layout.slots; j += 2) {
-        g.fillRect(xOfP(j), 0, xOfP(j + 1) - xOfP(j), lanes * ROW);
-      }
-      g.restore();
-    }
-    // version ticks on the axis
+  drawSnapshotLabels(V, g, c, w);
+  drawAxisLabels(V, g, c, w, lanes);
+  V.cursor.style.height = `${lanes * ROW}px`;
+  V.drawnIndex = V.index;
+  placeCursor(V);
+  showAxis(V);
+}
+function drawLanes(V, g, c, rowList, w) {
+  const lanes = rowList.length;
+  for (let l = 0; l < lanes; l++) {
+    const row = rowList[l];
     g.fillStyle = c.grid;
-    for (let i = 0; i < d.vt.length; i++) g.fillRect(Math.round(versionX(i)), 0, 1, lanes * ROW);
-    const laneOfDoc = new Map(), laneOfClaim = new Map();
-    rowList.forEach((row, i) => {
-      if (row.kind === "doc") laneOfDoc.set(row.key, i);
-      else if (row.kind === "claim") laneOfClaim.set(row.key, i);
-    });
-    drawClaims(g, c, laneOfClaim, w);
-    for (let i = 0; i < d.kind.length; i++) {
-      const k = d.kind[i];
-      let lane, color;
-      if (k === KIND.QUERY || k === KIND.REPLAY) { lane = 0; color = k === KIND.QUERY ? c.query : c.replay; }
-      else if (k === KIND.SNAPSHOT) { lane = 1; color = c.snapshot; }
-      else { lane = laneOfDoc.get(d.lane[i]); color = k === KIND.REMOVE ? c.remove : c.ingest; if (lane === undefined) continue; }
-      g.fillStyle = color;
-      g.fillRect(Math.round(eventX(i)) - 1, laneY(lane) + 3, 3, ROW - 7);
-    }
-    // snapshot labels beside their marks, never over each other (canvas text: never parsed as HTML)
-    const marks = d.snapshots.filter((s) => s.event >= 0 && s.event < d.kind.length)
-      .map((s) => ({ x: Math.round(eventX(s.event)), text: s.label, snap: s }));
-    snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD);
-    for (const b of snapBoxes) {  // a backdrop, so a label set left of its mark stays legible over others' ticks
-      g.fillStyle = c.bg;
-      g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
-      g.fillStyle = c.fg;
-      g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
-    }
-    root.dataset.labelBoxes = JSON.stringify(snapBoxes.map((b) => ({
-      x0: Math.round(b.x0 * 10) / 10, x1: Math.round(b.x1 * 10) / 10, text: b.text,
-      label: b.mark.snap.label, version: b.mark.snap.version,
-    })));
-    // under the lanes: the time at both ends, or each slot's version
-    g.fillStyle = c.dim;
-    const axisMarks = versionsAxis
-      ? [...(d.layout.first ? [{ x: xOfP(0) - 4, text: "earlier" }] : []),
-        ...Array.from(d.versions, (v, i) => ({ x: versionX(i) - 4, text: `v${v}` }))]
-      : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, tLo) }];
-    const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
-    if (!versionsAxis) {  // the end time, right-aligned, unless it would run into the start
-      const end = fmtTime(d, tHi), ew = g.measureText(end).width;
-      if (!axisBoxes.length || w - PAD - ew >= axisBoxes[0].x1 + LABEL_GAP) g.fillText(end, w - PAD - ew, lanes * ROW + 9);
-    }
-    for (const b of axisBoxes) g.fillText(b.text, b.x0, lanes * ROW + 9);
-    cursor.style.height = `${lanes * ROW}px`;
-    placeCursor();
-    showAxis();
+    g.fillRect(LABEL_W, laneY(l) + ROW - 1, w - LABEL_W, 1);
+    g.fillStyle = row.style === "fg" ? c.fg : row.style === "head" ? c.claim : c.dim;
+    g.font = row.style === "head" ? `600 11px ${c.font}` : `11px ${c.font}`;
+    let name = row.name;
+    while (name.length > 3 && g.measureText(name).width > LABEL_W - 8) name = name.slice(0, -2);
+    if (name !== row.name) name += "…";
+    g.fillText(name, 4, laneY(l) + ROW / 2);
   }
-
-  function showAxis() {
-    const m = mode();
-    root.dataset.axis = m;
-    axisBtn.textContent = m === "time" ? "Axis: time" : "Axis: versions";
-    axisBtn.setAttribute("aria-label", m === "time" ? "axis: time; switch to one slot per version"
-      : "axis: one slot per version; switch to time");
-    axisBtn.title = m === "time" ? "Drawn at wall-clock time; click for one equal slot per index version"
-      : "One equal slot per index version; click for wall-clock time";
-  }
-
-  /** Each claim a bar from valid_from to valid_until (open ones to the axis end); superseded
-   *  claims are hollow and dashed, the others filled. */
-  function drawClaims(g, c, laneOfClaim, w) {
-    const k = d.claims;
-    if (!k) return;
-    const right = w - PAD;
+  g.font = `11px ${c.font}`;
+  if (mode(V) === "versions") {
     g.save();
-    g.lineWidth = 1;
-    for (let i = 0; i < k.ids.length; i++) {
-      const lane = laneOfClaim.get(k.lane[i]);
-      if (lane === undefined) continue;
-      const versionsAxis = mode() === "versions";
-      const x0 = Math.max(LABEL_W, versionsAxis ? xOfP(k.fromX[i]) : xOf(k.from[i]));
-      const x1 = k.flags[i] & FLAG.OPEN ? right : Math.min(right, versionsAxis ? xOfP(k.untilX[i]) : xOf(k.until[i]));
-      const y = laneY(lane) + 3, h = ROW - 7, bw = Math.max(2, x1 - x0);
-      if (k.flags[i] & FLAG.SUPERSEDED) {
-        g.globalAlpha = 0.18;
-        g.fillStyle = c.claim;
-        g.fillRect(x0, y, bw, h);
-        g.globalAlpha = 1;
-        g.setLineDash([3, 2]);
-        g.strokeStyle = c.claim;
-        g.strokeRect(x0 + 0.5, y + 0.5, bw - 1, h - 1);
-        g.setLineDash([]);
-      } else {
-        g.globalAlpha = 0.85;
-        g.fillStyle = c.claim;
-        g.fillRect(x0, y, bw, h);
-        g.globalAlpha = 1;
-      }
-      // where the claim starts: a dark tick, so back-to-back claims stay apart
-      g.fillStyle = c.fg;
-      g.fillRect(Math.round(x0), y - 1, 1, h + 2);
+    g.globalAlpha = 0.35;
+    g.fillStyle = c.grid;
+    for (let j = V.d.layout.first; j < V.d.layout.slots; j += 2) {
+      g.fillRect(xOfP(V, j), 0, xOfP(V, j + 1) - xOfP(V, j), lanes * ROW);
     }
     g.restore();
   }
-
-  function placeCursor() {
-    cursor.style.left = `${Math.round(cursorX()) - 1}px`;
-    cursor.setAttribute("aria-valuemin", String(d.versions[0]));
-    cursor.setAttribute("aria-valuemax", String(d.versions[d.versions.length - 1]));
-    cursor.setAttribute("aria-valuenow", String(d.versions[index]));
+  g.fillStyle = c.grid;
+  for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
+}
+function drawSnapshotLabels(V, g, c, w) {
+  const d = V.d, current = d.versions[V.index];
+  const marks = d.snapshots.filter((s) => s.event >= 0 && s.event < d.kind.length).map((s) => ({
+    x: Math.round(eventX(V, s.event)),
+    snap: s,
+    text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label
+  }));
+  const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
+  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
+  for (const b of V.snapBoxes) {
+    const on = b.mark.snap.version === current;
+    g.fillStyle = c.bg;
+    g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
+    g.fillStyle = on ? c.cursor : c.fg;
+    g.font = on ? `600 11px ${c.font}` : `11px ${c.font}`;
+    g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
   }
-
-  // -- panes ----------------------------------------------------------------------------
-  function resultAt(i) {
-    const f = d.focal;
-    const r = f.byVersion[i];
-    const out = [];
-    for (let j = f.offsets[r]; j < f.offsets[r + 1]; j++) out.push({ chunk: f.resultChunks[j], score: f.scores[j] });
-    return out;
+  g.font = `11px ${c.font}`;
+  V.root.dataset.labelBoxes = JSON.stringify(V.snapBoxes.map((b) => ({
+    x0: Math.round(b.x0 * 10) / 10,
+    x1: Math.round(b.x1 * 10) / 10,
+    text: b.text,
+    label: b.mark.snap.label,
+    short: d.shortOf.get(b.mark.snap.label),
+    version: b.mark.snap.version
+  })));
+}
+function drawAxisLabels(V, g, c, w, lanes) {
+  const d = V.d, versionsAxis = mode(V) === "versions";
+  g.fillStyle = c.dim;
+  const slotText = (v) => {
+    const name = d.names[String(v)];
+    return name ? d.shortOf.get(name) || name : `v${v}`;
+  };
+  const axisMarks = versionsAxis ? [
+    ...d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : [],
+    ...Array.from(d.versions, (v, i) => ({ x: versionX(V, i) - 4, text: slotText(v) }))
+  ] : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
+  const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
+  const y = lanes * ROW + 9;
+  if (!versionsAxis) {
+    const end = fmtTime(d, V.tHi), ew = g.measureText(end).width;
+    if (!axisBoxes.length || w - PAD - ew >= axisBoxes[0].x1 + LABEL_GAP) g.fillText(end, w - PAD - ew, y);
   }
-
-  function showPanes() {
-    const v = d.versions[index];
-    where.textContent = `v${v} (${index + 1} of ${d.versions.length})`;
-    const labels = d.snapshots.filter((s) => s.version === v).map((s) => s.label);
-    const early = cursorT < d.vt[0] ? "Before the first index version · " : "";
-    info.textContent = `${early}Index version ${v} · ${fmtTime(d, d.vt[index])} · ${d.ops[index] || ""}`
-      + (labels.length ? ` · snapshot ${labels.join(", ")}` : "")
-      + (cursorT !== d.vt[index] ? ` · cursor at ${fmtTime(d, cursorT)}` : "");
-
-    const present = [];
-    for (let i = 0; i < d.presence.length; i += 3) {
-      if (d.presence[i + 1] <= v && v < d.presence[i + 2]) present.push(d.docs[d.presence[i]]);
+  for (const b of axisBoxes) g.fillText(b.text, b.x0, y);
+  V.root.dataset.axisLabels = JSON.stringify(axisBoxes.map((b) => b.text));
+}
+function drawClaims(V, g, c, laneOfClaim, w) {
+  const k = V.d.claims;
+  if (!k) return;
+  const right = w - PAD, versionsAxis = mode(V) === "versions";
+  g.save();
+  g.lineWidth = 1;
+  for (let i = 0; i < k.ids.length; i++) {
+    const lane = laneOfClaim.get(k.lane[i]);
+    if (lane === void 0) continue;
+    const x0 = Math.max(LABEL_W, versionsAxis ? xOfP(V, k.fromX[i]) : xOf(V, k.from[i]));
+    const x1 = k.flags[i] & FLAG.OPEN ? right : Math.min(right, versionsAxis ? xOfP(V, k.untilX[i]) : xOf(V, k.until[i]));
+    const y = laneY(lane) + 3, h = ROW - 7, bw = Math.max(2, x1 - x0);
+    g.fillStyle = c.claim;
+    if (k.flags[i] & FLAG.SUPERSEDED) {
+      g.globalAlpha = 0.18;
+      g.fillRect(x0, y, bw, h);
+      g.globalAlpha = 1;
+      g.setLineDash([3, 2]);
+      g.strokeStyle = c.claim;
+      g.strokeRect(x0 + 0.5, y + 0.5, bw - 1, h - 1);
+      g.setLineDash([]);
+    } else {
+      g.globalAlpha = 0.85;
+      g.fillRect(x0, y, bw, h);
+      g.globalAlpha = 1;
     }
-    present.sort();
-    docsPane.replaceChildren(el("div", "ragtt-tl-pane-title", `Documents present (${present.length})`));
-    const ul = el("ul", "ragtt-tl-doclist");
-    for (const name of present) ul.append(el("li", "ragtt-tl-doc", name));
-    docsPane.append(ul);
-
-    chunksPane.replaceChildren();
-    if (!d.focal) {
-      chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
-      return;
-    }
-    const now = resultAt(index);
-    const before = index > 0 ? new Set(resultAt(index - 1).map((r) => r.chunk)) : new Set();
-    const nowIds = new Set(now.map((r) => r.chunk));
-    const left = index > 0 ? [...before].filter((c) => !nowIds.has(c)).length : 0;
-    chunksPane.append(el("div", "ragtt-tl-pane-title",
-      `Chunks retrieved at v${v} (${now.length})` + (index > 0 ? ` · ${left} left since v${d.versions[index - 1]}` : "")));
-    const ol = el("ol", "ragtt-tl-chunklist");
-    const selected = new Set(model.get("selected"));
-    now.forEach((r, rank) => {
-      const c = d.focal.chunks[r.chunk];
-      const li = el("li", "ragtt-chunk");
-      li.dataset.chunkId = c.chunk_id;
-      li.tabIndex = -1;
-      if (index > 0 && !before.has(r.chunk)) li.classList.add("ragtt-new");
-      if (selected.has(c.chunk_id)) li.classList.add("ragtt-selected");
-      const meta = el("div", "ragtt-chunk-meta");
-      meta.append(el("span", "ragtt-rank", `#${rank + 1}`), el("span", "ragtt-score", r.score.toFixed(4)),
-        el("span", "ragtt-source", c.source));
-      if (li.classList.contains("ragtt-new")) meta.append(el("span", "ragtt-badge", "new"));
-      li.append(meta, el("div", "ragtt-chunk-text", c.text));
-      li.addEventListener("click", () => toggle(c.chunk_id));
-      ol.append(li);
+    g.fillStyle = c.fg;
+    g.fillRect(Math.round(x0), y - 1, 1, h + 2);
+  }
+  g.restore();
+}
+function placeCursor(V) {
+  const d = V.d;
+  V.cursor.style.left = `${Math.round(cursorX(V)) - 1}px`;
+  V.cursor.setAttribute("aria-valuemin", String(d.versions[0]));
+  V.cursor.setAttribute("aria-valuemax", String(d.versions[d.versions.length - 1]));
+  V.cursor.setAttribute("aria-valuenow", String(d.versions[V.index]));
+  V.cursor.setAttribute("aria-valuetext", versionLabel(d.versions[V.index], d.names));
+}
+function showAxis(V) {
+  const m = mode(V);
+  V.root.dataset.axis = m;
+  V.axisBtn.textContent = m === "time" ? "Axis: time" : "Axis: versions";
+  V.axisBtn.setAttribute("aria-label", m === "time" ? "axis: time; switch to one slot per version" : "axis: one slot per version; switch to time");
+  V.axisBtn.title = m === "time" ? "Drawn at wall-clock time; click for one equal slot per index version" : "One equal slot per index version; click for wall-clock time";
+}
+function resultAt(d, i) {
+  const f = d.focal;
+  const r = f.byVersion[i];
+  const out = [];
+  for (let j = f.offsets[r]; j < f.offsets[r + 1]; j++) out.push({ chunk: f.resultChunks[j], score: f.scores[j] });
+  return out;
+}
+function showPanes(V) {
+  const d = V.d, v = d.versions[V.index];
+  const label = versionLabel(v, d.names);
+  V.where.textContent = `${label} (${V.index + 1} of ${d.versions.length})`;
+  const labels = d.snapshots.filter((s) => s.version === v).map((s) => s.label);
+  const early = V.cursorT < d.vt[0] ? "Before the first index version · " : "";
+  V.info.textContent = `${early}Index version ${label} · ${fmtTime(d, d.vt[V.index])} · ${d.ops[V.index] || ""}` + (labels.length ? ` · snapshot ${labels.join(", ")}` : "") + (V.cursorT !== d.vt[V.index] ? ` · cursor at ${fmtTime(d, V.cursorT)}` : "");
+  const present = [];
+  for (let i = 0; i < d.presence.length; i += 3) {
+    if (d.presence[i + 1] <= v && v < d.presence[i + 2]) present.push(d.docs[d.presence[i]]);
+  }
+  present.sort();
+  V.docsPane.replaceChildren(el("div", "ragtt-tl-pane-title", `Documents present (${present.length})`));
+  const ul = el("ul", "ragtt-tl-doclist");
+  for (const name of present) ul.append(el("li", "ragtt-tl-doc", name));
+  V.docsPane.append(ul);
+  showChunks(V);
+}
+function showChunks(V) {
+  const d = V.d, v = d.versions[V.index], index = V.index;
+  V.chunksPane.replaceChildren();
+  if (!d.focal) {
+    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+    return;
+  }
+  const now = resultAt(d, index);
+  const before = index > 0 ? new Set(resultAt(d, index - 1).map((r) => r.chunk)) : /* @__PURE__ */ new Set();
+  const nowIds = new Set(now.map((r) => r.chunk));
+  const left = index > 0 ? [...before].filter((c) => !nowIds.has(c)).length : 0;
+  V.chunksPane.append(el("div", "ragtt-tl-pane-title", `Chunks retrieved at ${versionLabel(v, d.names)} (${now.length})` + (index > 0 ? ` · ${left} left since ${versionLabel(d.versions[index - 1], d.names)}` : "")));
+  const ol = el("ol", "ragtt-tl-chunklist");
+  const selected = new Set(V.model.get("selected"));
+  now.forEach((r, rank) => {
+    const c = d.focal.chunks[r.chunk];
+    const isNew = index > 0 && !before.has(r.chunk);
+    const card = chunkCard({
+      id: c.chunk_id,
+      text: c.text,
+      source: c.source,
+      terms: d.focal.terms,
+      meta: [["ragtt-rank", `#${rank + 1}`], ["ragtt-score", r.score.toFixed(4)]],
+      badges: isNew ? ["new"] : [],
+      cls: `${isNew ? "ragtt-new" : ""}${selected.has(c.chunk_id) ? " ragtt-selected" : ""}`.trim()
     });
-    if (!now.length) ol.append(el("li", "ragtt-tl-empty", "nothing retrieved at this version"));
-    chunksPane.append(ol);
+    card.tabIndex = -1;
+    card.addEventListener("click", () => toggle(V, c.chunk_id));
+    ol.append(card);
+  });
+  if (!now.length) ol.append(el("li", "ragtt-tl-empty", "nothing retrieved at this version"));
+  V.chunksPane.append(ol);
+}
+function claimsAt(d, ticks) {
+  const k = d.claims, out = [];
+  for (let i = 0; i < k.ids.length; i++) {
+    if (k.from[i] <= ticks && (k.flags[i] & FLAG.OPEN || ticks < k.until[i])) out.push(i);
   }
-
-  /** Indexes of the claims valid at `ticks` (valid_from <= t < valid_until), in lane order. */
-  function claimsAt(ticks) {
-    const k = d.claims, out = [];
-    for (let i = 0; i < k.ids.length; i++) {
-      if (k.from[i] <= ticks && ((k.flags[i] & FLAG.OPEN) || ticks < k.until[i])) out.push(i);
+  return out;
+}
+function showClaims(V) {
+  const d = V.d, k = d.claims;
+  V.claimsPane.hidden = !k;
+  if (!k) return;
+  const valid = claimsAt(d, V.cursorT);
+  const key = `${valid.join(",")}@${fmtTime(d, V.cursorT)}`;
+  if (key === V.claimsKey) return;
+  V.claimsKey = key;
+  V.claimsPane.replaceChildren(el(
+    "div",
+    "ragtt-tl-pane-title",
+    `Claims valid at ${fmtTime(d, V.cursorT)} in ${k.namespace} (${valid.length})`
+  ));
+  const ol = el("ol", "ragtt-tl-claimlist");
+  for (const i of valid.slice(0, MAX_CLAIMS_LISTED)) {
+    const li = el("li", "ragtt-claim");
+    li.dataset.assertionId = k.ids[i];
+    const meta = el("div", "ragtt-claim-meta");
+    meta.append(
+      el("span", "ragtt-claim-entity", k.laneKind[k.lane[i]] === LANE.TYPE ? "(no entity)" : k.lanes[k.lane[i]]),
+      el("span", "ragtt-claim-type", k.type[i]),
+      el("span", "ragtt-claim-confidence", k.confidence[i].toFixed(2)),
+      el("span", "ragtt-claim-window", `${fmtTime(d, k.from[i])} → ` + (k.flags[i] & FLAG.OPEN ? "open" : fmtTime(d, k.until[i])))
+    );
+    if (k.flags[i] & FLAG.SUPERSEDED) {
+      li.classList.add("ragtt-claim-superseded");
+      meta.append(el("span", "ragtt-badge", "superseded later"));
     }
-    return out;
+    li.append(meta, el("div", "ragtt-claim-text", k.content[i]));
+    ol.append(li);
   }
-
-  function showClaims() {
-    const k = d.claims;
-    claimsPane.hidden = !k;
-    if (!k) return;
-    const valid = claimsAt(cursorT);
-    const key = `${valid.join(",")}@${fmtTime(d, cursorT)}`;
-    if (key === claimsKey) return;
-    claimsKey = key;
-    claimsPane.replaceChildren(el("div", "ragtt-tl-pane-title",
-      `Claims valid at ${fmtTime(d, cursorT)} in ${k.namespace} (${valid.length})`));
-    const ol = el("ol", "ragtt-tl-claimlist");
-    for (const i of valid.slice(0, MAX_CLAIMS_LISTED)) {
-      const li = el("li", "ragtt-claim");
-      li.dataset.assertionId = k.ids[i];
-      const lane = k.lanes[k.lane[i]];
-      const meta = el("div", "ragtt-claim-meta");
-      meta.append(
-        el("span", "ragtt-claim-entity", k.laneKind[k.lane[i]] === LANE.TYPE ? "(no entity)" : lane),
-        el("span", "ragtt-claim-type", k.type[i]),
-        el("span", "ragtt-claim-confidence", k.confidence[i].toFixed(2)),
-        el("span", "ragtt-claim-window", `${fmtTime(d, k.from[i])} → `
-          + (k.flags[i] & FLAG.OPEN ? "open" : fmtTime(d, k.until[i]))));
-      if (k.flags[i] & FLAG.SUPERSEDED) {
-        li.classList.add("ragtt-claim-superseded");
-        meta.append(el("span", "ragtt-badge", "superseded later"));
-      }
-      li.append(meta, el("div", "ragtt-claim-text", k.content[i]));
-      ol.append(li);
-    }
-    if (valid.length > MAX_CLAIMS_LISTED) ol.append(el("li", "ragtt-tl-empty", `+${valid.length - MAX_CLAIMS_LISTED} more`));
-    if (!valid.length) ol.append(el("li", "ragtt-tl-empty", "no claim is valid at this time"));
-    claimsPane.append(ol);
+  if (valid.length > MAX_CLAIMS_LISTED) ol.append(el("li", "ragtt-tl-empty", `+${valid.length - MAX_CLAIMS_LISTED} more`));
+  if (!valid.length) ol.append(el("li", "ragtt-tl-empty", "no claim is valid at this time"));
+  V.claimsPane.append(ol);
+}
+function toggle(V, chunkId) {
+  const sel = new Set(V.model.get("selected"));
+  if (sel.has(chunkId)) sel.delete(chunkId);
+  else sel.add(chunkId);
+  V.model.set("selected", [...sel]);
+  V.model.save_changes();
+}
+function go(V, i, { sync = true, ticks = null, pos = null } = {}) {
+  const d = V.d;
+  const next = Math.max(0, Math.min(d.versions.length - 1, i));
+  const changed = next !== V.index;
+  V.index = next;
+  V.placed = true;
+  V.cursorT = ticks === null ? d.vt[V.index] : ticks;
+  V.cursorP = ticks === null ? d.layout.first + V.index : pos === null ? posOfTicks(d.layout, ticks) : pos;
+  if (V.drawnIndex !== V.index && (d.snapshots.length || V.drawnIndex < 0)) draw(V);
+  else placeCursor(V);
+  showPanes(V);
+  showClaims(V);
+  if (sync && changed && V.model.get("version") !== d.versions[V.index]) {
+    V.model.set("version", d.versions[V.index]);
+    V.model.save_changes();
   }
-
-  function showStatus() {
-    const n = model.get("selected").length;
-    status.textContent = `${n} selected`;
+}
+function goTo(V, x) {
+  const d = V.d;
+  if (mode(V) === "versions") {
+    const pos = posAt(V, x);
+    const slot = Math.min(d.layout.slots - 1, Math.floor(pos));
+    go(V, slot - d.layout.first, d.claims ? { ticks: ticksOfPos(d.layout, pos), pos } : {});
+    return;
   }
-
-  function toggle(chunkId) {
-    const sel = new Set(model.get("selected"));
-    sel.has(chunkId) ? sel.delete(chunkId) : sel.add(chunkId);
-    model.set("selected", [...sel]);
-    model.save_changes();
+  const ticks = ticksAt(V, x);
+  go(V, indexAtTicks(d, ticks), { ticks: d.claims ? ticks : null });
+}
+function hover(V, x, y) {
+  const d = V.d;
+  const inSnapLane = y >= laneY(1) && y < laneY(2);
+  const snap = inSnapLane && (V.snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2) || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
+  let tip = "";
+  if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;
+  else if (inSnapLane) {
+    const near = d.snapshots.find((s) => s.event >= 0 && s.event < d.kind.length && Math.abs(x - eventX(V, s.event)) <= 3);
+    if (near) tip = `snapshot ${near.label} (v${near.version})`;
   }
-
-  // -- cursor movement --------------------------------------------------------------------
-  /** Move the cursor to version `i` (at its commit time, or at `ticks` when given, at `pos`
-   *  on the version axis when given too). */
-  function go(i, { sync = true, ticks = null, pos = null } = {}) {
-    const next = Math.max(0, Math.min(d.versions.length - 1, i));
-    const changed = next !== index;
-    index = next;
-    placed = true;
-    cursorT = ticks === null ? d.vt[index] : ticks;
-    cursorP = ticks === null ? d.layout.first + index : (pos === null ? posOfTicks(d.layout, ticks) : pos);
-    placeCursor();
-    showPanes();
-    showClaims();
-    if (sync && changed && model.get("version") !== d.versions[index]) {
-      model.set("version", d.versions[index]);
-      model.save_changes();
-    }
+  if (!tip && mode(V) === "versions" && x >= LABEL_W) {
+    const i = Math.min(d.layout.slots - 1, Math.floor(posAt(V, x))) - d.layout.first;
+    tip = i < 0 ? "before the first index version" : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
   }
-
-  /** Dragging: with claims the cursor follows the pointer's time; without, it snaps to versions.
-   *  On the version axis the slot under the pointer is the version. */
-  function goTo(x) {
-    if (mode() === "versions") {
-      const pos = posAt(x);
-      const slot = Math.min(d.layout.slots - 1, Math.floor(pos));
-      go(slot - d.layout.first, d.claims ? { ticks: ticksOfPos(d.layout, pos), pos } : {});
-      return;
-    }
-    const ticks = ticksAt(x);
-    const i = indexAtTicks(ticks);
-    go(i, { ticks: d.claims ? ticks : null });
+  if (V.scroller.title !== tip) V.scroller.title = tip;
+}
+function fromModel(V) {
+  const d = V.d, v = V.model.get("version");
+  if (V.placed && d.versions[V.index] === v && d.claims) {
+    placeCursor(V);
+    showPanes(V);
+    showClaims(V);
+    return;
   }
-
-  /** The tooltip: a snapshot's full label over its mark or label; on the version axis, the slot's version. */
-  function hover(x, y) {
-    const inSnapLane = y >= laneY(1) && y < laneY(2);
-    const snap = inSnapLane && (snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2)
-      || snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
-    let tip = "";
-    if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;
-    else if (inSnapLane) {
-      const near = d.snapshots.find((s) => s.event >= 0 && s.event < d.kind.length && Math.abs(x - eventX(s.event)) <= 3);
-      if (near) tip = `snapshot ${near.label} (v${near.version})`;
-    }
-    if (!tip && mode() === "versions" && x >= LABEL_W) {
-      const i = Math.min(d.layout.slots - 1, Math.floor(posAt(x))) - d.layout.first;
-      tip = i < 0 ? "before the first index version"
-        : `v${d.versions[i]} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
-    }
-    if (scroller.title !== tip) scroller.title = tip;
-  }
-
-  function fromModel() {
-    const v = model.get("version");
-    if (placed && d.versions[index] === v && d.claims) {  // our own change echoed back: keep the dragged place
-      placeCursor();
-      showPanes();
-      showClaims();
-      return;
-    }
-    let i = d.versions.indexOf(v);
-    if (i < 0) i = d.versions.length - 1;
-    go(i, { sync: false });
-  }
-
-  function play() {
-    if (index >= d.versions.length - 1) go(0);
-    playBtn.textContent = "Pause";
-    playBtn.setAttribute("aria-label", "pause");
-    playing = setInterval(() => (index >= d.versions.length - 1 ? stop() : go(index + 1)), 700);
-  }
-  function stop() {
-    clearInterval(playing);
-    playing = null;
-    playBtn.textContent = "Play";
-    playBtn.setAttribute("aria-label", "play");
-  }
-
+  let i = d.versions.indexOf(v);
+  if (i < 0) i = d.versions.length - 1;
+  const openAt = !V.placed && d.claims && d.claims.openAt !== null && d.claims.openAt !== void 0 && indexAtTicks(d, d.claims.openAt) === i ? d.claims.openAt : null;
+  go(V, i, { sync: false, ticks: openAt });
+}
+function buildControls(V) {
+  const d = () => V.d;
+  const add = (label, aria, fn) => {
+    const b = button("ragtt-tl-btn", label, aria, fn);
+    V.controls.append(b);
+    return b;
+  };
+  add("|◀", "first version", () => go(V, 0));
+  add("◀", "previous version", () => go(V, V.index - 1));
+  V.playBtn = add("Play", "play", () => V.playing ? stop(V) : play(V));
+  add("▶", "next version", () => go(V, V.index + 1));
+  add("▶|", "latest version", () => go(V, d().versions.length - 1));
+  V.controls.append(V.where);
+  V.axisBtn.addEventListener("click", () => {
+    V.model.set("axis", mode(V) === "time" ? "versions" : "time");
+    V.model.save_changes();
+  });
+  V.root.addEventListener("keydown", (e) => {
+    const moves = { ArrowLeft: V.index - 1, ArrowRight: V.index + 1, Home: 0, End: d().versions.length - 1 };
+    if (!(e.key in moves)) return;
+    e.preventDefault();
+    e.stopPropagation();
+    go(V, moves[e.key]);
+  });
+}
+function play(V) {
+  if (V.index >= V.d.versions.length - 1) go(V, 0);
+  const b = (
+    /** @type {HTMLButtonElement} */
+    V.playBtn
+  );
+  b.textContent = "Pause";
+  b.setAttribute("aria-label", "pause");
+  V.playing = setInterval(() => V.index >= V.d.versions.length - 1 ? stop(V) : go(V, V.index + 1), 700);
+}
+function stop(V) {
+  if (V.playing) clearInterval(V.playing);
+  V.playing = null;
+  const b = (
+    /** @type {HTMLButtonElement} */
+    V.playBtn
+  );
+  b.textContent = "Play";
+  b.setAttribute("aria-label", "play");
+}
+function attachPointer(V) {
   let dragging = false;
-  const onDown = (e) => {
+  const { scroller, canvas } = V;
+  scroller.addEventListener("pointerdown", (e) => {
     if (e.button !== 0) return;
     dragging = true;
     scroller.setPointerCapture(e.pointerId);
-    root.focus({ preventScroll: true });
-    goTo(e.clientX - canvas.getBoundingClientRect().left);
+    V.root.focus({ preventScroll: true });
+    goTo(V, e.clientX - canvas.getBoundingClientRect().left);
     e.preventDefault();
-  };
-  const onMove = (e) => {
+  });
+  scroller.addEventListener("pointermove", (e) => {
     const r = canvas.getBoundingClientRect();
-    if (dragging) goTo(e.clientX - r.left);
-    else hover(e.clientX - r.left, e.clientY - r.top);
-  };
-  const onUp = (e) => {
+    if (dragging) goTo(V, e.clientX - r.left);
+    else hover(V, e.clientX - r.left, e.clientY - r.top);
+  });
+  const up = (e) => {
     dragging = false;
     if (scroller.hasPointerCapture(e.pointerId)) scroller.releasePointerCapture(e.pointerId);
   };
-  const onKey = (e) => {
-    const moves = { ArrowLeft: index - 1, ArrowRight: index + 1, Home: 0, End: d.versions.length - 1 };
-    if (!(e.key in moves)) return;
-    e.preventDefault();
-    e.stopPropagation();  // keep JupyterLab's notebook shortcuts out of it
-    go(moves[e.key]);
-  };
-  scroller.addEventListener("pointerdown", onDown);
-  scroller.addEventListener("pointermove", onMove);
-  scroller.addEventListener("pointerup", onUp);
-  scroller.addEventListener("pointercancel", onUp);
-  root.addEventListener("keydown", onKey);
-
+  scroller.addEventListener("pointerup", up);
+  scroller.addEventListener("pointercancel", up);
+}
+function showHead(V) {
+  const f = V.d.focal;
+  V.focalText.textContent = f ? `query ${f.query_id} at ${versionLabel(f.version, V.d.names)}: ${f.text}` : "";
+}
+function showStatus(V) {
+  V.status.textContent = `${V.model.get("selected").length} selected`;
+}
+function render({ model, el: host }) {
+  const V = createView(model);
+  host.append(V.root);
+  buildControls(V);
+  attachPointer(V);
   const onData = () => {
-    d = decode(model.get("_data"));
-    claimsKey = null;
-    placed = false;
-    [tLo, tHi] = span();
-    chooseLanes();
-    draw();
-    fromModel();
-    showHead();
+    V.d = decode(model.get("_data"));
+    V.claimsKey = null;
+    V.placed = false;
+    [V.tLo, V.tHi] = span(V.d);
+    chooseLanes(V);
+    V.drawnIndex = -1;
+    fromModel(V);
+    showHead(V);
   };
-  const onSelected = () => { showPanes(); showStatus(); };
-  function showHead() {
-    focalText.textContent = d.focal ? `query ${d.focal.query_id}: ${d.focal.text}` : "";
-  }
-  const onAxis = () => { draw(); };
-  model.on("change:version", fromModel);
+  const onVersion = () => fromModel(V);
+  const onSelected = () => {
+    showChunks(V);
+    showStatus(V);
+  };
+  const onAxis = () => draw(V);
+  model.on("change:version", onVersion);
   model.on("change:selected", onSelected);
   model.on("change:_data", onData);
   model.on("change:axis", onAxis);
-
-  const resize = new ResizeObserver(() => draw());
-  resize.observe(scroller);
-
-  chooseLanes();
-  showHead();
-  draw();
-  fromModel();
-  showStatus();
-
+  const resize = new ResizeObserver(() => draw(V));
+  resize.observe(V.scroller);
+  [V.tLo, V.tHi] = span(V.d);
+  chooseLanes(V);
+  showHead(V);
+  fromModel(V);
+  showStatus(V);
   return () => {
-    stop();
+    stop(V);
     resize.disconnect();
-    model.off("change:version", fromModel);
+    model.off("change:version", onVersion);
     model.off("change:selected", onSelected);
     model.off("change:_data", onData);
     model.off("change:axis", onAxis);
   };
 }
-
-export default { render };
+var timeline_default = { render };
+export {
+  timeline_default as default
+};

@@ -113,6 +113,7 @@ class DriftScatter(anywidget.AnyWidget):
         if query is not None:
             query_text, query_vectors = _query(proj, query, sides)
         data = _build(sides[0], sides[1], method, query_text, query_vectors)
+        data["labels"] = {str(v): name for v, name in proj.version_labels().items() if v in (left_v, right_v)}
         super().__init__(_data=data, color_by=color_by)
 
     @classmethod

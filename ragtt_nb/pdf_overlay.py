@@ -42,6 +42,9 @@ SIGNALS = ("chars", "control_ratio", "script_validity", "mojibake")
 """The router's four text-layer signals, shown first on the route badge (ragtt/ingest/route.py)."""
 EMBED_LIMIT = 10_000_000
 """Default cap, in bytes of PNG, on the pages embedded in the widget's state."""
+BOX_MARGIN = (2.0, 1.0)
+"""Points added to each side of a region box (x, y): OCR word boxes end at the glyphs' ink, so
+an outline drawn on them cut the first and last glyph of each line."""
 
 
 class PdfOverlay(anywidget.AnyWidget):
@@ -221,16 +224,15 @@ def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float)
         scores.append(score)
         for reg in row["regions"] or []:
             box = pixel_box(pdf, Region(reg["page"], reg["x0"], reg["y0"], reg["x1"], reg["y1"]), zoom=1.0)
+            pw, ph = sizes[reg["page"] - 1]
+            mx, my = BOX_MARGIN
             r_page.append(reg["page"])
-            r_box += [min(box[0], box[2]), min(box[1], box[3]), max(box[0], box[2]), max(box[1], box[3])]
+            r_box += [max(0.0, min(box[0], box[2]) - mx), max(0.0, min(box[1], box[3]) - my),
+                      min(pw, max(box[0], box[2]) + mx), min(ph, max(box[1], box[3]) + my)]
             r_chunk.append(n)
     if query is not None:
         query["on_this_document"] = sum(1 for r in rank_list if r)
-    best: dict[int, int] = {}  # page -> the best rank of a retrieved chunk drawn on it
-    for page_no, c in zip(r_page, r_chunk, strict=True):
-        if rank_list[c]:
-            best[page_no] = min(best.get(page_no, rank_list[c]), rank_list[c])
-    first_page = min(best, key=lambda p: (best[p], p)) if best else (min(r_page) if r_page else 1)
+    first_page = _best_page(r_page, r_box, r_chunk, rank_list)
     return {
         "source": source, "page_count": len(sizes), "render_zoom": zoom,
         "first_page": first_page,
@@ -239,7 +241,22 @@ def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float)
         "chunks": {"ids": ids, "text": texts, "rank": array(rank_list, "int32"), "score": array(scores, "float32")},
         "regions": {"page": array(r_page, "int32"), "box": array(r_box, "float32"), "chunk": array(r_chunk, "int32")},
         "query": query, "left_out": [], "embed_limit": 0,
+        "labels": {str(v): name for v, name in proj.version_labels().items() if v == version},
     }
+
+
+def _best_page(pages: list[int], boxes: list[float], chunks: list[int], ranks: list[int]) -> int:
+    """The page to open on: where the best-ranked retrieved chunk that has regions has most of
+    its area (a chunk can run over a page break); without a query, the first page with a region."""
+    area: dict[tuple[int, int], float] = {}  # (rank, page) -> area of that chunk's boxes on the page
+    for k, (page, c) in enumerate(zip(pages, chunks, strict=True)):
+        if ranks[c]:
+            x0, y0, x1, y1 = boxes[4 * k:4 * k + 4]
+            area[ranks[c], page] = area.get((ranks[c], page), 0.0) + (x1 - x0) * (y1 - y0)
+    if area:
+        top = min(rank for rank, _ in area)
+        return min((-a, page) for (rank, page), a in area.items() if rank == top)[1]  # most area, then first
+    return min(pages) if pages else 1
 
 
 def _signal(value: Any) -> str:

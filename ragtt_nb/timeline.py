@@ -84,7 +84,7 @@ class Timeline(anywidget.AnyWidget):
         self._results = results
         self._claims = claims
         self._version_s = [float(x) for x in _epoch_ms(proj.versions()["committed_at"]) / 1000.0]
-        start = versions[-1] if version is None else version
+        start = _opening_version(data, versions) if version is None else version
         super().__init__(_data=data, version=start, axis=axis)
 
     @t.validate("version")
@@ -215,6 +215,7 @@ def _build(proj: Any, query_id: str | None,
         "events": {"t": array(event_t, "int32"), "kind": array(kinds, "int32"),
                    "lane": array(lanes, "int32"), "version": array(event_versions, "int32")},
         "docs": docs,
+        "labels": {str(v): name for v, name in proj.version_labels().items()},
         "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
         "snapshots": [{"label": lbl, "version": int(v), "event": i} for i, (lbl, v, k) in
                       enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
@@ -229,6 +230,19 @@ def _build(proj: Any, query_id: str | None,
         focal = _focal(proj, query_id)
         data["focal"], results = _precompute(proj, focal, versions)
     return data, versions, results
+
+
+def _opening_version(data: dict[str, Any], versions: list[int]) -> int:
+    """Where the cursor opens: at the focal query's version; else, with claims, at the version
+    in force when the newest claims became valid (``claims.open_at``); else the latest."""
+    focal, claims = data["focal"], data["claims"]
+    if focal is not None and focal["version"] in versions:
+        return int(focal["version"])
+    if claims is not None and claims["open_at"] is not None:
+        ticks = np.frombuffer(data["versions"]["t"]["view"], dtype="<i4")
+        at = int(np.searchsorted(ticks, claims["open_at"], side="right")) - 1
+        return versions[max(0, at)]
+    return versions[-1]
 
 
 def _epoch_ms(column: pl.Series) -> np.ndarray:

@@ -15,9 +15,10 @@ Two axes (the ``axis`` trait; the header's toggle button switches the view betwe
   axis end. Python computes this layout once (float32 positions in ``_data["layout"]``,
   plus the slot boundaries as ticks, so the view maps its cursor both ways), so both
   axes work in an exported report.
-- ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` when the gaps
-  between consecutive commits vary by more than ``AUTO_RATIO`` (20x), ``"time"`` otherwise;
-  see ``auto_axis``. ``Timeline.axis_mode`` and ``_data["layout"]["auto"]`` hold the result.
+- ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` unless the
+  commits are evenly spread in time (no gap between consecutive commits more than
+  ``AUTO_RATIO``, 3x, another); see ``auto_axis``. ``Timeline.axis_mode`` and
+  ``_data["layout"]["auto"]`` hold the result.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = ["AUTO_RATIO", "AXES", "SLOT_IN", "auto_axis", "slot_positions", "vers
 
 # Axis modes, and the auto rule's threshold (see auto_axis).
 AXES = ("auto", "time", "versions")
-AUTO_RATIO = 20.0
+AUTO_RATIO = 3.0
 _SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is not compared
 # Where a slot's events go, in slot units: from its start plus SLOT_IN to its start plus 1 - SLOT_IN.
 SLOT_IN = 0.1
@@ -40,15 +41,15 @@ def auto_axis(committed_s: Any) -> str:
     """The axis ``"auto"`` picks for commits at ``committed_s`` (seconds, oldest first).
 
     The gaps between consecutive commits are compared, leaving out gaps under a millisecond
-    (commits of one burst, such as a project's creation). ``"versions"`` when the largest gap
-    is more than ``AUTO_RATIO`` times the smallest (bursts of activity separated by pauses:
-    on a time axis the bursts pile up on a few pixels); ``"time"`` otherwise, and when there
-    are fewer than two gaps to compare.
+    (commits of one burst, such as a project's creation). ``"time"`` only when the history is
+    evenly spread: at least two gaps, the largest at most ``AUTO_RATIO`` times the smallest.
+    Otherwise ``"versions"``: bursts of activity separated by pauses pile up on a few pixels
+    of a time axis (and the pause before the first ingest takes the rest of it).
     """
     gaps = np.diff(np.asarray(committed_s, dtype=np.float64))
     gaps = gaps[gaps >= _SAME_COMMIT_S]
     if len(gaps) < 2:
-        return "time"
+        return "versions"
     return "versions" if float(gaps.max()) > AUTO_RATIO * float(gaps.min()) else "time"
 
 

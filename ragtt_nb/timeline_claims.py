@@ -100,7 +100,10 @@ def claims_wire(c: Claims, t0: float, unit: int, bounds: np.ndarray) -> dict[str
     until[open_] = _INT32_MAX
     flags = [(FLAG_SUPERSEDED if s else 0) | (FLAG_OPEN if u is None else 0)
              for s, u in zip(c.superseded, c.valid_until, strict=True)]
+    current = [f for f, s in zip(c.valid_from, c.superseded, strict=True) if not s] or c.valid_from
     return {
+        # where the view opens without a focal query: when the newest claims in force became valid
+        "open_at": int(ticks([max(current)])[0]) if current else None,
         "namespace": c.namespace, "lanes": c.lanes, "lane_kind": array(c.lane_kinds, "int32"),
         "ids": c.ids, "content": c.content, "type": c.types,
         "confidence": array(c.confidence, "float32"),

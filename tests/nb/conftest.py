@@ -4,6 +4,7 @@ quickstart report and headless Chromium with every non-file request aborted."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,38 @@ def browser() -> Iterator[Any]:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+SCREENS_ENV = "RAGTT_SCREENSHOTS"
+SCREEN = {"width": 1400, "height": 900}
+_SCREENS: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def screens() -> Path:
+    """The folder the browser tests save their 1400x900 widget screenshots in (printed at the end
+    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder that outlives the run (pytest's
+    own temporary folders are pruned after three runs)."""
+    folder = Path(os.environ.get(SCREENS_ENV) or tempfile.mkdtemp(prefix="ragtt-screens-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    _SCREENS.append(folder)
+    return folder
+
+
+def screenshot(page: Any, widget: Any, path: Path) -> Path:
+    """The 1400x900 viewport with `widget`'s top at the top of the window."""
+    page.set_viewport_size(SCREEN)
+    widget.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(150)  # a resize redraws the canvases; let cards settle their scroll
+    page.screenshot(path=str(path))
+    assert path.stat().st_size > 10_000, f"{path} looks blank"
+    return path
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for folder in dict.fromkeys(_SCREENS):
+        shots = sorted(p.name for p in folder.glob("*.png"))
+        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {folder} ({', '.join(shots) or 'none'})")
 
 
 class Offline:

@@ -4,12 +4,15 @@ script payloads runs none of them."""
 
 from __future__ import annotations
 
+import json
+import re
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from .conftest import Offline, export
+from .conftest import Offline, export, screenshot
 
 
 def _chunk_ids(page: Any, selector: str) -> list[str]:
@@ -81,16 +84,115 @@ def test_timeline_keyboard(quickstart_report: Path, offline: Offline) -> None:
     assert timeline.locator(".ragtt-tl-status").inner_text() == "1 selected"
 
 
-def test_clicking_a_changed_chunk_shows_the_word_diff(quickstart_report: Path, offline: Offline) -> None:
+def test_a_changed_passage_is_one_card_with_grouped_runs(quickstart_report: Path, offline: Offline) -> None:
     page = _open_quickstart(offline, quickstart_report)
     diff = page.locator(".ragtt-chunk-diff")
     assert diff.locator(".ragtt-cd-status").inner_text() == "0 selected"
-    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-added", has_text="refund-policy.md").click()
+    counts = diff.locator(".ragtt-cd-counts").inner_text()
+    assert re.fullmatch(r"[1-9]\d* changed · \d+ added · \d+ removed · \d+ kept", counts), counts
+    # the refund window's edit, shown without a click: one card, "30" deleted and "14" inserted
+    card = diff.locator(".ragtt-cd-pairs .ragtt-chunk.ragtt-changed", has_text="refund-policy.md")
+    assert card.count() == 1
+    deleted = card.locator("del.ragtt-wd-del").all_inner_texts()
+    inserted = card.locator("ins.ragtt-wd-ins").all_inner_texts()
+    assert any("30" in t for t in deleted) and any("14" in t for t in inserted)
+    ops = card.locator(".ragtt-chunk-text > *").evaluate_all("els => els.map(e => e.tagName)")
+    assert all(not (a == b != "SPAN") for a, b in pairwise(ops))  # runs, not word by word
+    # the first change is scrolled into the collapsed card's view
+    assert _inside(card.locator("del.ragtt-wd-del").first, card.locator(".ragtt-chunk-text"))
+    # clicking its "now" chunk in the right column explains it
+    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-changed", has_text="refund-policy.md").click()
     assert diff.locator(".ragtt-cd-status").inner_text() == "1 selected"
-    deleted = diff.locator(".ragtt-worddiff del").all_inner_texts()
-    inserted = diff.locator(".ragtt-worddiff ins").all_inner_texts()
-    assert "30" in deleted and "14" in inserted
-    assert diff.locator(".ragtt-cd-reason").inner_text().startswith("Why: entered")
+    assert "30" in " ".join(diff.locator(".ragtt-cd-detail del").all_inner_texts())
+    assert diff.locator(".ragtt-cd-reason").inner_text().startswith("Why: chunk ")
+    assert offline.errors == []
+
+
+def _inside(inner: Any, outer: Any) -> bool:
+    """Whether `inner`'s box lies within `outer`'s visible box (no scrolling needed)."""
+    a, b = inner.bounding_box(), outer.bounding_box()
+    return bool(a and b and a["height"] > 0 and b["y"] - 1 <= a["y"]
+                and a["y"] + a["height"] <= b["y"] + b["height"] + 1 and b["x"] - 1 <= a["x"] <= b["x"] + b["width"])
+
+
+VISIBLE_HL = """card => { const body = card.querySelector('.ragtt-chunk-text').getBoundingClientRect();
+  return [...card.querySelectorAll('.ragtt-hl')].some(m => { const r = m.getBoundingClientRect();
+    return r.height > 0 && r.top >= body.top - 1 && r.bottom <= body.bottom + 1; }); }"""
+
+
+def test_timeline_cards_show_the_query_terms_without_scrolling(quickstart_report: Path, offline: Offline,
+                                                               screens: Path) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    timeline = page.locator(".ragtt-timeline")
+    cards = timeline.locator(".ragtt-chunk")
+    page.wait_for_timeout(100)  # cards scroll to their best sentence after layout
+    assert cards.count() >= 2
+    # every retrieved card that has the query's words shows one in its collapsed window
+    with_terms = [c for c in cards.all() if c.locator(".ragtt-hl").count()]
+    assert len(with_terms) >= 2
+    assert all(c.evaluate(VISIBLE_HL) for c in with_terms)
+    marks = {t.lower() for t in timeline.locator(".ragtt-hl").all_inner_texts()}
+    # the query's words ("many", "days", "ask", "refund"; stop words left out) and their inflections
+    assert marks and all(m.startswith(("many", "day", "ask", "refund")) for m in marks), marks
+    # highlights are text in a mark, never HTML; text is left-aligned and kept from MathJax
+    assert timeline.locator("mark.ragtt-hl *").count() == 0
+    assert cards.first.locator(".ragtt-chunk-text").evaluate("e => getComputedStyle(e).textAlign") in ("left", "start")
+    assert "tex2jax_ignore" in (timeline.get_attribute("class") or "")
+    # expand and collapse: the whole chunk, then the window again
+    card = next((c for c in with_terms if c.locator(".ragtt-card-toggle").is_visible()), None)
+    assert card is not None, "no card is long enough to expand"
+    body = card.locator(".ragtt-chunk-text")
+    short = body.bounding_box()["height"]
+    card.locator(".ragtt-card-toggle").click()
+    assert "ragtt-expanded" in (card.get_attribute("class") or "")
+    assert body.bounding_box()["height"] > short and body.evaluate("e => e.scrollHeight <= e.clientHeight + 1")
+    card.locator(".ragtt-card-toggle").click()
+    assert body.bounding_box()["height"] == short and card.evaluate(VISIBLE_HL)
+    assert timeline.locator(".ragtt-tl-status").inner_text() == "0 selected"  # expanding is not selecting
+    # a selected card is unmistakable: a thick outline, a tinted background and a "selected" mark
+    other = cards.nth(1)
+    cards.first.click()
+    first = cards.first
+    assert "ragtt-selected" in (first.get_attribute("class") or "")
+    style = "e => { const s = getComputedStyle(e); return [s.outlineWidth, s.backgroundColor]; }"
+    (outline, bg), (_, other_bg) = first.evaluate(style), other.evaluate(style)
+    assert float(outline.rstrip("px")) >= 3 and bg != other_bg
+    assert "selected" in first.locator(".ragtt-chunk-meta").evaluate("e => getComputedStyle(e, '::before').content")
+    screenshot(page, timeline, screens / "timeline.png")
+    assert offline.errors == []
+
+
+def test_timeline_axis_names_versions_by_label(quickstart_report: Path, offline: Offline) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    timeline = page.locator(".ragtt-timeline")
+    if timeline.get_attribute("data-axis") == "time":
+        timeline.locator(".ragtt-tl-axis").click()
+    boxes = json.loads(timeline.get_attribute("data-label-boxes"))
+    labels = {b["label"]: b for b in boxes}
+    assert set(labels) == {"release-1", "release-2", "release-3"}
+    # the shared "release-" is dropped from the others, the cursor's version (the focal query's) keeps it
+    now = int(timeline.locator(".ragtt-timeline-cursor").get_attribute("aria-valuenow"))
+    assert [b["text"] for b in boxes if b["version"] == now] == ["release-1"]
+    assert all(b["text"] == b["short"] for b in boxes if b["version"] != now)
+    assert json.loads(timeline.get_attribute("data-axis-labels"))[-3:] == ["1", "2", "3"]
+    assert "release-1 (v" in timeline.locator(".ragtt-tl-where").inner_text()
+    assert "release-1 (v" in timeline.locator(".ragtt-tl-chunks .ragtt-tl-pane-title").inner_text()
+    timeline.focus()
+    page.keyboard.press("End")
+    assert [b["text"] for b in json.loads(timeline.get_attribute("data-label-boxes"))
+            if b["label"] == "release-3"] == ["release-3"]
+
+
+def test_chunk_diff_screenshot(quickstart_report: Path, offline: Offline, screens: Path) -> None:
+    page = _open_quickstart(offline, quickstart_report)
+    diff = page.locator(".ragtt-chunk-diff")
+    diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-changed").first.click()
+    assert diff.locator(".ragtt-cd-pairs .ragtt-chunk").first.evaluate(
+        "c => c.querySelector('del, ins') !== null")
+    screenshot(page, diff.locator(".ragtt-cd-cols"), screens / "chunk_diff.png")
+    screenshot(page, diff.locator(".ragtt-cd-changes"), screens / "chunk_diff_changes.png")
+    assert offline.errors == []
 
 
 PAYLOADS = {

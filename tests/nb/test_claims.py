@@ -169,6 +169,14 @@ def _claims(page: Any) -> list[str]:
     return page.eval_on_selector_all(".ragtt-timeline .ragtt-claim", "els => els.map(e => e.dataset.assertionId)")
 
 
+def _time_axis(page: Any) -> None:
+    """Switch to the time axis (the drags below are in its geometry) if auto chose versions."""
+    timeline = page.locator(".ragtt-timeline")
+    if timeline.get_attribute("data-axis") == "versions":
+        timeline.locator(".ragtt-tl-axis").click()
+    assert timeline.get_attribute("data-axis") == "time"
+
+
 def _drag_to(page: Any, fraction: float) -> None:
     """Drag the cursor to `fraction` of the plot's time axis (the geometry of timeline.js)."""
     plot = page.locator(".ragtt-timeline .ragtt-tl-plot")
@@ -187,7 +195,10 @@ def test_scrubbing_across_a_supersession_in_the_report(claims_report: Path, offl
     page.wait_for_selector(".ragtt-timeline .ragtt-claim", timeout=30_000)
     timeline = page.locator(".ragtt-timeline")
     timeline.scroll_into_view_if_needed()
-    assert _claims(page) == ["refund-r2", "note"]  # at the latest version, now
+    # it opens where the newest claims are valid (refund-r2 from T - 1 h), not on stale ones
+    assert _claims(page) == ["refund-r2", "uptime", "note"]
+    assert "superseded later" not in timeline.locator(".ragtt-tl-claims").inner_text()
+    _time_axis(page)
     # the axis runs from T - 2 h to now plus 4 % (room for open bars): 0.3 is about T - 1.4 h
     _drag_to(page, 0.3)
     assert _claims(page) == ["refund-r1", "uptime", "note"]
@@ -211,6 +222,7 @@ def test_scrubbing_across_a_supersession_in_the_report(claims_report: Path, offl
 def test_script_payloads_in_claims_never_run_in_the_report(claims_report: Path, offline: Offline) -> None:
     page = offline.open(claims_report)
     page.wait_for_selector(".ragtt-timeline .ragtt-claim", timeout=30_000)
+    _time_axis(page)
     for fraction in (0.1, 0.95, 0.3):
         _drag_to(page, fraction)
     page.wait_for_timeout(300)

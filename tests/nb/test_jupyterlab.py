@@ -1,6 +1,7 @@
 """One real JupyterLab on 127.0.0.1: load the extension, run a magic, the widget renders,
 a click in the page changes a trait that Python reads back; script payloads in documents
-stay text in the live widget too."""
+stay text in the live widget too; a "$" in chunk text never turns into maths (MathJax does
+run: a Markdown cell's formula is typeset) and text columns of the reprs stay left-aligned."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from .conftest import screenshot
 from .test_browser import PAYLOADS
 
 READ_BACK = """async (code) => {
@@ -69,7 +71,12 @@ def lab(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Path, browser: Any) -> None:
+DOLLARS = ("# Install\n\nAt the prompt type $ pip install flask and then $ flask run. "
+           "It costs $0 today and $5 a month later.\n")
+
+
+def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Path, browser: Any,
+                                                         screens: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         "%load_ext ragtt_nb\n"
@@ -78,7 +85,12 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
         "res = %ragtt query refund window\n"
         f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
         "tl = %ragtt timeline last\n"
-        "tl")]
+        "tl"),
+        nbformat.v4.new_code_cell("from IPython.display import HTML\nHTML('<p>MathJax is on: $x^2 + y^2$</p>')"),
+        nbformat.v4.new_code_cell(
+            f"proj.ingest_texts({ {'install.md': DOLLARS}!r})\n"
+            "shell = proj.query('pip install flask prompt costs')\n"
+            "shell")]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "live.ipynb")
 
@@ -93,30 +105,49 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=90_000)
-        latest = int(page.evaluate(READ_BACK, "print(tl.version)"))
+        # it opens at the version the query ran at, before the second ingest
+        start, latest = map(int, page.evaluate(READ_BACK, "print(tl.version, tl.versions[-1])").split())
+        assert start < latest
         first_ids = page.eval_on_selector_all(".ragtt-timeline .ragtt-chunk", "els => els.map(e => e.dataset.chunkId)")
 
-        page.locator(".ragtt-timeline button[aria-label='previous version']").click()
+        page.locator(".ragtt-timeline button[aria-label='next version']").click()
         page.locator(".ragtt-timeline .ragtt-chunk").first.click()
         deadline = time.monotonic() + 20
         while True:  # the trait syncs to the kernel asynchronously
             version, selected = page.evaluate(READ_BACK, "print(tl.version, len(tl.selected))").split()
-            if (int(version) == latest - 1 and selected == "1") or time.monotonic() > deadline:
+            if (int(version) == start + 1 and selected == "1") or time.monotonic() > deadline:
                 break
             time.sleep(0.3)
-        assert (int(version), selected) == (latest - 1, "1")
+        assert (int(version), selected) == (start + 1, "1")
         chosen = page.evaluate(READ_BACK, "print(tl.selected[0])")
         assert chosen == page.locator(".ragtt-timeline .ragtt-chunk").first.get_attribute("data-chunk-id")
         assert chosen in page.evaluate(READ_BACK, "print(tl.chunks_at())")
-        assert first_ids == page.evaluate(READ_BACK, "print(' '.join(tl.chunks_at(tl.versions[-1])))").split()
+        assert first_ids == page.evaluate(READ_BACK, f"print(' '.join(tl.chunks_at({start})))").split()
 
         # Python moves the cursor back; the page follows
-        page.evaluate(READ_BACK, "tl.version = tl.versions[-1]")
+        page.evaluate(READ_BACK, f"tl.version = {start}")
         page.wait_for_function(
-            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{latest}'")
+            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{start}'")
         # payloads stayed text
         assert page.evaluate("window.__pwned") is None and dialogs == []
         assert page.locator(".ragtt-timeline img, .ragtt-timeline [onerror]").count() == 0
+        _no_maths_from_dollars(page)
+        screenshot(page, page.locator(".ragtt-timeline"), screens / "jupyterlab_timeline.png")
         page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()")
     finally:
         context.close()
+
+
+def _no_maths_from_dollars(page: Any) -> None:
+    """The control formula in an HTML output is typeset; the chunk text's dollars are not; text
+    cells are left-aligned."""
+    page.wait_for_selector(".jp-OutputArea mjx-container", timeout=30_000)
+    out = page.locator(".jp-OutputArea-output", has_text="pip install flask")
+    out.first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)  # MathJax typesets asynchronously
+    assert page.locator(".jp-OutputArea mjx-container").count() == 1  # the control only
+    assert out.first.locator("mjx-container, .MathJax").count() == 0
+    assert "$ pip install flask" in out.first.inner_text()
+    cells = out.first.locator("td", has_text="pip install")
+    assert cells.count() >= 1
+    assert cells.first.evaluate("e => getComputedStyle(e).textAlign") in ("left", "start")

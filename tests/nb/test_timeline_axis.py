@@ -20,7 +20,7 @@ import ragtt
 from ragtt_nb import Timeline
 from ragtt_nb.timeline_axis import AUTO_RATIO, SLOT_IN, auto_axis
 
-from .conftest import Offline, export
+from .conftest import Offline, export, screenshot
 
 
 def _floats(buf: dict[str, Any]) -> list[float]:
@@ -45,8 +45,8 @@ def test_auto_axis_rule() -> None:
     assert auto_axis([0, 1, 1 + AUTO_RATIO * 1.01]) == "versions"
     # commits of one burst (under 1 ms apart: a project's two creation versions) are not compared
     assert auto_axis([0, 0, 0.0004, 1.0, 2.0]) == "time"
-    # fewer than two gaps to compare: time
-    assert auto_axis([0]) == auto_axis([0, 5]) == auto_axis([0, 0, 5]) == "time"
+    # fewer than two gaps to compare: nothing says the history is evenly spread
+    assert auto_axis([0]) == auto_axis([0, 5]) == auto_axis([0, 0, 5]) == "versions"
 
 
 # -- the layout in the state ----------------------------------------------------------------------
@@ -156,7 +156,10 @@ def _assert_apart(boxes: list[dict[str, Any]], right: float) -> None:
         assert a["x1"] < b["x0"], (a, b)
     for b in boxes:
         assert 150 <= b["x0"] < b["x1"] <= right, b
-        assert b["text"] == b["label"] or (b["text"].endswith("…") and b["label"].startswith(b["text"][:-1]))
+        # the label, or its distinguishing part, maybe cut with "…"
+        cut = b["text"][:-1] if b["text"].endswith("…") else None
+        assert b["text"] in (b["label"], b["short"]) or (
+            cut is not None and (b["label"].startswith(cut) or b["short"].startswith(cut)))
 
 
 def _chunk_ids(page: Any) -> list[str]:
@@ -170,8 +173,13 @@ def test_labels_never_overlap_in_either_axis(burst: Any) -> None:
     width = page.locator(".ragtt-timeline .ragtt-tl-plot").evaluate("e => e.clientWidth")
     versions = _label_boxes(page)
     _assert_apart(versions, width)
-    # one slot per version: every label has room, in full
-    assert [b["text"] for b in versions] == ["release-1_the-first-public-release", "release-2", "release-3"]
+    # one slot per version: every label has room; the shared "release-" is dropped but for the
+    # cursor's version (the focal query's, release-1), whose label is drawn in full
+    assert [b["text"] for b in versions] == ["release-1_the-first-public-release", "2", "3"]
+    assert [b["short"] for b in versions] == ["1_the-first-public-release", "2", "3"]
+    # and under the axis, the versions by those labels
+    axis = json.loads(timeline.get_attribute("data-axis-labels"))
+    assert axis[-3:] == ["1_the-first-public-release", "2", "3"] and axis[0] == "v1"
     timeline.locator(".ragtt-tl-axis").click()
     assert timeline.get_attribute("data-axis") == "time"
     assert timeline.locator(".ragtt-tl-axis").inner_text() == "Axis: time"
@@ -256,3 +264,63 @@ def test_toggle_and_drag_in_the_quickstart_report(quickstart_report: Path, offli
     assert now_ids == page.eval_on_selector_all(".ragtt-chunk-diff .ragtt-cd-right .ragtt-chunk",
                                                 "els => els.map(e => e.dataset.chunkId)")
     assert offline.aborted == [] and offline.errors == []
+
+
+# Flask's docs at 22 releases, each snapshotted by its name: labels that share "flask-".
+FLASK = '''
+import ragtt
+from ragtt_nb import Timeline
+from tests.conftest import flask_releases
+
+proj = ragtt.Project.open(PATH, embedder=ragtt.HashEmbedder(), progress=False)
+asked = None
+for release in flask_releases():
+    proj.ingest(release)
+    proj.snapshot(release.name.split("_", 1)[1])
+    if release.name.endswith("flask-1.0"):
+        asked = proj.query("How do I set the secret key?")
+'''
+
+
+@pytest.fixture(scope="module")
+def flask_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("flask-report")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+                                          f"PATH = {str(folder / 'proj')!r}\n" + FLASK),
+                nbformat.v4.new_code_cell("Timeline(proj, asked.query_id)")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, folder / "flask.ipynb")
+    return export(folder / "flask.ipynb", folder / "flask.html", execute=True, timeout=300)
+
+
+def test_22_flask_releases_read_by_their_distinguishing_part(flask_report: Path, offline: Offline,
+                                                             screens: Path) -> None:
+    page = offline.open(flask_report)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)
+    timeline = page.locator(".ragtt-timeline")
+    assert timeline.get_attribute("data-axis") == "versions"
+    boxes = _label_boxes(page)
+    # a release whose docs did not change writes no version: its snapshot shares the previous
+    # one's slot, and one of the two may find no room; every named version keeps a label
+    axis = json.loads(timeline.get_attribute("data-axis-labels"))
+    named = [t for t in axis if not (t.startswith("v") and t[1:].isdigit())]
+    assert len(named) >= 20 and len(boxes) >= len(named) - 1
+    _assert_apart(boxes, timeline.locator(".ragtt-tl-plot").evaluate("e => e.clientWidth"))
+    # the shared "flask-" is dropped; no label is cut down to "fla…"; the cursor's (1.0, where
+    # the question ran) is in full
+    assert {b["label"]: b["short"] for b in boxes}["flask-2.0.3"] == "2.0.3"
+    assert not any(b["text"].startswith("fla") and b["text"].endswith("…") for b in boxes)
+    assert [b["text"] for b in boxes if b["text"].startswith("flask-")] == ["flask-1.0"]
+    assert sum(b["text"] == b["short"] for b in boxes) >= 18  # nearly all in full, by their part
+    assert "0.10" in axis and "3.1.3" in axis
+    assert timeline.locator(".ragtt-tl-where").inner_text().startswith("flask-1.0 (v")
+    # hovering a label shows it in full
+    label = next(b for b in boxes if b["label"] == "flask-2.2.0")
+    plot = timeline.locator(".ragtt-tl-plot").bounding_box()
+    page.mouse.move(plot["x"] + (label["x0"] + label["x1"]) / 2, plot["y"] + 16 + 8)
+    assert timeline.locator(".ragtt-tl-plot").get_attribute("title").startswith("snapshot flask-2.2.0 (v")
+    # the question's words are highlighted in the cards
+    assert {t.lower() for t in timeline.locator(".ragtt-hl").all_inner_texts()} & {"secret", "key"}
+    screenshot(page, timeline, screens / "timeline_flask_22_releases.png")

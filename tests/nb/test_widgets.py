@@ -4,6 +4,7 @@ properties; the wire format carries bulk numbers as int32/float32 buffers."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -62,14 +63,16 @@ def test_array_buffers_are_little_endian_typed() -> None:
 
 def test_timeline_precomputes_every_version(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     tl = Timeline(proj, sample["then"])
-    assert tl.versions == list(proj.versions()["version"]) and tl.version == sample["latest"]
+    then = proj.replay(sample["then"])
+    # it opens where the focal query ran, not at the latest version
+    assert tl.versions == list(proj.versions()["version"]) and tl.version == then.index_version < sample["latest"]
+    assert Timeline(proj).version == sample["latest"]
     for v in tl.versions:
         expected = sorted(set(proj.chunks(at=v)["source"])) if v > 2 else []
         assert tl.documents_at(v) == expected
         replay = proj.replay_text(QUESTION, at=v) if v > 2 else None
         assert tl.chunks_at(v) == ([c.chunk_id for c in replay.chunks] if replay else [])
     # the focal query at its own version retrieves what it retrieved then
-    then = proj.replay(sample["then"])
     assert tl.chunks_at(then.index_version) == [c.chunk_id for c in then.chunks]
     data = tl._data
     assert {b["dtype"] for b in _buffers(data)} <= {"int32", "float32"}
@@ -123,13 +126,24 @@ def test_chunk_diff_state(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     kept = {c.chunk_id for c in report.kept}
     for i, cid in enumerate(chunks["ids"]):
         assert (rank_left[i] > 0) == (cid in removed | kept) and (rank_right[i] > 0) == (cid not in removed)
-    # the refund policy changed from 30 to 14 days: its added chunk diffs against the old one
+    # the refund policy changed from 30 to 14 days: one changed passage, its runs grouped
     added = next(c for c in report.added if c.source == "refund-policy.md")
-    ops = widget.word_diff(added.chunk_id)
-    assert ("-", "30") in ops and ("+", "14") in ops
-    assert widget._data["word_diffs"][added.chunk_id]["counterpart"] in {c.chunk_id for c in report.removed}
-    # lineage explains each change (the core has it)
-    assert widget._data["reasons"][added.chunk_id].startswith("entered")
+    pair = next(p for p in report.changed if p.right.chunk_id == added.chunk_id)
+    runs = widget.word_diff(added.chunk_id)
+    assert runs == widget.word_diff(pair.left.chunk_id) == pair.runs
+    assert any(op == "delete" and "30" in text for op, text in runs) and any(
+        op == "insert" and "14" in text for op, text in runs)
+    assert all(a[0] != b[0] for a, b in pairwise(runs))  # runs, not interleaved words
+    wire = widget._data["pairs"]
+    k = wire["runs"].index([text for _, text in pair.runs])
+    assert [chunks["ids"][i] for i in (np.frombuffer(wire["left"]["view"], "<i4")[k],
+                                       np.frombuffer(wire["right"]["view"], "<i4")[k])] == [
+        pair.left.chunk_id, added.chunk_id]
+    assert widget._data["summary"]["changed"] == len(report.changed) >= 1
+    assert widget._data["summary"]["added"] == len(report.added) - len(report.changed)
+    # lineage explains each change in a sentence (the core has it)
+    assert widget._data["reasons"][added.chunk_id].startswith(f"chunk {added.chunk_id[:10]}")
+    assert widget.word_diff(next(iter(kept))) is None
     widget.set_state({"selected": [added.chunk_id]})
     assert widget.selected == [added.chunk_id] and "1 selected" in repr(widget)
 

@@ -4,6 +4,7 @@ chunk's words selects that chunk, and no injected script runs."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -13,10 +14,20 @@ import ragtt
 from ragtt.ingest import pixel_box
 from ragtt.ingest.types import Region
 from ragtt_nb.drift_scatter import DriftScatter
+from tests.nb.conftest import screenshot
 
 from .conftest import PAYLOADS, REAL_PDF, Offline
 
-PAD, HEIGHT, Q = 12, 460, 32767  # js/drift_scatter.js layout constants
+HEIGHT = 460  # js/drift_scatter.js's plot height
+
+
+def _drawn_at(page: Any, ds: DriftScatter) -> tuple[np.ndarray, np.ndarray]:
+    """Where the view draws each point (CSS px in the plot), from its `data-view` hook."""
+    view = json.loads(page.locator(".ragtt-drift-scatter").get_attribute("data-view"))
+    pts = ds.points()
+    x = view["w"] / 2 + (pts["x"].to_numpy() - view["ux"]) * view["k"]
+    y = view["h"] / 2 - (pts["y"].to_numpy() - view["uy"]) * view["k"]
+    return x, y
 
 
 def _centre_in_view(image: Any, y: float) -> None:
@@ -66,9 +77,7 @@ def test_lasso_in_the_report_selects_points(report_page: Any, offline: Offline, 
                                              "els => els.map(e => e.dataset.chunkId)"))
     # what lies left of the split, from the widget's own coordinates (1 px of slack at the edge)
     ds = DriftScatter(wproj, widget_project["v_a"], widget_project["v_b"], query=widget_project["query_id"])
-    d = ds._data
-    qx = np.frombuffer(d["points"]["x"]["view"], dtype="<i2").astype(float)
-    px = PAD + (qx + Q) * (w - 2 * PAD) / (2 * Q)
+    px, _ = _drawn_at(page, ds)
     chunk_ids = ds.points()["chunk_id"].to_list()
     surely = {c for c, x in zip(chunk_ids, px, strict=True) if 3 < x < split - 1}
     maybe = {c for c, x in zip(chunk_ids, px, strict=True) if x < split + 1}
@@ -153,4 +162,101 @@ def test_no_injected_script_runs(report_page: Any, offline: Offline) -> None:
     assert page.evaluate("window.__ran") == []
     assert page.locator(".ragtt-drift-scatter img, .ragtt-pdf-overlay img[onerror], "
                         ".ragtt-pdf-overlay a, .ragtt-drift-scatter a").count() == 0
+    _no_errors(offline)
+
+
+ALPHAS = """sel => { const c = document.querySelector(sel); const a = c.getContext('2d')
+    .getImageData(0, 0, c.width, c.height).data; const h = {}; let x0 = 1e9, y0 = 1e9, x1 = -1, y1 = -1;
+  for (let i = 3; i < a.length; i += 4) if (a[i]) { h[a[i]] = (h[a[i]] || 0) + 1;
+    const p = (i - 3) / 4, x = p % c.width, y = (p / c.width) | 0;
+    x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); }
+  return { hist: h, box: [x0, y0, x1, y1], dpr: window.devicePixelRatio || 1 }; }"""
+
+
+def _lasso_left_half(page: Any) -> None:
+    box = page.locator(".ragtt-drift-scatter .ragtt-ds-overlay").bounding_box()
+    split = box["width"] / 2
+    page.mouse.move(box["x"] + 1, box["y"] + 1)
+    page.mouse.down()
+    for x, y in [(split, 1), (split, HEIGHT - 1), (1, HEIGHT - 1), (1, 1)]:
+        page.mouse.move(box["x"] + x, box["y"] + y, steps=8)
+    page.mouse.up()
+
+
+def test_selection_is_ringed_and_the_rest_dimmed(report_page: Any, offline: Offline, screens: Any) -> None:
+    page = report_page
+    before = page.evaluate(ALPHAS, ".ragtt-ds-points")["hist"]
+    assert set(before) == {"217"}  # every point at 0.85 alpha
+    rings_before = sum(page.evaluate(ALPHAS, ".ragtt-ds-overlay")["hist"].values())
+    _lasso_left_half(page)
+    assert int(page.locator(".ragtt-ds-status").inner_text().split()[0]) > 0
+    after = page.evaluate(ALPHAS, ".ragtt-ds-points")["hist"]
+    # selected points opaque (and larger: more opaque pixels than points), the rest dimmed to 0.18
+    assert set(after) == {"255", "46"}, after
+    assert sum(page.evaluate(ALPHAS, ".ragtt-ds-overlay")["hist"].values()) > rings_before  # the rings
+    legend = page.locator(".ragtt-ds-legend")
+    assert "selected" in legend.inner_text() and "centroid" in legend.inner_text()
+    # no legend text is clipped
+    assert legend.locator(".ragtt-ds-legend-text").evaluate_all(
+        "els => els.every(e => e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1)")
+    screenshot(page, page.locator(".ragtt-drift-scatter"), screens / "drift_scatter.png")
+    page.locator(".ragtt-drift-scatter button", has_text="Clear").click()
+    assert set(page.evaluate(ALPHAS, ".ragtt-ds-points")["hist"]) == {"217"}
+    _no_errors(offline)
+
+
+def test_scatter_axes_share_one_scale(report_page: Any, offline: Offline, wproj: ragtt.Project,
+                                      widget_project: dict[str, Any]) -> None:
+    """The painted cloud has the data's aspect ratio: an axis with little variance is not stretched."""
+    page = report_page
+    ds = DriftScatter(wproj, widget_project["v_a"], widget_project["v_b"], query=widget_project["query_id"])
+    pts = ds.points()
+    spans = (pts["x"].max() - pts["x"].min(), pts["y"].max() - pts["y"].min())
+    shot = page.evaluate(ALPHAS, ".ragtt-ds-points")
+    x0, y0, x1, y1 = shot["box"]
+    point = 6 * shot["dpr"]  # the squares' size at this point count
+    drawn = ((x1 - x0 + 1 - point), (y1 - y0 + 1 - point))
+    assert abs(drawn[1] / drawn[0] - spans[1] / spans[0]) < 0.05 * max(1.0, spans[1] / spans[0]), (drawn, spans)
+    assert drawn[1] < HEIGHT * shot["dpr"] - 2 * 12 * shot["dpr"] or drawn[0] >= drawn[1]  # fitted, not stretched
+    _no_errors(offline)
+
+
+def test_scatter_pans_and_zooms(report_page: Any, offline: Offline) -> None:
+    page = report_page
+    scatter = page.locator(".ragtt-drift-scatter")
+    view = lambda: json.loads(scatter.get_attribute("data-view"))  # noqa: E731
+    start = view()
+    box = scatter.locator(".ragtt-ds-overlay").bounding_box()
+    cx, cy = box["x"] + box["width"] * 0.3, box["y"] + box["height"] * 0.4
+    page.mouse.move(cx, cy)
+    for _ in range(3):  # zoom in about the pointer
+        page.mouse.wheel(0, -100)
+        page.wait_for_timeout(50)
+    zoomed = view()
+    assert zoomed["k"] > 1.5 * start["k"]
+    # the projection point under the pointer stays under it
+    ux = start["ux"] + (cx - box["x"] - start["w"] / 2) / start["k"]
+    assert abs(zoomed["w"] / 2 + (ux - zoomed["ux"]) * zoomed["k"] - (cx - box["x"])) < 1.5
+    scatter.locator("button[data-mode='pan']").click()
+    page.mouse.move(cx, cy)
+    page.mouse.down()
+    page.mouse.move(cx + 80, cy + 30, steps=4)
+    page.mouse.up()
+    page.wait_for_timeout(100)
+    panned = view()
+    assert abs((panned["ux"] - zoomed["ux"]) * zoomed["k"] + 80) < 1.5 and panned["k"] == zoomed["k"]
+    assert scatter.locator(".ragtt-ds-status").inner_text() == "0 selected"  # panning selects nothing
+    page.mouse.dblclick(cx, cy)
+    page.wait_for_timeout(100)
+    assert view() == start
+    _no_errors(offline)
+
+
+def test_overlay_screenshot(report_page: Any, offline: Offline, screens: Any) -> None:
+    page = report_page
+    overlay = page.locator(".ragtt-pdf-overlay").first
+    assert overlay.locator(".ragtt-region.ragtt-retrieved[data-rank='1']").count() >= 1  # opened on the best hit
+    overlay.locator(".ragtt-region.ragtt-retrieved[data-rank='1']").first.click()
+    assert overlay.locator(".ragtt-po-list .ragtt-chunk .ragtt-chunk-text").count() == 1
+    screenshot(page, overlay, screens / "pdf_overlay.png")
     _no_errors(offline)

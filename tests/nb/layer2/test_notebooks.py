@@ -37,10 +37,21 @@ def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> Non
             first.locator("button[aria-label='next page']").click()
         assert first.locator(".ragtt-po-engine").inner_text() == "ocr"
         assert first.locator(".ragtt-po-notice").is_hidden()
+        # the scatter between two named snapshots, with the "14 days" chunks selected from Python
+        scatter = page.locator(".ragtt-drift-scatter")
+        assert scatter.locator(".ragtt-ds-title").inner_text().startswith("Drift policy-v1 (v")
+        assert int(scatter.locator(".ragtt-ds-status").inner_text().split()[0]) >= 1
+        assert "14 days" in scatter.locator(".ragtt-ds-list").inner_text()
         charts = 2
     else:
-        page.wait_for_selector(".ragtt-timeline", timeout=30_000)
+        page.wait_for_selector(".ragtt-timeline .ragtt-claim", timeout=30_000)
         assert "Refunds within 14 days" in page.content()
+        # it opens on the newest claims, none of them stale; the versions are named by release
+        # (the releases are evenly spread, half a second apart: auto may draw them in time)
+        timeline = page.locator(".ragtt-timeline")
+        claims = timeline.locator(".ragtt-tl-claims").inner_text()
+        assert "superseded later" not in claims and "99.9% uptime" in claims and "$29 a month" in claims
+        assert timeline.locator(".ragtt-tl-where").inner_text().startswith("release-3 (v")
         charts = 1
     page.wait_for_function(f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}",
                            timeout=30_000)

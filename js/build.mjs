@@ -1,0 +1,43 @@
+// Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
+// per widget, js/<widget>.js, and js/src/chunk_card.css + js/src/<widget>.css into js/<widget>.css.
+// The outputs are checked in: the wheel, reports and anywidget's hot reload read them, and
+// no Node is needed to use ragtt.
+//   node js/build.mjs           rebuild
+//   node js/build.mjs --check   exit 1 (naming the files) when a checked-in output is stale
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as esbuild from "esbuild";
+
+const JS = dirname(fileURLToPath(import.meta.url));
+const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
+const SHARED_CSS = ["chunk_card.css"];
+
+async function outputs() {
+  const files = new Map();
+  for (const name of WIDGETS) {
+    const result = await esbuild.build({
+      entryPoints: [join(JS, "src", `${name}.js`)], bundle: true, format: "esm", target: "es2020",
+      write: false, charset: "utf8", legalComments: "none",
+      banner: { js: `// Generated from js/src/${name}.js by js/build.mjs (./dev build): edit the sources, not this file.` },
+    });
+    files.set(`${name}.js`, result.outputFiles[0].text);
+    const css = [...SHARED_CSS, `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
+    files.set(`${name}.css`, `/* Generated from js/src by js/build.mjs: edit the sources, not this file. */\n${css}`);
+  }
+  return files;
+}
+
+const check = process.argv.includes("--check");
+const stale = [];
+for (const [file, text] of await outputs()) {
+  const path = join(JS, file);
+  const now = existsSync(path) ? readFileSync(path, "utf8") : null;
+  if (now === text) continue;
+  if (check) stale.push(`js/${file}`);
+  else writeFileSync(path, text);
+}
+if (stale.length) {
+  console.error(`stale build outputs (run ./dev build): ${stale.join(", ")}`);
+  process.exit(1);
+}

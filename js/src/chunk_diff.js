@@ -1,0 +1,243 @@
+// @ts-check
+// ragtt ChunkDiff: two runs side by side with rank arrows and score deltas; below them the
+// changed passages, each one card with its word diff in grouped runs (one deletion run, one
+// insertion run per edit); a click on any chunk says how it changed and why.
+// Untrusted text reaches the DOM only as text (the shared chunk card).
+
+import { el } from "./dom.js";
+import { typed } from "./wire.js";
+import { versionLabel } from "./labels.js";
+import { chunkCard, queryTerms } from "./chunk_card.js";
+
+/** @typedef {import("./types.js").Model} Model */
+
+const OPS = { e: "equal", d: "delete", i: "insert" };
+
+/** @param {number} x */
+const fmt = (x) => (Number.isFinite(x) ? x.toFixed(4) : "");
+/** @param {number} x */
+const signed = (x) => (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(4);
+
+/**
+ * @typedef {object} Chunk
+ * @property {number} i
+ * @property {string} id
+ * @property {string} source
+ * @property {string} text
+ * @property {number} rankL
+ * @property {number} rankR
+ * @property {number} scoreL
+ * @property {number} scoreR
+ * @property {"kept" | "removed" | "added" | "changed"} state
+ * @property {Pair | null} pair
+ */
+/**
+ * @typedef {object} Pair
+ * @property {Chunk} left
+ * @property {Chunk} right
+ * @property {number} similarity
+ * @property {Array<[string, string]>} runs
+ */
+
+/** @param {any} d the `_data` trait */
+function decode(d) {
+  const c = d.chunks;
+  const [rl, rr, sl, sr] = [typed(c.rank_left), typed(c.rank_right), typed(c.score_left), typed(c.score_right)];
+  /** @type {Chunk[]} */
+  const chunks = c.ids.map((/** @type {string} */ id, /** @type {number} */ i) => ({
+    i, id, source: c.sources[i], text: c.texts[i], rankL: rl[i], rankR: rr[i], scoreL: sl[i], scoreR: sr[i],
+    state: rl[i] && rr[i] ? "kept" : rl[i] ? "removed" : "added", pair: null,
+  }));
+  const pl = typed(d.pairs.left), pr = typed(d.pairs.right), sim = typed(d.pairs.similarity);
+  /** @type {Pair[]} */
+  const pairs = [];
+  for (let k = 0; k < pl.length; k++) {
+    const runs = /** @type {Array<[string, string]>} */ (
+      [...d.pairs.ops[k]].map((op, j) => [OPS[/** @type {"e"|"d"|"i"} */ (op)], d.pairs.runs[k][j]]));
+    const pair = { left: chunks[pl[k]], right: chunks[pr[k]], similarity: sim[k], runs };
+    for (const ch of [pair.left, pair.right]) { ch.state = "changed"; ch.pair = pair; }
+    pairs.push(pair);
+  }
+  return { ...d, chunks, pairs, terms: queryTerms(d.left.query), names: d.labels || {} };
+}
+
+/** @typedef {ReturnType<typeof decode>} Data */
+
+/** A chunk's card in one run's column. @param {Data} d @param {Chunk} ch @param {"left" | "right"} side
+ * @param {Set<string>} selected */
+function columnCard(d, ch, side, selected) {
+  const rank = side === "left" ? ch.rankL : ch.rankR;
+  /** @type {Array<[string, string]>} */
+  const meta = [["ragtt-rank", `#${rank}`]];
+  if (ch.state === "kept" && side === "right") {
+    const moved = ch.rankL - ch.rankR;
+    meta.push([`ragtt-move ${moved > 0 ? "ragtt-up" : moved < 0 ? "ragtt-down" : ""}`,
+      moved > 0 ? `▲${moved}` : moved < 0 ? `▼${-moved}` : "="]);
+    meta.push(["ragtt-score", `${fmt(ch.scoreR)} (${signed(ch.scoreR - ch.scoreL)})`]);
+  } else {
+    meta.push(["ragtt-score", fmt(side === "left" ? ch.scoreL : ch.scoreR)]);
+  }
+  const card = chunkCard({
+    id: ch.id, text: ch.text, source: ch.source, meta, terms: d.terms,
+    badges: ch.state === "kept" ? [] : [ch.state],
+    cls: `ragtt-${ch.state}${selected.has(ch.id) ? " ragtt-selected" : ""}`,
+  });
+  card.tabIndex = 0;
+  card.setAttribute("role", "button");
+  return card;
+}
+
+/** One run's column: its version, query, chunks by rank and answer.
+ * @param {Data} d @param {"left" | "right"} side @param {Set<string>} selected */
+function column(d, side, selected) {
+  const run = d[side];
+  const col = el("div", `ragtt-cd-col ragtt-cd-${side}`);
+  const head = el("div", "ragtt-cd-colhead");
+  head.append(el("span", "ragtt-cd-when", side === "left" ? "Then" : "Now"),
+    el("span", "ragtt-cd-version", `index ${versionLabel(run.version, d.names)}`), el("code", "ragtt-cd-id", run.id));
+  col.append(head, el("div", "ragtt-cd-query", run.query));
+  const ol = el("ol", "ragtt-cd-list");
+  const key = side === "left" ? "rankL" : "rankR";
+  d.chunks.filter((c) => c[key] > 0).sort((a, b) => a[key] - b[key])
+    .forEach((c) => ol.append(columnCard(d, c, side, selected)));
+  col.append(ol);
+  if (run.answer !== null && run.answer !== undefined) {
+    col.append(el("div", "ragtt-cd-answer-title", "Answer"), el("div", "ragtt-cd-answer", run.answer));
+  }
+  return col;
+}
+
+/** The card of a changed passage: one card, the word diff in runs. @param {Data} d @param {Pair} p
+ * @param {Set<string>} selected */
+function pairCard(d, p, selected) {
+  const card = chunkCard({
+    id: p.right.id, text: p.right.text, source: p.right.source, runs: p.runs, terms: d.terms,
+    meta: [["ragtt-rank", `#${p.left.rankL} → #${p.right.rankR}`],
+      ["ragtt-cd-similarity", `similarity ${p.similarity.toFixed(2)}`]],
+    badges: ["changed"], tag: "li",
+    cls: `ragtt-changed ragtt-cd-pair${selected.has(p.right.id) || selected.has(p.left.id) ? " ragtt-selected" : ""}`,
+  });
+  card.dataset.leftId = p.left.id;
+  card.tabIndex = 0;
+  card.setAttribute("role", "button");
+  return card;
+}
+
+/** Below the columns: every changed passage, then the chunks with no counterpart.
+ * @param {Data} d @param {Set<string>} selected */
+function changes(d, selected) {
+  const box = el("div", "ragtt-cd-changes");
+  if (d.pairs.length) {
+    box.append(el("div", "ragtt-cd-section", `Changed passages (${d.pairs.length})`));
+    const ol = el("ol", "ragtt-cd-list ragtt-cd-pairs");
+    for (const p of d.pairs) ol.append(pairCard(d, p, selected));
+    box.append(ol);
+  }
+  const lone = d.chunks.filter((c) => c.state === "added" || c.state === "removed");
+  if (lone.length) {
+    box.append(el("div", "ragtt-cd-section",
+      `No counterpart (${lone.length}): passages that are new in the now run or gone from it`));
+    const ul = el("ul", "ragtt-cd-lone");
+    for (const c of lone) {
+      const side = c.state === "added" ? "now" : "then";
+      ul.append(el("li", `ragtt-cd-lone-item ragtt-${c.state}`,
+        `${c.state} (#${c.state === "added" ? c.rankR : c.rankL} ${side}) ${c.source}: no counterpart`));
+    }
+    box.append(ul);
+  }
+  return box;
+}
+
+/** How the first selected chunk changed, and why. @param {Data} d @param {string[]} sel */
+function detail(d, sel) {
+  const box = el("div", "ragtt-cd-detail");
+  box.append(el("div", "ragtt-cd-status", `${sel.length} selected`));
+  const ch = d.chunks.find((c) => c.id === sel[0]);
+  if (!ch) {
+    box.append(el("div", "ragtt-cd-hint", "Click a chunk to see how it changed and why."));
+    return box;
+  }
+  if (ch.state === "kept") {
+    box.append(el("div", "ragtt-cd-hint", `Kept: rank #${ch.rankL} → #${ch.rankR}, score ${fmt(ch.scoreL)} → `
+      + `${fmt(ch.scoreR)} (${signed(ch.scoreR - ch.scoreL)}); text unchanged.`));
+  } else if (ch.pair) {
+    const p = ch.pair;
+    box.append(el("div", "ragtt-cd-hint", `Changed passage of ${p.right.source} (similarity ${p.similarity.toFixed(2)}): `
+      + `#${p.left.rankL} at ${versionLabel(d.left.version, d.names)} → #${p.right.rankR} at ${versionLabel(d.right.version, d.names)}`));
+    box.append(chunkCard({ id: p.right.id, text: p.right.text, runs: p.runs, terms: d.terms, tag: "div",
+      cls: "ragtt-changed ragtt-expanded ragtt-cd-worddiff" }));
+  } else {
+    box.append(el("div", "ragtt-cd-hint", `${ch.state === "added" ? "Added" : "Removed"}: no counterpart from `
+      + `${ch.source} ${ch.state === "added" ? "then" : "now"} (no passage of it is similar enough to pair).`));
+  }
+  const reason = d.reasons && (d.reasons[ch.id] || (ch.pair && d.reasons[ch.pair.left.id]));
+  box.append(el("div", "ragtt-cd-reason", reason ? `Why: ${reason}` : "Why: lineage is not available for this diff."));
+  return box;
+}
+
+/** The headline: changed / added / removed / kept, and the overlap metrics. @param {Data} d */
+function headline(d) {
+  const s = d.summary;
+  const head = el("div", "ragtt-cd-head");
+  head.append(el("span", "ragtt-cd-title", "Chunk diff"),
+    el("span", "ragtt-cd-counts", `${s.changed} changed · ${s.added} added · ${s.removed} removed · ${s.kept} kept`),
+    el("span", "ragtt-cd-metrics", `RBO ${s.rbo.toFixed(3)} · Jaccard ${s.jaccard.toFixed(3)}`
+      + (s.answer_similarity ? ` · answer cosine ${s.answer_similarity.embedding_cosine.toFixed(3)}` : "")));
+  const notes = el("ul", "ragtt-cd-notes");
+  for (const n of s.notes || []) notes.append(el("li", "", n));
+  return [head, notes];
+}
+
+/** @param {HTMLElement} root @param {Model} model */
+function draw(root, model) {
+  const d = decode(model.get("_data"));
+  const sel = model.get("selected");
+  const selected = new Set(sel);
+  const cols = el("div", "ragtt-cd-cols");
+  cols.append(column(d, "left", selected), column(d, "right", selected));
+  root.replaceChildren(...headline(d), cols, changes(d, selected), detail(d, sel));
+}
+
+/** Click (shift/ctrl/cmd: add) or Enter/Space on a card selects it.
+ * @param {HTMLElement} root @param {Model} model */
+function attachSelection(root, model) {
+  const choose = (/** @type {string} */ id, /** @type {boolean} */ extend) => {
+    const sel = model.get("selected");
+    const next = extend ? (sel.includes(id) ? sel.filter((/** @type {string} */ x) => x !== id) : [...sel, id])
+      : (sel.length === 1 && sel[0] === id ? [] : [id]);
+    model.set("selected", next);  // fires change:selected, which redraws
+    model.save_changes();
+  };
+  const cardOf = (/** @type {EventTarget | null} */ t) => {
+    const li = t instanceof Element ? /** @type {HTMLElement | null} */ (t.closest(".ragtt-chunk")) : null;
+    return li && root.contains(li) && li.dataset.chunkId && !li.classList.contains("ragtt-cd-worddiff") ? li : null;
+  };
+  root.addEventListener("click", (e) => {
+    const li = cardOf(e.target);
+    if (li) choose(/** @type {string} */ (li.dataset.chunkId), e.shiftKey || e.metaKey || e.ctrlKey);
+  });
+  root.addEventListener("keydown", (e) => {
+    const li = cardOf(e.target);
+    if (li && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      choose(/** @type {string} */ (li.dataset.chunkId), e.shiftKey);
+    }
+  });
+}
+
+/** @param {import("./types.js").RenderProps} props */
+function render({ model, el: host }) {
+  const root = el("div", "ragtt-chunk-diff tex2jax_ignore mathjax_ignore");
+  host.append(root);
+  const redraw = () => draw(root, model);
+  attachSelection(root, model);
+  model.on("change:selected", redraw);
+  model.on("change:_data", redraw);
+  redraw();
+  return () => {
+    model.off("change:selected", redraw);
+    model.off("change:_data", redraw);
+  };
+}
+
+export default { render };

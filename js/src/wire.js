@@ -1,0 +1,43 @@
+// @ts-check
+// The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt_nb/_wire.py) back
+// into typed arrays, and packed strings (UTF-8 bytes + offsets, or hex ids as raw bytes).
+
+/** @typedef {import("./types.js").Buffer} Buffer */
+
+const TYPES = {
+  int16: Int16Array, uint16: Uint16Array, uint8: Uint8Array, int32: Int32Array, float32: Float32Array,
+};
+
+/**
+ * Rebuild a typed array from a `{dtype, shape, view}` buffer; unknown dtypes fail loudly.
+ * @param {Buffer} buf
+ * @returns {any} an Int16Array, Uint16Array, Uint8Array, Int32Array or Float32Array
+ */
+export function typed(buf) {
+  const T = TYPES[buf && buf.dtype];
+  if (!T) throw new Error(`ragtt: unsupported buffer dtype ${buf && buf.dtype}`);
+  const v = buf.view;
+  const bytes = v instanceof ArrayBuffer ? v : v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength);
+  const arr = new T(bytes);
+  if (arr.length !== buf.shape[0]) throw new Error(`ragtt: buffer length ${arr.length} != shape ${buf.shape[0]}`);
+  return arr;
+}
+
+/**
+ * Strings packed as UTF-8 bytes + int32 offsets (or hex ids as raw bytes), decoded one at a time.
+ * @param {{hex?: Buffer, width?: number, bytes?: Buffer, offsets?: Buffer}} packed
+ * @returns {{length: number, get: (i: number) => string}}
+ */
+export function strings(packed) {
+  if (packed.hex) {
+    const raw = typed(packed.hex), width = packed.width || 1;
+    const hex = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+    return {
+      length: raw.length / width,
+      get: (i) => { let s = ""; for (let k = i * width; k < (i + 1) * width; k++) s += hex[raw[k]]; return s; },
+    };
+  }
+  const bytes = typed(packed.bytes), off = typed(packed.offsets);
+  const dec = new TextDecoder();
+  return { length: off.length - 1, get: (i) => dec.decode(bytes.subarray(off[i], off[i + 1])) };
+}
