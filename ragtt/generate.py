@@ -34,8 +34,9 @@ _STOPWORDS = frozenset({
     "when", "where", "which", "who", "why", "will", "with", "you", "your", "my", "me", "we", "our",
     "long", "this", "that", "there", "than", "then", "these", "those", "into", "so",
 })
-# Shell sessions and literal blocks are shown, not said: no sentence of an answer.
-_CODE_LINE = re.compile(r"^\s*(\$|>>>|>|\.\.\.)\s")
+# Shell sessions and literal blocks are shown, not said: no sentence of an answer. (A bare
+# ">" is left alone: in Markdown it opens a quotation, which is prose.)
+_CODE_LINE = re.compile(r"^\s*(\$|>>>|\.\.\.)\s")
 _CODE_DIRECTIVES = ("code-block", "code", "sourcecode", "literalinclude", "highlight")
 BM25_K1, BM25_B = 1.2, 0.75
 # A sentence under ".. py:data:: SESSION_COOKIE_SAMESITE" is about SESSION_COOKIE_SAMESITE: a
@@ -139,13 +140,18 @@ def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
     out: list[_Sentence] = []
     for ci, chunk in enumerate(chunks):
         heading: frozenset[str] = frozenset()
-        weight, section, code = 0.0, 0, False
+        weight, section, code, fence = 0.0, 0, False, False
         for block in _BLOCK_END.split(chunk.text):
             lines = [line for line in block.splitlines() if line.strip()]
             if not lines:
                 continue
-            # A directive may carry its body right below it (".. versionchanged:: 1.0" + text).
-            head = lines[:1] if len(lines) > 1 and _DIRECTIVE.match(lines[0]) else lines
+            fences = sum(line.lstrip().startswith("```") for line in lines)  # (a ~~~ line is a reST underline)
+            if fence or fences:  # a Markdown code fence, which may span blank lines
+                fence = fence != (fences % 2 == 1)
+                continue
+            # A directive or Markdown heading may carry its text right below it, with no blank line.
+            opens = _DIRECTIVE.match(lines[0]) or _MD_HEADING.match(lines[0])
+            head = lines[:1] if len(lines) > 1 and opens else lines
             title = _heading(head)
             if title is not None:
                 directive = _DIRECTIVE.match(head[0]) is not None

@@ -57,7 +57,8 @@ class BisectReport(_Result):
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        first = ("no change" if self.first_version is None
+        first = ("nothing to bisect: one version" if self.versions_searched == 1 else "no change"
+                 if self.first_version is None
                  else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>")
         rows = [(version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
                 for v, val in sorted(self.steps)]
@@ -117,7 +118,8 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     start_value, end_value = value_at(0), value_at(n - 1)
     warnings: list[str] = []
     if n == 1:  # a query with no history: a report, not an error (a CI job bisects whatever it has)
-        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n)
+        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
+                            labels=version_labels(ctx))
     if end_value == start_value:
         return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
                             ["the predicate has the same value at both ends; a change that reverted is not found"],

@@ -111,3 +111,14 @@ def test_the_secret_key_question_quotes_the_definition_not_the_introduction(tmp_
                 assert "different settings you might want to change" not in answer, (release, mode, answer)
                 checked += 1
     assert checked >= 4
+
+
+def test_markdown_headings_are_context_and_quotations_are_prose() -> None:
+    text = ("## Refund window\nYou can ask for a refund within 30 days of purchase.\n\n"
+            "> Refunds for annual plans are prorated by the days left.\n\n"
+            "```\nrefunds list annual plans\n\nrefund window annual plans\n```\n\nAnnual plans renew each year.")
+    out = ExtractiveGenerator().generate("refund window annual plans", [chunk(text, 1)])
+    body = out.answer.removeprefix(EXTRACTIVE_LABEL + "\n")
+    assert "## Refund window" not in body and "You can ask for a refund within 30 days" in body
+    assert "> Refunds for annual plans are prorated" in body and "refunds list" not in body  # fenced code
+    assert "refund window annual plans" not in body
