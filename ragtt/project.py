@@ -247,10 +247,12 @@ class Project:
         ctx = self._ctx
         return replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
 
-    def diff(self, left_id: str, right_id: str) -> DiffReport:
+    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
+        """What entered, left, moved and changed between two runs; a removed and an added chunk
+        of one source at least ``threshold`` similar are one "changed" passage."""
         from ragtt.timetravel.diff import diff_runs
 
-        return diff_runs(self._ctx, left_id, right_id)
+        return diff_runs(self._ctx, left_id, right_id, threshold=threshold)
 
     def query_vector(self, text: str, embedder_id: str | None = None) -> NDArray[Any] | None:
         """``text``'s vector under ``embedder_id`` (default: the project's embedder, computed if
