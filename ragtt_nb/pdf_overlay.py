@@ -22,7 +22,6 @@ or the boxes would land on other words.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -198,15 +197,10 @@ def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float)
     ranks: dict[str, tuple[int, float]] = {}
     version = None
     if query_id is not None:
-        trace = proj.trace(query_id)
-        rows = trace.filter(trace["type"].str.ends_with("retrieval.executed"))
-        if rows.is_empty():
-            raise ValueError(f"query {query_id!r} has no retrieval event")
-        payload = json.loads(rows["payload"][0])
-        version = int(payload["index_version"])
-        ranks = {c["chunk_id"]: (n + 1, float(c["score"])) for n, c in enumerate(payload["chunks"])}
-        query = {"query_id": query_id, "text": payload["query"], "version": version,
-                 "retrieved": len(ranks)}
+        run = proj.run(query_id)  # NotFoundError for an unknown id
+        version = run.index_version
+        ranks = {c["chunk_id"]: (n + 1, float(c["score"])) for n, c in enumerate(run.chunks)}
+        query = {"query_id": query_id, "text": run.query, "version": version, "retrieved": len(ranks)}
     chunks = proj.chunks(at=version, source=source)
     if chunks.is_empty():
         raise ValueError(f"{source!r} has no chunks at version {version if version is not None else 'latest'}")

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragtt.events import types as ev
+
 if TYPE_CHECKING:
     import altair as alt
     import polars as pl
@@ -39,8 +41,8 @@ def queries_frame(proj: ragtt.Project, every: str = "1h") -> pl.DataFrame:
     """Logged queries and replays per ``every`` (a polars duration: "1m", "1h", "1d")."""
     import polars as pl
 
-    events = proj.events.frame(types=["query.received", "replay.query.received"])
-    kind = pl.when(pl.col("type") == "query.received").then(pl.lit("query")).otherwise(pl.lit("replay"))
+    events = proj.events.frame(types=[ev.QUERY_RECEIVED, ev.REPLAY_PREFIX + ev.QUERY_RECEIVED])
+    kind = pl.when(pl.col("type") == ev.QUERY_RECEIVED).then(pl.lit("query")).otherwise(pl.lit("replay"))
     return (events.select(pl.col("ts"), kind.alias("kind")).sort("ts")
             .group_by_dynamic("ts", every=every, group_by="kind").agg(pl.len().alias("queries"))
             .sort("ts", "kind"))
@@ -87,10 +89,10 @@ def latency_frame(proj: ragtt.Project) -> pl.DataFrame:
     """One row per completed query or replay: ts, query_id, kind, latency_ms, retrieve_ms, generate_ms."""
     import polars as pl
 
-    events = proj.events.frame(types=["query.completed", "replay.query.completed"])
+    events = proj.events.frame(types=[ev.QUERY_COMPLETED, ev.REPLAY_PREFIX + ev.QUERY_COMPLETED])
     return events.select(
         "ts", "query_id",
-        pl.when(pl.col("type") == "query.completed").then(pl.lit("query")).otherwise(pl.lit("replay")).alias("kind"),
+        pl.when(pl.col("type") == ev.QUERY_COMPLETED).then(pl.lit("query")).otherwise(pl.lit("replay")).alias("kind"),
         pl.col("payload").str.json_path_match("$.latency_ms").cast(pl.Float64).alias("latency_ms"),
         pl.col("payload").str.json_path_match("$.timings_ms.retrieve").cast(pl.Float64).alias("retrieve_ms"),
         pl.col("payload").str.json_path_match("$.timings_ms.generate").cast(pl.Float64).alias("generate_ms"),

@@ -20,7 +20,6 @@ lanes' data in ``ragtt_nb.timeline_claims``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from ragtt.events import types as ev
 from ragtt_nb._wire import array, static_file
 from ragtt_nb.timeline_axis import AXES, auto_axis, version_layout
 from ragtt_nb.timeline_claims import LANE_ENTITY, Claims, claims_wire, read_claims
@@ -42,9 +42,8 @@ __all__ = ["Timeline"]
 
 # Event kinds on the wire (the JS draws each kind in its own lane or colour).
 KIND_INGEST, KIND_REMOVE, KIND_SNAPSHOT, KIND_QUERY, KIND_REPLAY = range(5)
-_KINDS = {"document.ingested": KIND_INGEST, "document.removed": KIND_REMOVE,
-          "index.snapshot_taken": KIND_SNAPSHOT, "query.received": KIND_QUERY,
-          "replay.query.received": KIND_REPLAY}
+_KINDS = {ev.DOCUMENT_INGESTED: KIND_INGEST, ev.DOCUMENT_REMOVED: KIND_REMOVE, ev.SNAPSHOT_TAKEN: KIND_SNAPSHOT,
+          ev.QUERY_RECEIVED: KIND_QUERY, ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY}
 _INT32_MAX = 2**31 - 1
 
 
@@ -264,11 +263,8 @@ def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int)
 
 
 def _focal(proj: Any, query_id: str) -> _Focal:
-    plan = proj.plan_of(query_id)  # raises NotFoundError for an unknown id
-    trace = proj.trace(query_id)
-    received = trace.filter(trace["type"].str.ends_with("query.received"))
-    text = json.loads(received["payload"][0])["text"]
-    return _Focal(query_id, text, int(received["index_version"][0]), plan)
+    run = proj.run(query_id)  # raises NotFoundError for an unknown id
+    return _Focal(query_id, run.query, run.index_version, run.plan)
 
 
 def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:

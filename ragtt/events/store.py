@@ -28,7 +28,7 @@ from ragtt.events.intents import Intents
 from ragtt.events.migrations import migrate
 from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, ONCE_PER_QUERY
 from ragtt.events.versions import Versions
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ class EventStore:
         frame = pl.DataFrame(rows, schema=schema, orient="row")
         return frame.with_columns(
             pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ"),
-            pl.when(pl.col("type").str.starts_with("document."))
+            pl.when(pl.col("type").is_in([DOCUMENT_INGESTED, DOCUMENT_REMOVED]))
             .then(pl.col("payload").str.json_path_match("$.source"))
             .alias("source"),
         )

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt._html import BOX, STYLE, esc, table
+from ragtt.events import types as ev
 from ragtt.index.table import sql_string_list
 from ragtt.results import _Result, version_label
 from ragtt.timetravel.passages import pair_passages
@@ -167,7 +168,7 @@ def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | N
             after: int | None) -> LineageEntry:
     if event is None:  # written outside ragtt's log (should not happen): say so, don't guess
         return LineageEntry(chunk_id, source, change, "unknown", None, None, None, before, after)
-    if event.type == "document.removed":
+    if event.type == ev.DOCUMENT_REMOVED:
         cause = "removed"
     elif event.payload.get("status") == "added":
         cause = "added"
@@ -180,7 +181,7 @@ def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | N
 def _chunk_changes(ctx: Context, low: int, high: int) -> dict[tuple[str, str], Any]:
     """("added"|"removed", chunk_id) -> the event in (low, high] that did it (the latest wins)."""
     found: dict[tuple[str, str], Any] = {}
-    for event in ctx.log.query(types=["document.ingested", "document.removed"], version_range=(low, high)):
+    for event in ctx.log.query(types=[ev.DOCUMENT_INGESTED, ev.DOCUMENT_REMOVED], version_range=(low, high)):
         for chunk_id in event.payload.get("chunk_ids_added", []):
             found[("added", chunk_id)] = event
         for chunk_id in event.payload.get("chunk_ids_removed", []):
