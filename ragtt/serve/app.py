@@ -26,8 +26,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragtt import __version__
 from ragtt.errors import ConfigError, NotAProjectError, NotFoundError, RagttError, ReplayError, StoreError
-from ragtt.serve.schema import annotation, body_model
 from ragtt.verbs import VERBS, Verb, dumps
+from ragtt.verbs.schema import annotation, body_model
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder

@@ -123,3 +123,21 @@ def test_a_missing_project_is_404_and_not_created(tmp_path: Path) -> None:
     with TestClient(create_app(tmp_path / "none", embedder=ragtt.HashEmbedder())) as c:
         assert c.get("/snapshots").status_code == 404
     assert not (tmp_path / "none").exists()
+
+
+def test_rest_and_mcp_take_the_same_argument_names(client: TestClient) -> None:
+    from ragtt.verbs import VERBS
+    from ragtt.verbs.schema import body_model
+
+    spec = client.get("/openapi.json").json()
+    schemas = spec["components"]["schemas"]
+    for verb in VERBS.values():
+        assert verb.route is not None
+        method, path = verb.route
+        operation = spec["paths"][path][method.lower()]
+        if method == "POST":
+            ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            rest = set(schemas[ref.rsplit("/", 1)[1]]["properties"])
+        else:
+            rest = {p["name"] for p in operation.get("parameters", []) if p["in"] in ("path", "query")}
+        assert rest == set(body_model(verb, "mcp").model_fields), verb.name

@@ -12,7 +12,7 @@ How each front end is generated from the table:
   names it); ``GET`` routes take the args named ``{...}`` in the path as path parameters and
   the rest as query parameters. ``html`` adds ``GET <html_route>``.
 - MCP (``ragtt.mcp``): one tool per verb, named ``verb.name``, whose input schema is the
-  JSON schema of the same pydantic model (``ragtt.serve.schema.body_model``).
+  JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
 - CLI (to do, by the lead): one sub-parser per ``cli_name`` (``name`` with ``_`` -> ``-``
   unless given). Each ``Arg`` becomes ``add_argument(*arg.flags or (arg.name,), ...)``: no
   flags means positional; ``list`` types become ``nargs="+"`` (positional) or
