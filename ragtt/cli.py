@@ -244,6 +244,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import ragtt
+
+    try:
+        from ragtt.serve_mcp import run_stdio
+    except ImportError as exc:
+        raise _UsageError(f"needs the mcp extra (pip install 'ragtt[mcp]'): {exc}") from None
+    run_stdio(args.project, embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -393,6 +404,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--token", default=os.environ.get("RAGTT_TOKEN"),
                    help="bearer token clients must send (default: $RAGTT_TOKEN)")
+    add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     _add_plugins(sub, common)
