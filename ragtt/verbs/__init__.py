@@ -11,7 +11,7 @@ How each front end is generated from the table:
   take a pydantic body built from the args (unknown fields rejected, so a typo is a 422 that
   names it); ``GET`` routes take the args named ``{...}`` in the path as path parameters and
   the rest as query parameters. ``html`` adds ``GET <html_route>``.
-- MCP (``ragtt.mcp``): one tool per verb, named ``verb.name``, whose input schema is the
+- MCP (``ragtt.serve_mcp``, built): one tool per verb, named ``verb.name``, whose input schema is the
   JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
 - CLI (to do, by the lead): one sub-parser per ``cli_name`` (``name`` with ``_`` -> ``-``
   unless given). Each ``Arg`` becomes ``add_argument(*arg.flags or (arg.name,), ...)``: no
@@ -37,6 +37,7 @@ import json
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragtt.config import MAX_TOP_K
@@ -60,7 +61,7 @@ class Arg:
     """One argument of a verb. ``name`` is the keyword in Python, JSON bodies and MCP tools."""
 
     name: str
-    type: Any  # str, int, float, bool, At, list[str], list[int], dict[str, str]
+    type: Any  # str, int, float, bool, datetime, At, list[str], list[int], dict[str, str]
     help: str
     default: Any = None
     required: bool = False
@@ -244,11 +245,18 @@ verb(Verb(
     "trace", "every event of one query or replay", (Arg("query_id", str, "query or replay id", required=True),),
     lambda p, a: p.trace(a["query_id"]), _rows, _trace_text, route=("GET", "/query/{query_id}")))
 
+def _utc(when: datetime | None) -> datetime | None:
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when  # naive means UTC
+
+
 verb(Verb(
     "events", "the event log, oldest first",
     (Arg("type", list[str], "only these event types (repeatable)", default=[], flags=("--type",)),
-     Arg("query_id", str, "only the events of this query or replay", flags=("--query-id",))),
-    lambda p, a: p.events.frame(types=a["type"] or None, query_id=a["query_id"]),
+     Arg("query_id", str, "only the events of this query or replay", flags=("--query-id",)),
+     Arg("since", datetime, "only events at or after this ISO datetime (UTC if no offset)", flags=("--since",)),
+     Arg("until", datetime, "only events at or before this ISO datetime (UTC if no offset)", flags=("--until",))),
+    lambda p, a: p.events.frame(types=a["type"] or None, query_id=a["query_id"], since=_utc(a["since"]),
+                                until=_utc(a["until"])),
     _rows, _events_text, route=("GET", "/events")))
 
 verb(Verb(
@@ -318,6 +326,12 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
                 value = float(text)
             except ValueError:
                 raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+        elif base is datetime:
+            try:
+                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"expected an ISO datetime, e.g. 2026-03-01T12:00Z; got {text!r}") from None
         else:
             value = text
         low = arg.minimum if arg.minimum is not None else float("-inf")

@@ -29,6 +29,8 @@ def test_query_then_replay_matches_and_as_of_sees_the_past(client: TestClient) -
     trace = client.get(f"/query/{first['query_id']}").json()
     assert {row["query_id"] for row in trace} == {first["query_id"]} and len(trace) >= 2
     now = client.post("/query", json={"text": "refund days", "generate": False}).json()
+    assert now["index_version"] > first["index_version"]  # no worker thread reads a stale index
+    assert any("14 days" in c["text"] for c in now["chunks"])
     diff = client.post("/diff", json={"left": first["query_id"], "right": now["query_id"]}).json()
     assert diff == client.post("/diff", json={"left": first["query_id"], "right": now["query_id"]}).json()
     assert "rbo" in str(diff).lower()
@@ -70,6 +72,11 @@ def test_events_as_json_arrow_and_parquet(client: TestClient) -> None:
     rows = client.get("/events", params={"type": "ingest.completed"}).json()
     assert rows and {r["type"] for r in rows} == {"ingest.completed"}
     every = client.get("/events").json()
+    middle = every[len(every) // 2]["ts"]
+    later = client.get("/events", params={"since": middle}).json()
+    assert 0 < len(later) < len(every) and all(r["ts"] >= middle for r in later)
+    assert client.get("/events", params={"until": "2000-01-01T00:00:00"}).json() == []
+    assert client.get("/events", params={"since": "yesterday"}).status_code == 422
     arrow = client.get("/events", headers={"Accept": "application/vnd.apache.arrow.stream"})
     assert arrow.headers["content-type"] == "application/vnd.apache.arrow.stream"
     assert pa.ipc.open_stream(arrow.content).read_all().num_rows == len(every)

@@ -49,6 +49,10 @@ def test_cli_types_check_range_and_choices() -> None:
     mode = next(a for a in VERBS["query"].args if a.name == "mode")
     with pytest.raises(argparse.ArgumentTypeError, match="vector, bm25, hybrid"):
         cli_type(mode)("fuzzy")
+    since = next(a for a in VERBS["events"].args if a.name == "since")
+    assert cli_type(since)("2026-03-01T12:00Z").tzinfo is not None
+    with pytest.raises(argparse.ArgumentTypeError, match="ISO datetime"):
+        cli_type(since)("yesterday")
     versions = next(a for a in VERBS["bisect"].args if a.name == "versions")
     assert cli_type(versions)("3") == 3
 
