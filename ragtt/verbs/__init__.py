@@ -168,11 +168,11 @@ def _snapshot(proj: Project, a: dict[str, Any]) -> Any:
 
 
 def _regression_run(proj: Project, a: dict[str, Any]) -> Any:
-    return proj.regression.run(a["suite"], threshold=a["threshold"])
+    return proj.regression.run(a["suite"], threshold=a["threshold"], match=a["match"])
 
 
 def _regression_capture(proj: Project, a: dict[str, Any]) -> Any:
-    suite = proj.regression.capture(a["queries"], a["name"], top_k=a["top_k"], mode=a["mode"])
+    suite = proj.regression.capture(a["queries"], a["name"], top_k=a["top_k"], mode=a["mode"], at=a["at"])
     if a["out"]:
         suite.save(a["out"])
     return suite
@@ -296,7 +296,9 @@ verb(Verb(
     "regression_run", "run a golden suite: exit 0 pass, 1 drift, 2 error",
     (Arg("suite", str, "path of the golden suite JSON file", required=True),
      Arg("threshold", float, "least recall a query must keep", default=0.8, flags=("--threshold",),
-         minimum=0.0, maximum=1.0)),
+         minimum=0.0, maximum=1.0),
+     Arg("match", str, "gate on passages found at this similarity (default 0.8), or: passages | chunks | sources",
+         default="0.8", flags=("--match",))),
     _regression_run, lambda report: {**report.to_dict(), "exit_code": report.exit_code}, _text,
     route=("POST", "/regression/run"), cli_name="test run", exit_code=lambda report: report.exit_code))
 
@@ -304,7 +306,8 @@ verb(Verb(
     "regression_capture", "record golden queries from the current index",
     (Arg("queries", list[str], "the golden queries", required=True, flags=("--query",)),
      Arg("name", str, "suite name", required=True, flags=("--name",)),
-     Arg("out", str, "also write the suite JSON here", flags=("-o", "--out")), TOP_K, MODE),
+     Arg("out", str, "also write the suite JSON here", flags=("-o", "--out")), TOP_K, MODE,
+     Arg("at", At, "capture at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",))),
     _regression_capture, _dict, _suite_text, route=("POST", "/regression/capture"), cli_name="test capture"))
 
 verb(Verb(

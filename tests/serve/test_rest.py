@@ -91,6 +91,12 @@ def test_regression_capture_then_run(client: TestClient, tmp_path: Path) -> None
     assert suite["name"] == SCRIPT and out.exists()
     report = client.post("/regression/run", json={"suite": str(out)}).json()
     assert report["exit_code"] == 0 and report["suite"] == SCRIPT
+    by_chunks = client.post("/regression/run", json={"suite": str(out), "match": "chunks"}).json()
+    assert by_chunks["exit_code"] == 0 and by_chunks["match"] == "chunks"
+    before = client.post("/snapshot", json={"label": "before"}).json()["index_version"]
+    client.post("/ingest", json={"texts": {"shipping.md": "Nothing ships any more."}})
+    past = client.post("/regression/capture", json={"queries": ["shipping"], "name": "old", "at": "before"}).json()
+    assert past["index_version"] == before < client.post("/query", json={"text": "x"}).json()["index_version"]
 
 
 def test_script_payloads_stay_data(client: TestClient) -> None:
