@@ -11,17 +11,21 @@ How each front end is generated from the table:
   take a pydantic body built from the args (unknown fields rejected, so a typo is a 422 that
   names it); ``GET`` routes take the args named ``{...}`` in the path as path parameters and
   the rest as query parameters. ``html`` adds ``GET <html_route>``.
-- MCP (``ragtt.serve_mcp``, built): one tool per verb, named ``verb.name``, whose input schema is the
-  JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
-- CLI (to do, by the lead): one sub-parser per ``cli_name`` (``name`` with ``_`` -> ``-``
-  unless given). Each ``Arg`` becomes ``add_argument(*arg.flags or (arg.name,), ...)``: no
-  flags means positional; ``list`` types become ``nargs="+"`` (positional) or
-  ``action="append"`` (flag); a ``bool`` with default False is ``store_true``, one with
-  default True is ``BooleanOptionalAction`` (``--generate/--no-generate``); ``choices``,
-  ``minimum``/``maximum`` become the argparse type check (``cli_type`` below). Verbs that
-  share a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser; the handler
-  runs the first of them whose required args were all given. ``--json`` picks
-  ``verb.to_json`` over ``verb.to_text``. ``help`` is the sub-parser's help and description.
+- MCP (``ragtt.serve_mcp``, built): one tool per verb, named ``verb.name``, whose input
+  schema is the JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
+- CLI (to do, by the lead; the builder is ``ragtt.verbs.cli``): one sub-parser per
+  ``cli_name`` (``name`` with ``_`` -> ``-`` unless given; ``"test run"`` is ``run`` under
+  ``test``). ``add_arguments`` turns each ``Arg`` into ``add_argument(*arg.flags or
+  (arg.name,), ...)``: no flags means positional; ``list`` types become ``nargs="+"``
+  (positional) or ``action="append"`` (flag); a ``bool`` with default False is
+  ``store_true``, one with default True is ``BooleanOptionalAction`` (``--generate/
+  --no-generate``); ``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs
+  that share a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser, and
+  ``pick`` runs the first whose required args were all given. ``--json`` picks
+  ``verb.to_json`` over ``verb.to_text``; the exit status is ``verb.exit_code(result)``.
+  Output options that are the CLI's own (``diff --html``, ``events --out``, ``test capture
+  --queries-file``) stay in cli.py beside the generated args. ``help`` is the sub-parser's
+  help and description.
 - Magics (to do, by the lead): the same parser per verb (raising ``UsageError``), so
   ``%ragtt help VERB`` prints exactly ``ragtt VERB --help``; the magic only adds display
   (widgets, ``last``) around ``verb.call``.
