@@ -14,7 +14,7 @@ import io
 import ipaddress
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -155,6 +155,12 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
 
     app = FastAPI(title="ragtt", version=__version__, lifespan=lifespan,
                   description="Time-travel debugging for RAG: every verb of the ragtt verb table.")
+
+    @app.middleware("http")
+    async def no_sniffing(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)  # JSON holding '<script>' must never be sniffed into HTML
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
     app.state.projects = pool
     guard = [Depends(_token_check(token))]
 

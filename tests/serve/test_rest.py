@@ -101,7 +101,7 @@ def test_regression_capture_then_run(client: TestClient, tmp_path: Path) -> None
 
 def test_script_payloads_stay_data(client: TestClient) -> None:
     left = client.post("/query", json={"text": SCRIPT + " refunds", "generate": False})
-    assert left.headers["content-type"] == "application/json"
+    assert left.headers["content-type"] == "application/json" and left.headers["x-content-type-options"] == "nosniff"
     assert left.json()["text"] == SCRIPT + " refunds"
     assert any(SCRIPT in c["text"] and SCRIPT in c["source"] for c in left.json()["chunks"])
     right = client.post("/query", json={"text": "refunds", "generate": False}).json()
