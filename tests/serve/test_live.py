@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -66,3 +69,33 @@ def test_live_server_query_replay_and_concurrent_clients(base_url: str) -> None:
     assert len(set(versions)) == 4  # one writer at a time: each ingest got its own version
     with httpx.Client(base_url=base_url, timeout=30) as c:
         assert c.get("/verify").json()["ok"] is True
+
+
+def test_ragtt_serve_from_the_command_line(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ragtt.cli", "serve", "--project", str(tmp_path / "p"), "--embedder", "hash",
+         "--port", str(port), "--token", "s3cret"],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stderr=(tmp_path / "serve.log").open("w"))
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        auth = {"Authorization": "Bearer s3cret"}
+        assert httpx.post(f"{url}/ingest", json={"texts": TEXTS}, timeout=30).status_code == 401
+        assert httpx.post(f"{url}/ingest", json={"texts": TEXTS}, headers=auth, timeout=30).status_code == 200
+        q = httpx.post(f"{url}/query", json={"text": "refund", "generate": False}, headers=auth, timeout=30).json()
+        r = httpx.post(f"{url}/replay", json={"query_id": q["query_id"]}, headers=auth, timeout=30).json()
+        assert r["matches_original"] is True
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
