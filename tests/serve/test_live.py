@@ -76,10 +76,11 @@ def test_ragtt_serve_from_the_command_line(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "ragtt.cli", "serve", "--project", str(tmp_path / "p"), "--embedder", "hash",
          "--port", str(port), "--token", "s3cret"],
-        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stderr=(tmp_path / "serve.log").open("w"))
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stderr=log)
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -99,3 +100,4 @@ def test_ragtt_serve_from_the_command_line(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+        log.close()
