@@ -118,11 +118,14 @@ def _endpoint(verb: Verb, pool: Projects, path: str, render: Callable[[Any, Requ
         for arg in verb.args:
             if "rest" not in arg.fronts:
                 continue
-            where = PathParam(description=arg.help) if arg.name in in_path else QueryParam(description=arg.help)
-            kind = annotation(arg) if arg.name not in in_path else Annotated[str, where]
-            default = inspect.Parameter.empty if arg.required or arg.name in in_path else arg.default
-            params.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY,
-                                            annotation=Annotated[kind, where], default=default))
+            if arg.name in in_path:  # a path segment is text; the verb resolves versions and labels
+                kind: Any = Annotated[str, PathParam(description=arg.help)]
+                default: Any = inspect.Parameter.empty
+            else:
+                kind = Annotated[annotation(arg), QueryParam(description=arg.help)]
+                default = inspect.Parameter.empty if arg.required else arg.default
+            params.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
+                                            default=default))
 
     def endpoint(request: Request, body: Any = None, **values: Any) -> Response:
         if body is not None:
