@@ -232,6 +232,29 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import ragtt
+
+    try:
+        from ragtt.serve import serve
+    except ImportError as exc:
+        raise _UsageError(f"needs the serve extra (pip install 'ragtt[serve]'): {exc}") from None
+    serve(args.project, host=args.host, port=args.port, token=args.token,
+          embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import ragtt
+
+    try:
+        from ragtt.serve_mcp import run_stdio
+    except ImportError as exc:
+        raise _UsageError(f"needs the mcp extra (pip install 'ragtt[mcp]'): {exc}") from None
+    run_stdio(args.project, embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -376,6 +399,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--match", default="0.8",
                    help="gate on passages found at this similarity (default 0.8), or: passages | chunks | sources")
     p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
+    p = add("serve", cmd_serve, "the REST API over the project (needs ragtt[serve]); OpenAPI at /docs")
+    p.add_argument("--host", default="127.0.0.1", help="anything but loopback needs --token")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--token", default=os.environ.get("RAGTT_TOKEN"),
+                   help="bearer token clients must send (default: $RAGTT_TOKEN)")
+    add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     _add_plugins(sub, common)

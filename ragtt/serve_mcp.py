@@ -1,0 +1,113 @@
+"""``ragtt mcp``: the verbs as MCP tools over stdio (``pip install 'ragtt[mcp]'``).
+
+Each verb of the table (``ragtt.verbs``) is one tool with the same name and argument names;
+its input schema is the JSON schema of the verb's pydantic model, the same one the REST
+bodies validate against. A tool returns the verb's JSON as text and as structured content;
+a bad argument or a ragtt error is a tool error whose text says what was wrong.
+
+Every call runs on one worker thread that holds the one open Project (SQLite connections
+belong to the thread that uses them), so calls run one at a time, as a stdio client sends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import mcp.types as types
+from mcp.server import Server
+from pydantic import BaseModel, ValidationError
+
+from ragtt import __version__
+from ragtt.errors import RagttError
+from ragtt.verbs import VERBS, Verb, dumps
+from ragtt.verbs.schema import body_model
+
+if TYPE_CHECKING:
+    from ragtt.index.embedders import Embedder
+    from ragtt.project import Project
+
+__all__ = ["create_server", "run_stdio"]
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+
+class _Worker:
+    """The one thread that opens and uses the Project."""
+
+    def __init__(self, path: Path, embedder: Embedder | None) -> None:
+        self.path = path
+        self.embedder = embedder
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-mcp")
+        self.project: Project | None = None
+
+    def _run(self, verb: Verb, values: dict[str, Any]) -> Any:
+        if self.project is None:
+            from ragtt.project import Project
+
+            self.project = Project.open(self.path, embedder=self.embedder, progress=False, create=verb.creates)
+        return json.loads(dumps(verb.to_json(verb.run(self.project, values))))
+
+    async def run(self, verb: Verb, values: dict[str, Any]) -> Any:
+        return await asyncio.wrap_future(self.pool.submit(self._run, verb, values))
+
+    def close(self) -> None:
+        def close_project() -> None:
+            if self.project is not None:
+                self.project.close()
+                self.project = None
+
+        self.pool.submit(close_project).result()
+        self.pool.shutdown()
+
+
+def create_server(project_path: str | Path, *, embedder: Embedder | None = None) -> tuple[Server[Any], _Worker]:
+    """The MCP server over ``project_path`` and the worker to close when it stops."""
+    worker = _Worker(Path(project_path).expanduser(), embedder)
+    models: dict[str, type[BaseModel]] = {name: body_model(verb, "mcp") for name, verb in VERBS.items()}
+    tools = [types.Tool(name=name, description=VERBS[name].help, input_schema=model.model_json_schema())
+             for name, model in models.items()]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        verb = VERBS.get(params.name)
+        if verb is None:
+            return _error(f"no tool {params.name!r}; the tools are {', '.join(VERBS)}")
+        try:
+            values = models[verb.name].model_validate(params.arguments or {}).model_dump()
+        except ValidationError as exc:
+            return _error(f"{verb.name}: {exc}")
+        try:
+            data = await worker.run(verb, values)
+        except RagttError as exc:
+            return _error(f"{verb.name}: {exc}")
+        structured = data if isinstance(data, dict) else {"result": data}
+        return types.CallToolResult(content=[types.TextContent(type="text", text=dumps(data))],
+                                    structured_content=structured)
+
+    server: Server[Any] = Server("ragtt", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
+    return server, worker
+
+
+def run_stdio(project_path: str | Path, *, embedder: Embedder | None = None) -> None:
+    """Serve MCP on stdin/stdout until the client closes them."""
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    server, worker = create_server(project_path, embedder=embedder)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    finally:
+        worker.close()
