@@ -142,11 +142,11 @@ def connected(
     include_superseded: bool = False,
 ) -> list[ConnectedAssertion]:
     anchor = None if at is None else to_position(at, "at")
-    with store._read() as conn:
+    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         namespace = _start(store, conn, assertion_id)
         found = neighbourhood(conn, namespace, [assertion_id], anchor, max_depth, link_types, direction,
                               include_superseded)
-        loaded = load_assertions(conn, [aid for aid, _, _ in found], store._columns("assertions"))
+        loaded = load_assertions(conn, [aid for aid, _, _ in found], store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
     return [ConnectedAssertion(loaded[aid], depth, path) for aid, depth, path in found if aid in loaded]
 
 
@@ -162,7 +162,7 @@ def find_path(
     include_superseded: bool = False,
 ) -> list[Link] | None:
     anchor = None if at is None else to_position(at, "at")
-    with store._read() as conn:
+    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         namespace = _start(store, conn, from_id)
         _start(store, conn, to_id)
         if from_id == to_id:

@@ -210,8 +210,8 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
     warnings: list[str] = []
     vector = _query_vector(store, query, store.namespaces.info(query.namespace), warnings)
     k = query.candidate_limit or max(50, 5 * query.limit)
-    ext = store._columns("assertions")
-    with store._read() as conn:
+    ext = store._columns("assertions")  # noqa: SLF001 - the temporal package's own store
+    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         info = store.namespaces.info(query.namespace, conn=conn)
         vector_hits, backend = _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None)
         text_hits = _text_hits(conn, query, k)
@@ -276,7 +276,7 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
         "took_ms": took,
         "warnings": warnings,
     }
-    store._emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)
+    store._emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)  # noqa: SLF001 - the temporal package's own store
     return _after(chain, query, RetrievalResult(results, meta))
 
 
@@ -313,7 +313,7 @@ def _expanded(
     for i, r in enumerate(results):  # a hit linked to other hits names the best-ranked of them
         if r.id in hit_links:
             results[i] = dataclasses.replace(r, link_depth=1, linked_from=hit_links[r.id])
-    loaded = load_assertions(conn, [aid for aid, _, _ in found if aid not in have], store._columns("assertions"))
+    loaded = load_assertions(conn, [aid for aid, _, _ in found if aid not in have], store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
     score_of = {r.id: r.score for r in results}
     out = []
     for aid, depth, path in found:

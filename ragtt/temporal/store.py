@@ -51,11 +51,11 @@ class _Advanced:
         """End an open assertion's validity at ``valid_until`` without writing a successor."""
         end = to_position(valid_until, "valid_until")
         store = self._store
-        with store._write() as conn:
+        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
             ns = conn.execute("SELECT namespace FROM assertions WHERE id = ?", (assertion_id,)).fetchone()
             change = writes.bump_change_seq(conn, ns[0]) if ns else 0
             seq, namespace = writes.close_assertion(conn, assertion_id, end, change)
-            store._close_vectors(conn, namespace, [(seq, end)])
+            store._close_vectors(conn, namespace, [(seq, end)])  # noqa: SLF001 - the temporal package's own store
 
 
 class AssertionStore:

@@ -96,7 +96,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     proj.close()
     # With a configured folder, a read verb refuses to create it and an ingest creates it.
     magics = shell.magics_manager.registry["RagttMagics"]
-    magics._proj = None  # noqa: SLF001 - a fresh session's state, without restarting the shell
+    magics._proj = None
     magics.project, magics.embedder = str(tmp_path / "configured"), "hash"
     with pytest.raises(UsageError, match="not a ragtt project"):
         shell.run_line_magic("ragtt", "snapshots")
@@ -106,7 +106,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     report = shell.run_line_magic("ragtt", f"ingest {docs}")
     assert report.documents_added == ["a.md"] and (tmp_path / "configured" / "ragtt.json").exists()
     magics.project_for(create=False).close()
-    magics._proj = None  # noqa: SLF001 - leave the shared shell as it was
+    magics._proj = None
 
 
 def test_an_interrupted_creation_is_made_again(tmp_path: Path) -> None:
