@@ -59,9 +59,9 @@ def _defer_package_init(name: str) -> None:
     def __getattr__(attr: str) -> Any:
         if attr.startswith("__"):  # import machinery probes (__path__ is already set)
             raise AttributeError(attr)
-        del module.__getattr__  # type: ignore[attr-defined]
+        vars(module).pop("__getattr__", None)
         loader.exec_module(module)
         return getattr(module, attr)
 
-    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    vars(module)["__getattr__"] = __getattr__  # PEP 562: consulted for names the module lacks
     sys.modules[name] = module

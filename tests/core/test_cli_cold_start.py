@@ -72,3 +72,12 @@ def test_a_new_query_text_embeds_with_onnx_runtime_only(demo: tuple[Path, dict[s
     assert "onnxruntime" in loaded  # it did embed
     assert not loaded & set(MODEL_STACK), sorted(loaded)
     assert "#1" in out
+
+
+def test_lancedb_loads_without_its_rest_client_until_someone_uses_it() -> None:
+    code = ("import sys; from ragtt._lazy import import_lancedb; db = import_lancedb(); "
+            "before = [m for m in sys.modules if m.startswith('lance_namespace_urllib3_client.api')]; "
+            "import lance_namespace_urllib3_client as client; name = client.ApiClient.__name__; "
+            "print(before, name, 'lance_namespace_urllib3_client.api' in sys.modules, hasattr(db, 'connect'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["[]", "ApiClient", "True", "True"]
