@@ -53,6 +53,8 @@ OTHER_BENCHES = {
     "bench_pdf.py": (["--rounds", "2"], ["--rounds", "1"]),
     "bench_widgets.py": ([], ["--events", "2000", "--rounds", "1"]),  # headless Chromium
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
+    "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
+    "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
 }
 
 

@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Embedder": "ragtt.index.embedders",
     "HashEmbedder": "ragtt.index.embedders",
     "LiteLLMEmbedder": "ragtt.index.embedders",
+    "OnnxEmbedder": "ragtt.index.embedders",
     "SentenceTransformerEmbedder": "ragtt.index.embedders",
     # results
     "Document": "ragtt.results",
@@ -131,6 +132,9 @@ if TYPE_CHECKING:
     )
     from ragtt.index.embedders import (
         LiteLLMEmbedder as LiteLLMEmbedder,
+    )
+    from ragtt.index.embedders import (
+        OnnxEmbedder as OnnxEmbedder,
     )
     from ragtt.index.embedders import (
         SentenceTransformerEmbedder as SentenceTransformerEmbedder,

@@ -1,13 +1,16 @@
-"""Lazy re-exports for package ``__init__`` modules (PEP 562), so imports stay fast."""
+"""Lazy re-exports for package ``__init__`` modules (PEP 562), so imports stay fast; and
+``import_lancedb``, which defers the part of LanceDB's import that ragtt never uses."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["import_lancedb", "lazy_exports"]
 
 
 def lazy_exports(package: str, exports: dict[str, str],
@@ -27,3 +30,38 @@ def lazy_exports(package: str, exports: dict[str, str],
         return sorted({*vars(sys.modules[package]), *public})
 
     return __getattr__, __dir__
+
+
+# ``import lancedb`` imports its namespace client, whose package __init__ imports every REST
+# API module and its pydantic models (measured: about half of lancedb's import time). ragtt
+# opens local tables only. The package is registered unexecuted; its __init__ runs on the
+# first attribute anyone reads from it, and its submodules import as usual meanwhile.
+_DEFERRED_PACKAGES = ("lance_namespace_urllib3_client",)
+
+
+def import_lancedb() -> Any:
+    """``import lancedb``, minus the namespace client's REST layer until something uses it."""
+    if "lancedb" not in sys.modules:
+        os.environ.setdefault("RUST_LOG", "error")
+        for name in _DEFERRED_PACKAGES:
+            if name not in sys.modules:
+                _defer_package_init(name)
+    return importlib.import_module("lancedb")
+
+
+def _defer_package_init(name: str) -> None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> Any:
+        if attr.startswith("__"):  # import machinery probes (__path__ is already set)
+            raise AttributeError(attr)
+        vars(module).pop("__getattr__", None)
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    vars(module)["__getattr__"] = __getattr__  # PEP 562: consulted for names the module lacks
+    sys.modules[name] = module

@@ -9,10 +9,12 @@ from typing import Any
 from ragtt._hashing import sha256_hex, stable_json
 from ragtt.errors import ConfigError
 
-__all__ = ["CHUNK_STRATEGIES", "RETRIEVAL_MODES", "PipelineConfig"]
+__all__ = ["CHUNK_STRATEGIES", "EMBEDDER_BACKENDS", "RETRIEVAL_MODES", "PipelineConfig"]
 
 RETRIEVAL_MODES = ("vector", "bm25", "hybrid")
 CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed", "structural")
+# "onnx" is the default precision's alias (ragtt.index.embedders.DEFAULT_ONNX_PRECISION)
+EMBEDDER_BACKENDS = ("onnx", "onnx-int8", "onnx-fp32", "torch")
 _RERANKERS = ("none", "lexical-overlap-v1", "cross-encoder/<local path>")
 
 
@@ -25,6 +27,7 @@ class PipelineConfig:
     """
 
     embedder_model: str = "all-MiniLM-L6-v2"
+    embedder_backend: str = "onnx"
     model: str | None = None
     top_k: int = 4
     chunk_size: int = 800
@@ -65,6 +68,7 @@ class PipelineConfig:
         _check_int("auto_snapshot_every", self.auto_snapshot_every, minimum=0)
         if not isinstance(self.embedder_model, str) or not self.embedder_model:
             raise ConfigError(f"embedder_model must be a non-empty string; got {self.embedder_model!r}")
+        _check_choice("embedder_backend", self.embedder_backend, EMBEDDER_BACKENDS)
         if self.model is not None and (not isinstance(self.model, str) or not self.model):
             raise ConfigError(f"model must be None (offline extractive) or a litellm model name; got {self.model!r}")
         if not isinstance(self.table_name, str) or not self.table_name.replace("_", "").isalnum():

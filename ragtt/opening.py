@@ -114,8 +114,9 @@ def open_assertions(ctx: Context, marker: Marker) -> tuple[Any, Marker]:
 
 
 def _embedder_for(log: EventStore, config: PipelineConfig | None, embedder: Embedder | None) -> Embedder:
+    config = config or PipelineConfig()
     return resolve_embedder(log.get_meta("embedder_id"), log.get_meta("embedder_dim"),
-                            (config or PipelineConfig()).embedder_model, embedder)
+                            config.embedder_model, embedder, config.embedder_backend)
 
 
 def _stored_config(path: Path) -> PipelineConfig | None:

