@@ -35,23 +35,30 @@ TARGETS = {"query (cached vector)": (1.0, 0.4), "replay": (1.0, 0.4), "query (ne
 
 
 def baseline_tree(ref: str, dest: Path) -> Path:
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "ragtt", "ragtt_nb"],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", ref, "ragtt", "ragtt_nb"], capture_output=True, check=True
+    ).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
     return dest
 
 
 def cli(tree: Path, args: list[str], cwd: Path) -> float:
-    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "RUST_LOG": "error"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "RUST_LOG": "error",
+    }
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ragtt.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True)
+    done = subprocess.run([sys.executable, "-m", "ragtt.cli", *args], cwd=cwd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
-        raise RuntimeError(f"ragtt {' '.join(args)} (PYTHONPATH={tree}) exited {done.returncode}: "
-                           f"{done.stderr.strip()[-500:]}")
+        raise RuntimeError(
+            f"ragtt {' '.join(args)} (PYTHONPATH={tree}) exited {done.returncode}: {done.stderr.strip()[-500:]}"
+        )
     return elapsed
 
 
@@ -99,8 +106,10 @@ def main() -> int:
                     argv = [*verbs(side, r)[verb], "--project", str(projects[side])]
                     seconds.setdefault(verb, {}).setdefault(side, []).append(cli(trees[side], argv, work))
 
-    print(f"\nissue 14 / CLI wall time per call, this tree vs {args.baseline} (median of {rounds}; "
-          "demo project, fresh process each)")
+    print(
+        f"\nissue 14 / CLI wall time per call, this tree vs {args.baseline} (median of {rounds}; "
+        "demo project, fresh process each)"
+    )
     width = max(map(len, seconds))
     results: list[dict[str, Any]] = []
     for verb, sides in seconds.items():
@@ -113,11 +122,13 @@ def main() -> int:
             target = f"<= {limit:.1f} s" + (f", <= {max_ratio}x" if max_ratio else "")
         verdict = "info" if ok is None else ("PASS" if ok else "FAIL")
         print(f"  {verb:<{width}}  now {now:6.2f} s  before {before:6.2f} s  {ratio:5.2f}x  {target:>18}  {verdict}")
-        results.append({"verb": verb, "now_s": sides["now"], "before_s": sides["before"], "ratio": ratio,
-                        "status": verdict})
+        results.append(
+            {"verb": verb, "now_s": sides["now"], "before_s": sides["before"], "ratio": ratio, "status": verdict}
+        )
     if args.json:
-        args.json.write_text(json.dumps({"baseline": args.baseline, "rounds": rounds, "rows": results}, indent=1),
-                             encoding="utf-8")
+        args.json.write_text(
+            json.dumps({"baseline": args.baseline, "rounds": rounds, "rows": results}, indent=1), encoding="utf-8"
+        )
     return 0
 
 

@@ -73,15 +73,19 @@ def throughput(texts: list[str], rounds: int, batch: int) -> dict[str, Any]:
     for name in embedders:
         best = min(seconds[name])
         cos = (vectors[name] * vectors["torch"]).sum(axis=1)
-        out[name] = {"chunks_per_s": len(texts) / best, "seconds": seconds[name],
-                     "cosine_min": float(cos.min()), "cosine_mean": float(cos.mean())}
+        out[name] = {
+            "chunks_per_s": len(texts) / best,
+            "seconds": seconds[name],
+            "cosine_min": float(cos.min()),
+            "cosine_mean": float(cos.mean()),
+        }
     return out
 
 
 def ndcg_at_10(ranked: list[str], relevant: dict[str, int]) -> float:
     dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:10]))
     ideal = sorted(relevant.values(), reverse=True)[:10]
-    idcg = sum((2 ** g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
+    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
     return dcg / idcg if idcg else 0.0
 
 
@@ -108,8 +112,9 @@ def cranfield_ndcg(work: Path) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for precision in ("fp32", "int8"):
         config = ragtt.PipelineConfig(top_k=10, chunk_size=4000, chunk_overlap=0)
-        with ragtt.Project.open(work / precision, config=config, embedder=OnnxEmbedder(precision=precision),
-                                progress=False) as proj:
+        with ragtt.Project.open(
+            work / precision, config=config, embedder=OnnxEmbedder(precision=precision), progress=False
+        ) as proj:
             proj.ingest_texts(docs)
             scores: dict[str, float] = {}
             for mode in ("vector", "hybrid"):
@@ -148,20 +153,46 @@ def main() -> int:
     rows = []
     for name in ("onnx-int8", "onnx-fp32"):
         ratio = t[name]["chunks_per_s"] / base
-        rows.append((f"{name} chunks/s / torch ({t['chunks']} Flask chunks, batch {t['batch']})",
-                     f"{ratio:.2f}x", f">= {SPEEDUP_TARGET:.0f}x", ratio >= SPEEDUP_TARGET))
-    rows.append(("onnx-fp32 cosine to torch, min", f"{t['onnx-fp32']['cosine_min']:.6f}",
-                 f">= {COSINE_TARGET}", t["onnx-fp32"]["cosine_min"] >= COSINE_TARGET))
-    rows.append(("onnx-int8 cosine to torch, min / mean",
-                 f"{t['onnx-int8']['cosine_min']:.4f} / {t['onnx-int8']['cosine_mean']:.4f}", "info", None))
+        rows.append(
+            (
+                f"{name} chunks/s / torch ({t['chunks']} Flask chunks, batch {t['batch']})",
+                f"{ratio:.2f}x",
+                f">= {SPEEDUP_TARGET:.0f}x",
+                ratio >= SPEEDUP_TARGET,
+            )
+        )
+    rows.append(
+        (
+            "onnx-fp32 cosine to torch, min",
+            f"{t['onnx-fp32']['cosine_min']:.6f}",
+            f">= {COSINE_TARGET}",
+            t["onnx-fp32"]["cosine_min"] >= COSINE_TARGET,
+        )
+    )
+    rows.append(
+        (
+            "onnx-int8 cosine to torch, min / mean",
+            f"{t['onnx-int8']['cosine_min']:.4f} / {t['onnx-int8']['cosine_mean']:.4f}",
+            "info",
+            None,
+        )
+    )
     if "ndcg" in result:
         n = result["ndcg"]
         for mode in ("vector", "hybrid"):
             gap = n["fp32"][mode] - n["int8"][mode]
-            rows.append((f"Cranfield nDCG@10 {mode}: fp32 {n['fp32'][mode]:.4f}, int8 {n['int8'][mode]:.4f}",
-                         f"fp32 - int8 = {gap:+.4f}", f"<= {NDCG_TOLERANCE}", gap <= NDCG_TOLERANCE))
-    print(f"\nissue 14 / embedder (chunks/s: torch {base:.1f}, onnx-fp32 {t['onnx-fp32']['chunks_per_s']:.1f}, "
-          f"onnx-int8 {t['onnx-int8']['chunks_per_s']:.1f}; best of {t['rounds']} round-robin rounds)")
+            rows.append(
+                (
+                    f"Cranfield nDCG@10 {mode}: fp32 {n['fp32'][mode]:.4f}, int8 {n['int8'][mode]:.4f}",
+                    f"fp32 - int8 = {gap:+.4f}",
+                    f"<= {NDCG_TOLERANCE}",
+                    gap <= NDCG_TOLERANCE,
+                )
+            )
+    print(
+        f"\nissue 14 / embedder (chunks/s: torch {base:.1f}, onnx-fp32 {t['onnx-fp32']['chunks_per_s']:.1f}, "
+        f"onnx-int8 {t['onnx-int8']['chunks_per_s']:.1f}; best of {t['rounds']} round-robin rounds)"
+    )
     width = max(len(r[0]) for r in rows)
     for label, value, target, ok in rows:
         verdict = "info" if ok is None else ("PASS" if ok else "FAIL")

@@ -25,8 +25,14 @@ import ragtt
 
 REPO = Path(__file__).resolve().parents[1]
 STATIC = REPO / "ragtt_nb" / "templates" / "ragtt" / "static"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 PAINT_TARGET_S = 1.0
 SIZE_TARGET = 8_000_000
 
@@ -36,8 +42,12 @@ def build_project(path: Path, events: int) -> tuple[ragtt.Project, str, float]:
     started = time.perf_counter()
     focal = None
     for release in range(40):
-        proj.ingest_texts({f"doc-{d:02d}.md": f"# Document {d}\n\nRelease {release} says {d * release} days "
-                                               f"for topic {d}." for d in range(release % 7, 25, 3)})
+        proj.ingest_texts(
+            {
+                f"doc-{d:02d}.md": f"# Document {d}\n\nRelease {release} says {d * release} days for topic {d}."
+                for d in range(release % 7, 25, 3)
+            }
+        )
         if release % 10 == 0:
             proj.snapshot(f"r{release}")
         focal = focal or proj.query("how many days for topic 4", generate=False).query_id
@@ -51,13 +61,16 @@ def page_html(timeline: object) -> str:
     from ipywidgets.embed import embed_data
 
     data = embed_data(views=[timeline], drop_defaults=False)
-    scripts = "".join(f"<script>{(STATIC / name).read_text()}</script>"
-                      for name in ("require.js", "embed-amd.js", "anywidget.js"))
+    scripts = "".join(
+        f"<script>{(STATIC / name).read_text()}</script>" for name in ("require.js", "embed-amd.js", "anywidget.js")
+    )
     state = json.dumps(data["manager_state"]).replace("</", "<\\/")
     view = json.dumps(data["view_specs"][0]).replace("</", "<\\/")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'>{scripts}</head><body>"
-            f"<script type='application/vnd.jupyter.widget-state+json'>{state}</script>"
-            f"<div><script type='application/vnd.jupyter.widget-view+json'>{view}</script></div></body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'>{scripts}</head><body>"
+        f"<script type='application/vnd.jupyter.widget-state+json'>{state}</script>"
+        f"<div><script type='application/vnd.jupyter.widget-view+json'>{view}</script></div></body></html>"
+    )
 
 
 def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
@@ -132,10 +145,14 @@ def main() -> int:
         size = quickstart_size(folder)
     paint = statistics.median(p for p, _ in paints)
     render = statistics.median(r for _, r in paints)
-    print(f"timeline: {n_events:,} events, {len(timeline.versions)} versions (project built in {build_s:.1f} s; "
-          f"Timeline() with per-version precompute {widget_s:.2f} s; page {page_mb:.1f} MB)")
-    print(f"  first paint (navigation -> painted, median of {len(paints)}): {paint:.3f} s "
-          f"[target < {PAINT_TARGET_S} s]; of which the widget view: {render:.3f} s")
+    print(
+        f"timeline: {n_events:,} events, {len(timeline.versions)} versions (project built in {build_s:.1f} s; "
+        f"Timeline() with per-version precompute {widget_s:.2f} s; page {page_mb:.1f} MB)"
+    )
+    print(
+        f"  first paint (navigation -> painted, median of {len(paints)}): {paint:.3f} s "
+        f"[target < {PAINT_TARGET_S} s]; of which the widget view: {render:.3f} s"
+    )
     print(f"quickstart report: {size / 1e6:.2f} MB [target < {SIZE_TARGET / 1e6:.0f} MB]")
     ok = paint < PAINT_TARGET_S and size < SIZE_TARGET
     return 0 if ok or not args.check else 1

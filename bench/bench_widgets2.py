@@ -49,8 +49,10 @@ def scatter(points: int) -> object:
     ids = [f"{i:024x}" for i in range(n)]
     sources = [f"docs/topic-{c:02d}.md" for c in labels]
     texts = [f"Chunk {i} about topic {c}: a short preview of its text." for i, c in enumerate(labels)]
-    return DriftScatter.from_vectors({"ids": ids, "vectors": left, "sources": sources, "texts": texts, "version": 1},
-                                     {"ids": ids, "vectors": right, "sources": sources, "texts": texts, "version": 2})
+    return DriftScatter.from_vectors(
+        {"ids": ids, "vectors": left, "sources": sources, "texts": texts, "version": 1},
+        {"ids": ids, "vectors": right, "sources": sources, "texts": texts, "version": 2},
+    )
 
 
 def scatter_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
@@ -84,7 +86,8 @@ def overlay_switches(html: Path, passes: int) -> list[float]:
                 root.locator(f"button[aria-label='{label}']").click()
                 page.wait_for_function(
                     f"() => {{ const r = document.querySelector('.ragtt-pdf-overlay');"
-                    f" return r.dataset.page !== '{before}' && r.dataset.pageMs; }}")
+                    f" return r.dataset.page !== '{before}' && r.dataset.pageMs; }}"
+                )
                 if sweep:
                     times.append(float(root.get_attribute("data-page-ms")))
         browser.close()
@@ -122,13 +125,18 @@ def main() -> int:
         pdf_mb = pdf_html.stat().st_size / 1e6
     paint = statistics.median(p for p, _ in paints)
     view = statistics.median(v for _, v in paints)
-    print(f"drift scatter: {args.points:,} points (DriftScatter.from_vectors {build_s:.2f} s; "
-          f"page {scatter_mb:.1f} MB)")
-    print(f"  first paint (navigation -> painted, median of {len(paints)}): {paint:.3f} s "
-          f"[target < {PAINT_TARGET_S} s]; of which the widget view: {view:.3f} s")
+    print(
+        f"drift scatter: {args.points:,} points (DriftScatter.from_vectors {build_s:.2f} s; page {scatter_mb:.1f} MB)"
+    )
+    print(
+        f"  first paint (navigation -> painted, median of {len(paints)}): {paint:.3f} s "
+        f"[target < {PAINT_TARGET_S} s]; of which the widget view: {view:.3f} s"
+    )
     print(f"pdf overlay: {PDF.name}, {overlay.page_count} pages embedded ({pdf_mb:.1f} MB page)")
-    print(f"  cached page switch: median {statistics.median(switches):.1f} ms, max {max(switches):.1f} ms over "
-          f"{len(switches)} switches [target < {SWITCH_TARGET_MS:.0f} ms]")
+    print(
+        f"  cached page switch: median {statistics.median(switches):.1f} ms, max {max(switches):.1f} ms over "
+        f"{len(switches)} switches [target < {SWITCH_TARGET_MS:.0f} ms]"
+    )
     ok = paint < PAINT_TARGET_S and max(switches) < SWITCH_TARGET_MS
     return 0 if ok or not args.check else 1
 

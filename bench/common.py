@@ -143,8 +143,7 @@ def make_corpus(n_docs: int, seed: int = 7) -> tuple[list[tuple[str, str]], list
 REVISE_EVERY = 10  # one document in ten is re-ingested with changed text
 
 
-def revisions(docs: list[tuple[str, str]], queries: list[str],
-              top_sources: list[list[str]]) -> dict[str, str]:
+def revisions(docs: list[tuple[str, str]], queries: list[str], top_sources: list[list[str]]) -> dict[str, str]:
     """The re-ingest for the drift and lineage rows: ``{source: new text}``, one call's worth.
 
     Every REVISE_EVERY-th document loses the first third of its words (its vector moves, most
@@ -158,7 +157,7 @@ def revisions(docs: list[tuple[str, str]], queries: list[str],
     for i, (name, text) in enumerate(docs):
         if i % REVISE_EVERY == 0:
             words = text.split()
-            out[name] = " ".join(words[len(words) // 3:]) + " (revised)"
+            out[name] = " ".join(words[len(words) // 3 :]) + " (revised)"
     led: set[str] = set()  # a source in several top-ks is led by the first of those queries
     for query, sources in zip(queries, top_sources, strict=False):
         for name in sources:
@@ -184,8 +183,13 @@ def pct(samples: list[float], q: float) -> float:
 
 
 def summary(samples: list[float]) -> dict[str, Any]:
-    return {"n": len(samples), "p50_ms": p50(samples), "p90_ms": pct(samples, 0.9),
-            "min_ms": min(samples) if samples else None, "samples_ms": [round(s, 4) for s in samples]}
+    return {
+        "n": len(samples),
+        "p50_ms": p50(samples),
+        "p90_ms": pct(samples, 0.9),
+        "min_ms": min(samples) if samples else None,
+        "samples_ms": [round(s, 4) for s in samples],
+    }
 
 
 def dir_bytes(path: str | Path) -> int:

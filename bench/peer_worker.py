@@ -61,8 +61,9 @@ class HashAdapter:
 
 async def _mock_acompletion(**_kwargs: Any) -> Any:
     message = SimpleNamespace(content="(generation mocked by the benchmark)")
-    return SimpleNamespace(choices=[SimpleNamespace(message=message)],
-                           usage=SimpleNamespace(prompt_tokens=0, completion_tokens=0))
+    return SimpleNamespace(
+        choices=[SimpleNamespace(message=message)], usage=SimpleNamespace(prompt_tokens=0, completion_tokens=0)
+    )
 
 
 async def run(job: dict[str, Any]) -> dict[str, Any]:
@@ -77,23 +78,33 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
     docs: list[list[str]] = job["docs"]
     queries: list[str] = job["queries"]
     top_k = int(job["top_k"])
-    config = PipelineConfig(embedder_model="bench-hash", model="mock/none", top_k=top_k,
-                            auto_snapshot_every=0, retrieval_mode="vector")
+    config = PipelineConfig(
+        embedder_model="bench-hash", model="mock/none", top_k=top_k, auto_snapshot_every=0, retrieval_mode="vector"
+    )
     pipeline = await RAGPipeline.create(str(folder), config, embedder=HashAdapter(int(job["dim"])))
-    out: dict[str, Any] = {"name": "rag-timetravel", "version": rag_timetravel.__version__,
-                           "lancedb": lancedb.__version__}
+    out: dict[str, Any] = {
+        "name": "rag-timetravel",
+        "version": rag_timetravel.__version__,
+        "lancedb": lancedb.__version__,
+    }
     try:
         # -- ingest: one call per document -----------------------------------------------------
         started = time.perf_counter()
         for source, text in docs:
             await pipeline.ingest(source, text)
         seconds = time.perf_counter() - started
-        out["ingest"] = {"docs": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
-                         "chunks": await pipeline.index._table.count_rows(),  # noqa: SLF001 - the peer has no public row count
-                         "table_version": await pipeline.index.current_version()}
-        out["disk"] = {"index_bytes": common.dir_bytes(folder / "lancedb"),
-                       "index_files": common.file_count(folder / "lancedb"),
-                       "project_bytes": common.dir_bytes(folder)}
+        out["ingest"] = {
+            "docs": len(docs),
+            "seconds": seconds,
+            "docs_per_s": len(docs) / seconds,
+            "chunks": await pipeline.index._table.count_rows(),  # noqa: SLF001 - the peer has no public row count
+            "table_version": await pipeline.index.current_version(),
+        }
+        out["disk"] = {
+            "index_bytes": common.dir_bytes(folder / "lancedb"),
+            "index_files": common.file_count(folder / "lancedb"),
+            "project_bytes": common.dir_bytes(folder),
+        }
         await pipeline.take_snapshot(label="bench-after-ingest")
         await asyncio.sleep(0.01)  # the peer picks the snapshot strictly before a query's time
 
@@ -129,8 +140,9 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
             out["replay_vector"] = common.summary(samples)
 
         if job.get("analysis"):
-            out["analysis"] = await analysis(pipeline, job["analysis"], top_k,
-                                             sources=len({source for source, _ in docs}))
+            out["analysis"] = await analysis(
+                pipeline, job["analysis"], top_k, sources=len({source for source, _ in docs})
+            )
     finally:
         await pipeline.aclose()
     return out
@@ -150,14 +162,12 @@ async def analysis(pipeline: Any, spec: dict[str, Any], top_k: int, sources: int
     started = time.perf_counter()
     for source, text in spec["revisions"].items():
         await pipeline.ingest(source, text)
-    out: dict[str, Any] = {"reingest": {"docs": len(spec["revisions"]),
-                                        "ms": (time.perf_counter() - started) * 1e3}}
+    out: dict[str, Any] = {"reingest": {"docs": len(spec["revisions"]), "ms": (time.perf_counter() - started) * 1e3}}
     snap_b = await pipeline.take_snapshot(label="bench-after-revisions")
     await asyncio.sleep(0.01)
     after = [(await pipeline.query(q, top_k=top_k)).query_id for q in queries]
     va, vb = snap_a["lancedb_version"], snap_b["lancedb_version"]
-    out["reingest"].update(version_before=va, version_after=vb,
-                           chunks_after=await pipeline.index._table.count_rows())  # noqa: SLF001 - the peer has no public row count
+    out["reingest"].update(version_before=va, version_after=vb, chunks_after=await pipeline.index._table.count_rows())  # noqa: SLF001 - the peer has no public row count
 
     # -- lineage: the first ``lineage_pairs`` query pairs, once each ---------------------------
     tracer = LineageTracer(pipeline)
@@ -188,12 +198,16 @@ async def analysis(pipeline: Any, spec: dict[str, Any], top_k: int, sources: int
     try:
         scan = await asyncio.wait_for(detector.scan(va, vb, 0.9, snap_a, snap_b), timeout)
         seconds = time.perf_counter() - t0
-        out["drift"] = {"seconds": seconds, "timed_out": False, "sources_scanned": done,
-                        "drifted": len(scan.sources), "embedder_changed": scan.embedder_changed}
+        out["drift"] = {
+            "seconds": seconds,
+            "timed_out": False,
+            "sources_scanned": done,
+            "drifted": len(scan.sources),
+            "embedder_changed": scan.embedder_changed,
+        }
     except TimeoutError:
         seconds = time.perf_counter() - t0
-        out["drift"] = {"seconds": seconds, "timed_out": True, "timeout_s": timeout,
-                        "sources_scanned": done}
+        out["drift"] = {"seconds": seconds, "timed_out": True, "timeout_s": timeout, "sources_scanned": done}
     out["drift"]["sources_total"] = sources  # every source is at both versions
     return out
 

@@ -64,6 +64,7 @@ def log(message: str) -> None:
 
 # -- profiling (optional) --------------------------------------------------------------------
 
+
 class Profiler:
     def __init__(self, folder: Path | None) -> None:
         self.folder = folder
@@ -90,11 +91,13 @@ class Profiler:
 
 # -- ragtt's side (in this process) -------------------------------------------------------------
 
+
 def _open(folder: Path) -> Any:
     import ragtt
 
-    return ragtt.Project.open(folder, config=ragtt.PipelineConfig(top_k=TOP_K),
-                              embedder=ragtt.HashEmbedder(common.HASH_DIM), progress=False)
+    return ragtt.Project.open(
+        folder, config=ragtt.PipelineConfig(top_k=TOP_K), embedder=ragtt.HashEmbedder(common.HASH_DIM), progress=False
+    )
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -103,8 +106,9 @@ def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, (time.perf_counter() - t0) * 1e3
 
 
-def ragtt_main(folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
-               prof: Profiler) -> dict[str, Any]:
+def ragtt_main(
+    folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int, prof: Profiler
+) -> dict[str, Any]:
     """Ingest all documents in one call; then, per mode, live queries each followed by its replay."""
     proj = _open(folder)
     out: dict[str, Any] = {}
@@ -115,12 +119,19 @@ def ragtt_main(folder: Path, docs: list[tuple[str, str]], queries: list[str], ro
             seconds = time.perf_counter() - t0
         if report.failed:
             raise RuntimeError(f"ragtt failed to ingest {len(report.failed)} documents: {report.failed[:3]}")
-        out["ingest"] = {"docs": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
-                         "chunks": report.chunks_added, "table_version": report.index_version_after,
-                         "elapsed_s_reported": report.elapsed_s}
-        out["disk"] = {"index_bytes": common.dir_bytes(folder / "lancedb"),
-                       "index_files": common.file_count(folder / "lancedb"),
-                       "project_bytes": common.dir_bytes(folder)}
+        out["ingest"] = {
+            "docs": len(docs),
+            "seconds": seconds,
+            "docs_per_s": len(docs) / seconds,
+            "chunks": report.chunks_added,
+            "table_version": report.index_version_after,
+            "elapsed_s_reported": report.elapsed_s,
+        }
+        out["disk"] = {
+            "index_bytes": common.dir_bytes(folder / "lancedb"),
+            "index_files": common.file_count(folder / "lancedb"),
+            "project_bytes": common.dir_bytes(folder),
+        }
         out["query"], out["replay"] = {}, {}
         mismatches = 0
         with prof.phase("ragtt_query_replay"):
@@ -145,8 +156,9 @@ def ragtt_main(folder: Path, docs: list[tuple[str, str]], queries: list[str], ro
     return out
 
 
-def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], base: int,
-                   large: int, rounds: int, prof: Profiler) -> dict[str, Any]:
+def ragtt_versions(
+    work: Path, docs: list[tuple[str, str]], queries: list[str], base: int, large: int, rounds: int, prof: Profiler
+) -> dict[str, Any]:
     """Queries logged while the table has <= 10 versions, then replayed on two projects side by
     side: a frozen copy of the project at 10 versions, and the same project grown to ``large``
     versions by one small ingest call (one new document) per version. The replays alternate
@@ -171,8 +183,7 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
     finally:
         proj.close()
     shutil.copytree(large_dir, small_dir)
-    log(f"ragtt: {len(logged)} queries logged at versions 3..{SMALL_VERSIONS}; "
-        f"growing the table to {large} versions")
+    log(f"ragtt: {len(logged)} queries logged at versions 3..{SMALL_VERSIONS}; growing the table to {large} versions")
     proj = _open(large_dir)
     try:
         with prof.phase("ragtt_small_ingests"):
@@ -184,11 +195,16 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
         proj.close()
 
     projects = {"small": _open(small_dir), "large": _open(large_dir)}
-    out: dict[str, Any] = {"base_docs": base, "queries_logged": len(logged),
-                           "small_ingest_ms": {"first10_p50": common.p50(ingest_ms[:10]),
-                                               "last10_p50": common.p50(ingest_ms[-10:]),
-                                               "n": len(ingest_ms)},
-                           "index_bytes": common.dir_bytes(large_dir / "lancedb")}
+    out: dict[str, Any] = {
+        "base_docs": base,
+        "queries_logged": len(logged),
+        "small_ingest_ms": {
+            "first10_p50": common.p50(ingest_ms[:10]),
+            "last10_p50": common.p50(ingest_ms[-10:]),
+            "n": len(ingest_ms),
+        },
+        "index_bytes": common.dir_bytes(large_dir / "lancedb"),
+    }
     try:
         samples: dict[str, list[float]] = {"small": [], "large": []}
         first: dict[str, list[float]] = {"small": [], "large": []}
@@ -204,8 +220,12 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
                             first[which].append(ms)
                         mismatches += not rep.matches_original
         for which, proj in projects.items():
-            out[which] = {**common.summary(samples[which]), "first_round_p50_ms": common.p50(first[which]),
-                          "table_version": proj.version, "chunks": proj.chunks().height}
+            out[which] = {
+                **common.summary(samples[which]),
+                "first_round_p50_ms": common.p50(first[which]),
+                "table_version": proj.version,
+                "chunks": proj.chunks().height,
+            }
         out["mismatches"] = mismatches
         # information: live queries at the latest version of the many-version table
         live: dict[str, list[float]] = {mode: [] for mode in MODES}
@@ -220,8 +240,9 @@ def ragtt_versions(work: Path, docs: list[tuple[str, str]], queries: list[str], 
     return out
 
 
-def ragtt_analysis(folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
-                   prof: Profiler, tag: str, ingest: bool) -> tuple[dict[str, Any], dict[str, str]]:
+def ragtt_analysis(
+    folder: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int, prof: Profiler, tag: str, ingest: bool
+) -> tuple[dict[str, Any], dict[str, str]]:
     """Issue 5: drift and lineage across one re-ingest. Ingests ``docs`` first when ``ingest``
     (the main project already holds them). Vector queries at the version before, one
     ``ingest_texts`` call with bench/common.revisions (one document in ten, plus the
@@ -242,17 +263,28 @@ def ragtt_analysis(folder: Path, docs: list[tuple[str, str]], queries: list[str]
             raise RuntimeError(f"ragtt failed to re-ingest {len(report.failed)} documents: {report.failed[:3]}")
         v_after = proj.version
         after = [proj.query(q, mode="vector", generate=False) for q in queries]
-        out["reingest"] = {"docs": len(revised), "ms": ms, "updated": len(report.documents_updated),
-                           "chunks_added": report.chunks_added, "chunks_removed": report.chunks_removed,
-                           "version_before": v_before, "version_after": v_after}
+        out["reingest"] = {
+            "docs": len(revised),
+            "ms": ms,
+            "updated": len(report.documents_updated),
+            "chunks_added": report.chunks_added,
+            "chunks_removed": report.chunks_removed,
+            "version_before": v_before,
+            "version_after": v_after,
+        }
         samples = []
         with prof.phase(f"ragtt_drift_{tag}"):
             for _ in range(max(rounds, 3)):
                 rep, ms = _timed(lambda: proj.drift(v_before, v_after))
                 samples.append(ms)
-        out["drift"] = {**common.summary(samples), "max_ms": max(samples), "first_ms": samples[0],
-                        "sources": len(rep.sources), "drifted": len(rep.drifted_sources),
-                        "chunk_cosines": len(rep.chunk_cosines)}
+        out["drift"] = {
+            **common.summary(samples),
+            "max_ms": max(samples),
+            "first_ms": samples[0],
+            "sources": len(rep.sources),
+            "drifted": len(rep.drifted_sources),
+            "chunk_cosines": len(rep.chunk_cosines),
+        }
         samples, causes = [], {}
         with prof.phase(f"ragtt_lineage_{tag}"):
             for round_no in range(rounds):
@@ -270,6 +302,7 @@ def ragtt_analysis(folder: Path, docs: list[tuple[str, str]], queries: list[str]
 
 
 # -- the peer's side (a subprocess in its own virtualenv) -------------------------------------
+
 
 def protocol_overhead(folder: Path, calls: int) -> dict[str, Any]:
     """What the crash protocol adds to one write: the lock, recovery, the intent transaction
@@ -311,35 +344,55 @@ def ensure_peer_venv() -> Path:
         subprocess.run([shutil.which("python3") or "python3", "-m", "venv", str(PEER_VENV)], check=True)
     # rag-timetravel 1.2.0's base install needs no torch (only its [local] extra does); were it
     # to, torch==2.13.0 (the CPU build on local disk) would have to be installed first.
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", PEER_SPEC],
-                   check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", PEER_SPEC], check=True)
     subprocess.run(check, check=True)
     return py
 
 
-def run_peer(workdir: Path, docs: list[tuple[str, str]], queries: list[str], rounds: int,
-             timeout: int, name: str = "peer", modes: tuple[str, ...] = MODES,
-             analysis: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_peer(
+    workdir: Path,
+    docs: list[tuple[str, str]],
+    queries: list[str],
+    rounds: int,
+    timeout: int,
+    name: str = "peer",
+    modes: tuple[str, ...] = MODES,
+    analysis: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     py = ensure_peer_venv()
     job_path, out_path = workdir / f"{name}-job.json", workdir / f"{name}-out.json"
-    job = {"workdir": str(workdir / name), "docs": docs, "queries": queries, "top_k": TOP_K,
-           "dim": common.HASH_DIM, "modes": list(modes), "rounds": rounds, "out": str(out_path),
-           "analysis": analysis}
+    job = {
+        "workdir": str(workdir / name),
+        "docs": docs,
+        "queries": queries,
+        "top_k": TOP_K,
+        "dim": common.HASH_DIM,
+        "modes": list(modes),
+        "rounds": rounds,
+        "out": str(out_path),
+        "analysis": analysis,
+    }
     job_path.write_text(json.dumps(job), encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": "", "VIRTUAL_ENV": str(PEER_VENV)}
-    proc = subprocess.run([str(py), str(HERE / "peer_worker.py"), str(job_path)], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [str(py), str(HERE / "peer_worker.py"), str(job_path)], env=env, capture_output=True, text=True, timeout=timeout
+    )
     if proc.returncode != 0 or not out_path.exists():
         raise RuntimeError(f"peer worker failed (exit {proc.returncode}):\n{proc.stderr[-4000:]}")
     return dict(json.loads(out_path.read_text(encoding="utf-8")))
 
 
 def peer_analysis_job(queries: list[str], revised: dict[str, str], drift_timeout: float) -> dict[str, Any]:
-    return {"queries": queries, "revisions": revised, "drift_timeout_s": drift_timeout,
-            "lineage_pairs": min(PEER_LINEAGE_PAIRS, len(queries))}
+    return {
+        "queries": queries,
+        "revisions": revised,
+        "drift_timeout_s": drift_timeout,
+        "lineage_pairs": min(PEER_LINEAGE_PAIRS, len(queries)),
+    }
 
 
 # -- the table -------------------------------------------------------------------------------
+
 
 def _ms(v: float) -> str:
     return f"{v:.2f} ms"
@@ -356,9 +409,18 @@ def _mb(v: float) -> str:
 def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
 
-    def row(target: str, label: str, ours: float, theirs: float | None, fmt: Callable[[float], str],
-            goal: str | None, ok: Callable[[float], bool] | None, *, absolute: bool = False,
-            lower_bound: bool = False) -> None:
+    def row(
+        target: str,
+        label: str,
+        ours: float,
+        theirs: float | None,
+        fmt: Callable[[float], str],
+        goal: str | None,
+        ok: Callable[[float], bool] | None,
+        *,
+        absolute: bool = False,
+        lower_bound: bool = False,
+    ) -> None:
         """``ok`` judges the ratio, or ragtt's own value when ``absolute``; ``lower_bound``: the
         peer's value is a timeout, so its time is more than that and the ratio less than shown."""
         ratio = None if not theirs else ours / theirs
@@ -367,62 +429,185 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
             judged = ours if absolute else ratio
             status = "n/a" if judged is None else ("PASS" if ok and ok(judged) else "FAIL")
         base_text = "-" if theirs is None else fmt(theirs)
-        rows.append({"target": target, "metric": label, "ragtt": ours,
-                     "baseline": theirs, "ratio": ratio, "goal": goal, "status": status,
-                     "ragtt_text": fmt(ours), "lower_bound": lower_bound,
-                     "baseline_text": f"> {base_text} (timed out)" if lower_bound else base_text})
+        rows.append(
+            {
+                "target": target,
+                "metric": label,
+                "ragtt": ours,
+                "baseline": theirs,
+                "ratio": ratio,
+                "goal": goal,
+                "status": status,
+                "ragtt_text": fmt(ours),
+                "lower_bound": lower_bound,
+                "baseline_text": f"> {base_text} (timed out)" if lower_bound else base_text,
+            }
+        )
 
     m, v = r["main"], r["versions"]
     for mode in MODES:
-        row("1", f"replay p50 / live query p50 ({mode}, {args.docs} docs)", m["replay"][mode]["p50_ms"],
-            m["query"][mode]["p50_ms"], _ms, "<= 1.2x", lambda x: x <= 1.2)
-    row("2", f"replay p50 at {v['large']['table_version']} / at {v['small']['table_version']} versions",
-        v["large"]["p50_ms"], v["small"]["p50_ms"], _ms, "<= 1.3x", lambda x: x <= 1.3)
+        row(
+            "1",
+            f"replay p50 / live query p50 ({mode}, {args.docs} docs)",
+            m["replay"][mode]["p50_ms"],
+            m["query"][mode]["p50_ms"],
+            _ms,
+            "<= 1.2x",
+            lambda x: x <= 1.2,
+        )
+    row(
+        "2",
+        f"replay p50 at {v['large']['table_version']} / at {v['small']['table_version']} versions",
+        v["large"]["p50_ms"],
+        v["small"]["p50_ms"],
+        _ms,
+        "<= 1.3x",
+        lambda x: x <= 1.3,
+    )
     p = peer or {}
-    row("3", f"ingest {args.docs} docs: docs/s, ragtt / peer", m["ingest"]["docs_per_s"],
-        p.get("ingest", {}).get("docs_per_s"), lambda x: f"{x:.1f}/s", ">= 5x", lambda x: x >= 5)
-    row("3", "index size on disk (lancedb/), ragtt / peer", m["disk"]["index_bytes"],
-        p.get("disk", {}).get("index_bytes"), _mb, "<= 0.1x", lambda x: x <= 0.1)
+    row(
+        "3",
+        f"ingest {args.docs} docs: docs/s, ragtt / peer",
+        m["ingest"]["docs_per_s"],
+        p.get("ingest", {}).get("docs_per_s"),
+        lambda x: f"{x:.1f}/s",
+        ">= 5x",
+        lambda x: x >= 5,
+    )
+    row(
+        "3",
+        "index size on disk (lancedb/), ragtt / peer",
+        m["disk"]["index_bytes"],
+        p.get("disk", {}).get("index_bytes"),
+        _mb,
+        "<= 0.1x",
+        lambda x: x <= 0.1,
+    )
     for mode in ("bm25", "hybrid"):
-        row("4", f"{mode} query p50 at {args.docs} docs, ragtt / peer", m["query"][mode]["p50_ms"],
-            p.get("query", {}).get(mode, {}).get("p50_ms"), _ms, "<= 0.1x", lambda x: x <= 0.1)
+        row(
+            "4",
+            f"{mode} query p50 at {args.docs} docs, ragtt / peer",
+            m["query"][mode]["p50_ms"],
+            p.get("query", {}).get(mode, {}).get("p50_ms"),
+            _ms,
+            "<= 0.1x",
+            lambda x: x <= 0.1,
+        )
     # issue 5: drift and lineage across one re-ingest
     a, pa = r["analysis"], p.get("analysis", {})
     ragtt_drift = a["drift"]
     peer_drift = pa.get("drift")
-    row("5", f"full drift scan, {args.docs} docs at two versions (ragtt: slowest of {ragtt_drift['n']})",
-        ragtt_drift["max_ms"] / 1e3, None if not peer_drift else peer_drift["seconds"], _s,
-        f"< {DRIFT_TARGET_S:g} s", lambda x: x < DRIFT_TARGET_S, absolute=True,
-        lower_bound=bool(peer_drift and peer_drift["timed_out"]))
-    row("5", f"lineage p50 at {args.docs} docs (one re-ingest between two queries), ragtt / peer",
-        a["lineage"]["p50_ms"], pa.get("lineage", {}).get("p50_ms"), _ms, "<= 0.1x", lambda x: x <= 0.1)
+    row(
+        "5",
+        f"full drift scan, {args.docs} docs at two versions (ragtt: slowest of {ragtt_drift['n']})",
+        ragtt_drift["max_ms"] / 1e3,
+        None if not peer_drift else peer_drift["seconds"],
+        _s,
+        f"< {DRIFT_TARGET_S:g} s",
+        lambda x: x < DRIFT_TARGET_S,
+        absolute=True,
+        lower_bound=bool(peer_drift and peer_drift["timed_out"]),
+    )
+    row(
+        "5",
+        f"lineage p50 at {args.docs} docs (one re-ingest between two queries), ragtt / peer",
+        a["lineage"]["p50_ms"],
+        pa.get("lineage", {}).get("p50_ms"),
+        _ms,
+        "<= 0.1x",
+        lambda x: x <= 0.1,
+    )
     if "analysis_ref" in r:
         ref, pref = r["analysis_ref"], (r.get("peer_ref") or {}).get("analysis", {})
         peer_ref_drift = pref.get("drift")
-        row("-", f"full drift scan at {ref['docs']} docs (issue 5's reference size), ragtt / peer",
-            ref["drift"]["max_ms"] / 1e3, None if not peer_ref_drift else peer_ref_drift["seconds"], _s,
-            None, None, lower_bound=bool(peer_ref_drift and peer_ref_drift["timed_out"]))
+        row(
+            "-",
+            f"full drift scan at {ref['docs']} docs (issue 5's reference size), ragtt / peer",
+            ref["drift"]["max_ms"] / 1e3,
+            None if not peer_ref_drift else peer_ref_drift["seconds"],
+            _s,
+            None,
+            None,
+            lower_bound=bool(peer_ref_drift and peer_ref_drift["timed_out"]),
+        )
     # issue 10: the crash protocol
-    row("10", "crash protocol per write (lock, recovery, intent, completion), p50", r["protocol"]["p50_ms"],
-        None, _ms, "<= 5 ms", lambda x: x <= 5.0, absolute=True)
-    row("10", "crash protocol p50 / one small ingest call p50 (last 10)", r["protocol"]["p50_ms"],
-        v["small_ingest_ms"]["last10_p50"], _ms, None, None)
+    row(
+        "10",
+        "crash protocol per write (lock, recovery, intent, completion), p50",
+        r["protocol"]["p50_ms"],
+        None,
+        _ms,
+        "<= 5 ms",
+        lambda x: x <= 5.0,
+        absolute=True,
+    )
+    row(
+        "10",
+        "crash protocol p50 / one small ingest call p50 (last 10)",
+        r["protocol"]["p50_ms"],
+        v["small_ingest_ms"]["last10_p50"],
+        _ms,
+        None,
+        None,
+    )
     # information, no goal
-    row("-", f"vector query p50 at {args.docs} docs, ragtt / peer", m["query"]["vector"]["p50_ms"],
-        p.get("query", {}).get("vector", {}).get("p50_ms"), _ms, None, None)
-    row("-", "whole project folder on disk, ragtt / peer", m["disk"]["project_bytes"],
-        p.get("disk", {}).get("project_bytes"), _mb, None, None)
-    row("-", "first-round (cold view) replay p50, at many / at 10 versions",
-        v["large"]["first_round_p50_ms"], v["small"]["first_round_p50_ms"], _ms, None, None)
-    row("-", "one small ingest call: last 10 / first 10 (p50)", v["small_ingest_ms"]["last10_p50"],
-        v["small_ingest_ms"]["first10_p50"], _ms, None, None)
+    row(
+        "-",
+        f"vector query p50 at {args.docs} docs, ragtt / peer",
+        m["query"]["vector"]["p50_ms"],
+        p.get("query", {}).get("vector", {}).get("p50_ms"),
+        _ms,
+        None,
+        None,
+    )
+    row(
+        "-",
+        "whole project folder on disk, ragtt / peer",
+        m["disk"]["project_bytes"],
+        p.get("disk", {}).get("project_bytes"),
+        _mb,
+        None,
+        None,
+    )
+    row(
+        "-",
+        "first-round (cold view) replay p50, at many / at 10 versions",
+        v["large"]["first_round_p50_ms"],
+        v["small"]["first_round_p50_ms"],
+        _ms,
+        None,
+        None,
+    )
+    row(
+        "-",
+        "one small ingest call: last 10 / first 10 (p50)",
+        v["small_ingest_ms"]["last10_p50"],
+        v["small_ingest_ms"]["first10_p50"],
+        _ms,
+        None,
+        None,
+    )
     for mode in ("vector", "bm25"):
-        row("-", f"{mode} live p50: {v['large']['table_version']}-version table ({v['large']['chunks']} rows) "
-            f"/ one-version table ({m['ingest']['chunks']} rows)", v["large_live"][mode]["p50_ms"],
-            m["query"][mode]["p50_ms"], _ms, None, None)
+        row(
+            "-",
+            f"{mode} live p50: {v['large']['table_version']}-version table ({v['large']['chunks']} rows) "
+            f"/ one-version table ({m['ingest']['chunks']} rows)",
+            v["large_live"][mode]["p50_ms"],
+            m["query"][mode]["p50_ms"],
+            _ms,
+            None,
+            None,
+        )
     if "replay_vector" in p:
-        row("-", "peer replay p50 (vector; its snapshot-based replay)", m["replay"]["vector"]["p50_ms"],
-            p["replay_vector"]["p50_ms"], _ms, None, None)
+        row(
+            "-",
+            "peer replay p50 (vector; its snapshot-based replay)",
+            m["replay"]["vector"]["p50_ms"],
+            p["replay_vector"]["p50_ms"],
+            _ms,
+            None,
+            None,
+        )
     return rows
 
 
@@ -435,8 +620,10 @@ def _ratio_text(r: dict[str, Any]) -> str:
 
 def print_table(rows: list[dict[str, Any]], notes: list[str]) -> None:
     head = ("#", "metric", "ragtt", "peer / baseline", "ratio", "goal", "result")
-    body = [(r["target"], r["metric"], r["ragtt_text"], r["baseline_text"],
-             _ratio_text(r), r["goal"] or "", r["status"]) for r in rows]
+    body = [
+        (r["target"], r["metric"], r["ragtt_text"], r["baseline_text"], _ratio_text(r), r["goal"] or "", r["status"])
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths)
     print(line.format(*head))
@@ -454,35 +641,44 @@ def vector_agreement(ours: list[list[str]], theirs: list[list[str]]) -> float | 
     return sum(same) / len(same)
 
 
-def analysis_notes(results: dict[str, Any], peer: dict[str, Any] | None,
-                   args: argparse.Namespace) -> list[str]:
+def analysis_notes(results: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Namespace) -> list[str]:
     a = results["analysis"]
     re_ = a["reingest"]
-    out = [f"5: one re-ingest of {re_['docs']} of {args.docs} documents with changed text (1 in "
-           f"{common.REVISE_EVERY}, plus every source in the {a['lineage']['pairs']} "
-           f"queries' vector top-{TOP_K}): ragtt one ingest_texts call, v{re_['version_before']} -> "
-           f"v{re_['version_after']} ({re_['ms']:.0f} ms); ragtt drift: {a['drift']['drifted']} of "
-           f"{a['drift']['sources']} sources below 0.9, p50 {a['drift']['p50_ms']:.1f} ms, first call "
-           f"{a['drift']['first_ms']:.1f} ms; lineage entries (first round) {_counts(a['lineage']['entries'])}"]
-    for tag, p in (("", (peer or {}).get("analysis")), (f" at {DRIFT_REF_DOCS} docs",
-                                                        (results.get("peer_ref") or {}).get("analysis"))):
+    out = [
+        f"5: one re-ingest of {re_['docs']} of {args.docs} documents with changed text (1 in "
+        f"{common.REVISE_EVERY}, plus every source in the {a['lineage']['pairs']} "
+        f"queries' vector top-{TOP_K}): ragtt one ingest_texts call, v{re_['version_before']} -> "
+        f"v{re_['version_after']} ({re_['ms']:.0f} ms); ragtt drift: {a['drift']['drifted']} of "
+        f"{a['drift']['sources']} sources below 0.9, p50 {a['drift']['p50_ms']:.1f} ms, first call "
+        f"{a['drift']['first_ms']:.1f} ms; lineage entries (first round) {_counts(a['lineage']['entries'])}"
+    ]
+    for tag, p in (
+        ("", (peer or {}).get("analysis")),
+        (f" at {DRIFT_REF_DOCS} docs", (results.get("peer_ref") or {}).get("analysis")),
+    ):
         if not p:
             continue
         d, pre = p["drift"], p["reingest"]
-        text = (f"5: peer{tag}: {pre['docs']} ingest calls appended (its ingest never replaces a source's "
-                f"chunks: {pre['chunks_after']} rows after), v{pre['version_before']} -> v{pre['version_after']}; "
-                f"its drift scan (EmbeddingDriftDetector.scan) ")
+        text = (
+            f"5: peer{tag}: {pre['docs']} ingest calls appended (its ingest never replaces a source's "
+            f"chunks: {pre['chunks_after']} rows after), v{pre['version_before']} -> v{pre['version_after']}; "
+            f"its drift scan (EmbeddingDriftDetector.scan) "
+        )
         if d["timed_out"]:
             done = d["sources_scanned"]
             rate = f"{d['seconds'] / done:.2f} s a source" if done else "no source finished"
             proj = f", ~{d['seconds'] * d['sources_total'] / done:.0f} s projected" if done else ""
-            text += (f"timed out at {d['timeout_s']:.0f} s with {done} of {d['sources_total']} sources "
-                     f"scanned ({rate}{proj}; it re-reads the whole table, vectors included, twice per source)")
+            text += (
+                f"timed out at {d['timeout_s']:.0f} s with {done} of {d['sources_total']} sources "
+                f"scanned ({rate}{proj}; it re-reads the whole table, vectors included, twice per source)"
+            )
         else:
             text += f"took {d['seconds']:.1f} s for {d['sources_scanned']} sources"
         if "lineage" in p and p["lineage"]["n"]:
-            text += (f"; its lineage (LineageTracer.explain) p50 {p['lineage']['p50_ms']:.0f} ms over "
-                     f"{p['lineage']['n']} query pairs, entries {_counts(p['lineage']['entries'])}")
+            text += (
+                f"; its lineage (LineageTracer.explain) p50 {p['lineage']['p50_ms']:.0f} ms over "
+                f"{p['lineage']['n']} query pairs, entries {_counts(p['lineage']['entries'])}"
+            )
         out.append(text)
     return out
 
@@ -492,6 +688,7 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 # -- other benchmarks in bench/ ------------------------------------------------------------------
+
 
 def run_other_benches(quick: bool) -> list[dict[str, Any]]:
     results = []
@@ -513,9 +710,11 @@ def run_other_benches(quick: bool) -> list[dict[str, Any]]:
 
 # -- main ----------------------------------------------------------------------------------------
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="./dev bench", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="./dev bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--docs", type=int, help="documents ingested in one call (default 2000; quick 200)")
     ap.add_argument("--versions", type=int, help="table versions for target 2 (default 1000; quick 40)")
     ap.add_argument("--queries", type=int, help="distinct query texts (default 20; quick 5)")
@@ -528,8 +727,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--workdir", type=Path, help="where the projects go (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target FAILs")
-    ap.add_argument("--peer-drift-timeout", type=float, default=60.0, metavar="S",
-                    help="cut the peer's drift scan off after S seconds (default 60)")
+    ap.add_argument(
+        "--peer-drift-timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="cut the peer's drift scan off after S seconds (default 60)",
+    )
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     quick = args.quick
@@ -565,16 +769,20 @@ def main(argv: list[str] | None = None) -> int:
     prof = Profiler(args.profile)
     results: dict[str, Any] = {}
     try:
-        log(f"ragtt {ragtt.__version__}: ingesting {args.docs} documents ({source}), "
-            f"{len(queries)} queries x {args.rounds} rounds x {len(MODES)} modes")
+        log(
+            f"ragtt {ragtt.__version__}: ingesting {args.docs} documents ({source}), "
+            f"{len(queries)} queries x {args.rounds} rounds x {len(MODES)} modes"
+        )
         results["main"] = ragtt_main(work / "ragtt-main", docs[: args.docs], queries, args.rounds, prof)
         log("ragtt: drift and lineage across one re-ingest (issue 5)")
-        results["analysis"], revised = ragtt_analysis(work / "ragtt-main", docs[: args.docs], queries,
-                                                      args.rounds, prof, "main", ingest=False)
+        results["analysis"], revised = ragtt_analysis(
+            work / "ragtt-main", docs[: args.docs], queries, args.rounds, prof, "main", ingest=False
+        )
         ref_revised: dict[str, str] | None = None
         if args.docs > DRIFT_REF_DOCS:
             results["analysis_ref"], ref_revised = ragtt_analysis(
-                work / "ragtt-drift-ref", docs[:DRIFT_REF_DOCS], queries, args.rounds, prof, "ref", ingest=True)
+                work / "ragtt-drift-ref", docs[:DRIFT_REF_DOCS], queries, args.rounds, prof, "ref", ingest=True
+            )
         log("ragtt: the crash protocol's own cost per write (issue 10)")
         results["protocol"] = protocol_overhead(work / "ragtt-protocol", 50 if args.quick else 300)
         log(f"ragtt: {args.versions} table versions (one small ingest call each)")
@@ -582,17 +790,30 @@ def main(argv: list[str] | None = None) -> int:
         peer = None
         if not args.no_peer:
             log(f"rag-timetravel 1.2.0 in {PEER_VENV}: same {args.docs} documents, one ingest call each")
-            peer = run_peer(work, docs[: args.docs], queries, max(1, args.rounds - 1), timeout=1800,
-                            analysis=peer_analysis_job(queries, revised, args.peer_drift_timeout))
+            peer = run_peer(
+                work,
+                docs[: args.docs],
+                queries,
+                max(1, args.rounds - 1),
+                timeout=1800,
+                analysis=peer_analysis_job(queries, revised, args.peer_drift_timeout),
+            )
             if ref_revised is not None:
                 log(f"rag-timetravel 1.2.0: drift and lineage at {DRIFT_REF_DOCS} documents")
-                results["peer_ref"] = run_peer(work, docs[:DRIFT_REF_DOCS], queries, 1, timeout=900,
-                                               name="peer-ref", modes=(),
-                                               analysis=peer_analysis_job(queries, ref_revised,
-                                                                          args.peer_drift_timeout))
+                results["peer_ref"] = run_peer(
+                    work,
+                    docs[:DRIFT_REF_DOCS],
+                    queries,
+                    1,
+                    timeout=900,
+                    name="peer-ref",
+                    modes=(),
+                    analysis=peer_analysis_job(queries, ref_revised, args.peer_drift_timeout),
+                )
             for part in (peer, results.get("peer_ref") or {}):
                 if "embed_probe" in part and not np.allclose(
-                        np.asarray(part.pop("embed_probe"), dtype=np.float32), probe, atol=0):
+                    np.asarray(part.pop("embed_probe"), dtype=np.float32), probe, atol=0
+                ):
                     print("bench: the peer's embedder differs from ragtt.HashEmbedder", file=sys.stderr)
                     return 2
         results["peer"] = peer
@@ -606,7 +827,8 @@ def main(argv: list[str] | None = None) -> int:
     notes = [
         f"corpus: {source}, {args.docs} documents of <= {common.DOC_MAX_CHARS} chars "
         f"({m['ingest']['chunks']} ragtt chunks"
-        + (f", {peer['ingest']['chunks']} peer chunks" if peer else "") + "); embedder: "
+        + (f", {peer['ingest']['chunks']} peer chunks" if peer else "")
+        + "); embedder: "
         f"HashEmbedder({common.HASH_DIM}) on both sides, vectors checked identical; top_k={TOP_K}",
         f"latencies are wall-clock per call (query/replay incl. event logging), p50 over "
         f"{len(queries) * args.rounds} calls per mode (peer {len(queries) * max(1, args.rounds - 1)})",
@@ -627,8 +849,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         notes.append("--quick: sizes are smaller than the targets'; the verdicts are indicative only")
     load_after = os.getloadavg()
-    notes.append(f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on "
-                 f"{os.cpu_count()} cores; total {time.perf_counter() - started:.0f} s")
+    notes.append(
+        f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} on "
+        f"{os.cpu_count()} cores; total {time.perf_counter() - started:.0f} s"
+    )
     for e in extra:
         notes.append(f"{e['script']}: exit {e['exit']} in {e['seconds']:.0f} s (its own output above)")
     print()
@@ -638,13 +862,27 @@ def main(argv: list[str] | None = None) -> int:
         for part in (results["main"]["query"], (peer or {}).get("query", {})):
             for entry in part.values():
                 entry.pop("top_sources", None)
-        payload = {"meta": {"docs": args.docs, "versions": args.versions, "queries": len(queries),
-                            "rounds": args.rounds, "quick": args.quick, "corpus": source,
-                            "python": platform.python_version(), "ragtt": ragtt.__version__,
-                            "cpus": os.cpu_count(), "load_before": load_before, "load_after": load_after},
-                   "rows": rows, "ragtt": {k: results[k] for k in ("main", "versions", "analysis",
-                                                                   "analysis_ref") if k in results},
-                   "peer": peer, "peer_ref": results.get("peer_ref"), "other_benches": extra, "notes": notes}
+        payload = {
+            "meta": {
+                "docs": args.docs,
+                "versions": args.versions,
+                "queries": len(queries),
+                "rounds": args.rounds,
+                "quick": args.quick,
+                "corpus": source,
+                "python": platform.python_version(),
+                "ragtt": ragtt.__version__,
+                "cpus": os.cpu_count(),
+                "load_before": load_before,
+                "load_after": load_after,
+            },
+            "rows": rows,
+            "ragtt": {k: results[k] for k in ("main", "versions", "analysis", "analysis_ref") if k in results},
+            "peer": peer,
+            "peer_ref": results.get("peer_ref"),
+            "other_benches": extra,
+            "notes": notes,
+        }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
     failed = [r for r in rows if r["status"] == "FAIL"]

@@ -13,8 +13,9 @@ from typing import Any
 __all__ = ["import_lancedb", "lazy_exports"]
 
 
-def lazy_exports(package: str, exports: dict[str, str],
-                 public: list[str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_exports(
+    package: str, exports: dict[str, str], public: list[str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: each name in ``exports`` is imported
     from its module on first use and then cached in the package's namespace."""
 

@@ -30,8 +30,7 @@ def driver() -> ModuleType:
 def connect(path: str | Path, *, wal: bool = True, foreign_keys: bool = False) -> Any:
     """Open ``path`` with WAL, a busy timeout and autocommit off (explicit transactions)."""
     db = driver()
-    conn = db.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                      check_same_thread=False)
+    conn = db.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal and str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")

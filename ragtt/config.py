@@ -61,8 +61,7 @@ class PipelineConfig:
             and len(self.reranker) > len("cross-encoder/")
         ):
             raise ConfigError(
-                f"reranker must be one of {', '.join(repr(r) for r in _RERANKERS)}; "
-                f"got {self.reranker!r}"
+                f"reranker must be one of {', '.join(repr(r) for r in _RERANKERS)}; got {self.reranker!r}"
             )
         _check_int("candidate_pool", self.candidate_pool, minimum=0)
         _check_int("auto_snapshot_every", self.auto_snapshot_every, minimum=0)
@@ -72,9 +71,7 @@ class PipelineConfig:
         if self.model is not None and (not isinstance(self.model, str) or not self.model):
             raise ConfigError(f"model must be None (offline extractive) or a litellm model name; got {self.model!r}")
         if not isinstance(self.table_name, str) or not self.table_name.replace("_", "").isalnum():
-            raise ConfigError(
-                f"table_name must be letters, digits and underscores; got {self.table_name!r}"
-            )
+            raise ConfigError(f"table_name must be letters, digits and underscores; got {self.table_name!r}")
 
     @property
     def config_id(self) -> str:

@@ -28,12 +28,61 @@ _BLOCK_END = re.compile(r"\n[ \t]*\n")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::\s*(.*)$")
 _UNDERLINE = re.compile(r"^\s*([=\-~^*+#`'\"])\1{2,}\s*$")
-_STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "have",
-    "how", "i", "if", "in", "is", "it", "many", "much", "of", "on", "or", "the", "to", "what",
-    "when", "where", "which", "who", "why", "will", "with", "you", "your", "my", "me", "we", "our",
-    "long", "this", "that", "there", "than", "then", "these", "those", "into", "so",
-})
+_STOPWORDS = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "many",
+        "much",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "my",
+        "me",
+        "we",
+        "our",
+        "long",
+        "this",
+        "that",
+        "there",
+        "than",
+        "then",
+        "these",
+        "those",
+        "into",
+        "so",
+    }
+)
 # Shell sessions and literal blocks are shown, not said: no sentence of an answer. (A bare
 # ">" is left alone: in Markdown it opens a quotation, which is prose.)
 _CODE_LINE = re.compile(r"^\s*(\$|>>>|\.\.\.)\s")
@@ -107,8 +156,11 @@ class ExtractiveGenerator:
             start = self._passage_start(units, k)
             texts: list[str] = []
             size, j = 0, start
-            while j < len(units) and (units[j].chunk, units[j].section) == (units[k].chunk, units[k].section) and (
-                    j <= k or size + 1 + len(units[j].text) <= self.passage_chars):
+            while (
+                j < len(units)
+                and (units[j].chunk, units[j].section) == (units[k].chunk, units[k].section)
+                and (j <= k or size + 1 + len(units[j].text) <= self.passage_chars)
+            ):
                 if units[j].text not in quoted:
                     quoted.add(units[j].text)
                     texts.append(units[j].text)
@@ -179,8 +231,7 @@ def _heading(lines: list[str]) -> str | None:
     """The heading's words if this block is one (Markdown, reST directive or reST title), else None."""
     if len(lines) == 1 and (m := _MD_HEADING.match(lines[0]) or _DIRECTIVE.match(lines[0])):
         return m.group(1)
-    if len(lines) <= 3 and _UNDERLINE.match(lines[-1]) and all(
-            _UNDERLINE.match(line) for line in lines[:-1][:-1]):
+    if len(lines) <= 3 and _UNDERLINE.match(lines[-1]) and all(_UNDERLINE.match(line) for line in lines[:-1][:-1]):
         return " ".join(line for line in lines if not _UNDERLINE.match(line))
     return None
 
@@ -229,8 +280,11 @@ def _stem_list(text: str) -> list[str]:
 def build_messages(query: str, chunks: list[RetrievedChunk]) -> list[dict[str, str]]:
     context = "\n\n".join(f"[{c.rank}] ({c.source})\n{c.text}" for c in chunks)
     return [
-        {"role": "system", "content": "Answer from the numbered context only and cite it as [n]. "
-                                      "Say so when the context does not contain the answer."},
+        {
+            "role": "system",
+            "content": "Answer from the numbered context only and cite it as [n]. "
+            "Say so when the context does not contain the answer.",
+        },
         {"role": "user", "content": f"Context:\n{context}\n\nQuestion: {query}"},
     ]
 

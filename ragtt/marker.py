@@ -45,11 +45,13 @@ class Marker:
             data = json.loads(text)
             marker = cls(str(data["project_id"]), int(data["format"]), dict(data["stores"]))
         except (ValueError, KeyError, TypeError) as exc:
-            raise ProjectDamagedError(f"{path} is not a ragtt project marker ({exc}); restore it from a backup") \
-                from None
+            raise ProjectDamagedError(
+                f"{path} is not a ragtt project marker ({exc}); restore it from a backup"
+            ) from None
         if marker.format > FORMAT:
-            raise ProjectDamagedError(f"{path} has format {marker.format}, newer than this ragtt knows ({FORMAT}); "
-                                      "upgrade ragtt")
+            raise ProjectDamagedError(
+                f"{path} has format {marker.format}, newer than this ragtt knows ({FORMAT}); upgrade ragtt"
+            )
         return marker
 
     def with_store(self, name: str, value: Any) -> Marker:

@@ -12,8 +12,17 @@ from ragtt._html import BOX, STYLE, esc, table
 from ragtt.ingest.types import PageRoute, Region
 
 __all__ = [
-    "TRANSIENT", "Document", "IngestReport", "QueryResult", "ReplayResult", "RetrievedChunk", "Snapshot", "Snapshots",
-    "iso_utc", "version_label", "version_names",
+    "TRANSIENT",
+    "Document",
+    "IngestReport",
+    "QueryResult",
+    "ReplayResult",
+    "RetrievedChunk",
+    "Snapshot",
+    "Snapshots",
+    "iso_utc",
+    "version_label",
+    "version_names",
 ]
 
 
@@ -23,8 +32,9 @@ TRANSIENT = {"transient": True}
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.metadata.get("transient")}
+        return {
+            f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if not f.metadata.get("transient")
+        }
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, Region):
@@ -113,22 +123,26 @@ class QueryResult(_Result):
         return [c.chunk_id for c in self.chunks]
 
     def __repr__(self) -> str:
-        lines = [f"{type(self).__name__}({self.query_id} @ v{self.index_version}, {self.latency_ms:.1f} ms) "
-                 f"{self.text!r}"]
+        lines = [
+            f"{type(self).__name__}({self.query_id} @ v{self.index_version}, {self.latency_ms:.1f} ms) {self.text!r}"
+        ]
         lines += [f"  {c!r}" for c in self.chunks]
         if self.answer is not None:
             lines.append(f"  answer [{self.model}]: {self.answer[:200]!r}")
         return "\n".join(lines)
 
     def _header_html(self) -> str:
-        return (f"<b>{esc(type(self).__name__)}</b> <code>{esc(self.query_id)}</code> at index version "
-                f"<b>{self.index_version}</b>, {self.latency_ms:.1f} ms<br><i>{esc(self.text)}</i>")
+        return (
+            f"<b>{esc(type(self).__name__)}</b> <code>{esc(self.query_id)}</code> at index version "
+            f"<b>{self.index_version}</b>, {self.latency_ms:.1f} ms<br><i>{esc(self.text)}</i>"
+        )
 
     def _repr_html_(self) -> str:
         answer = ""
         if self.answer is not None:
-            answer = (f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span>"
-                      f"<pre>{esc(self.answer)}</pre></div>")
+            answer = (
+                f"<div><b>answer</b> <span class='dim'>({esc(self.model)})</span><pre>{esc(self.answer)}</pre></div>"
+            )
         return f"{STYLE}{BOX}{self._header_html()}{_chunks_html(self.chunks)}{answer}</div>"
 
 
@@ -139,8 +153,7 @@ class ReplayResult(QueryResult):
 
     def _header_html(self) -> str:
         verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
-        return (super()._header_html()
-                + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>")
+        return super()._header_html() + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>"
 
 
 @dataclass(frozen=True)
@@ -167,11 +180,13 @@ class IngestReport(_Result):
 
     def summary(self) -> str:
         removed = f"{len(self.documents_removed)} removed, " if self.documents_removed else ""
-        return (f"{len(self.documents_added)} added, {len(self.documents_updated)} updated, {removed}"
-                f"{len(self.documents_unchanged)} unchanged, {len(self.failed)} failed; chunks "
-                f"+{self.chunks_added} -{self.chunks_removed} ={self.chunks_kept}; embedded "
-                f"{self.embeddings_computed} (reused {self.embeddings_reused}); index v"
-                f"{self.index_version_before} -> v{self.index_version_after} in {self.elapsed_s:.2f} s")
+        return (
+            f"{len(self.documents_added)} added, {len(self.documents_updated)} updated, {removed}"
+            f"{len(self.documents_unchanged)} unchanged, {len(self.failed)} failed; chunks "
+            f"+{self.chunks_added} -{self.chunks_removed} ={self.chunks_kept}; embedded "
+            f"{self.embeddings_computed} (reused {self.embeddings_reused}); index v"
+            f"{self.index_version_before} -> v{self.index_version_after} in {self.elapsed_s:.2f} s"
+        )
 
     def __repr__(self) -> str:
         lines = [f"IngestReport({self.summary()})"]
@@ -182,14 +197,19 @@ class IngestReport(_Result):
 
     def _repr_html_(self) -> str:
         rows: list[tuple[str, str, str]] = []
-        for status, names in (("added", self.documents_added), ("updated", self.documents_updated),
-                              ("removed", self.documents_removed), ("unchanged", self.documents_unchanged)):
+        for status, names in (
+            ("added", self.documents_added),
+            ("updated", self.documents_updated),
+            ("removed", self.documents_removed),
+            ("unchanged", self.documents_unchanged),
+        ):
             rows += [(status, n, "") for n in names]
         rows += [("FAILED", s, r) for s, r in self.failed]
         rows += [("skipped", s, r) for s, r in self.skipped]
         rows += [("warning", s, w) for s, w in self.warnings]
-        return (f"{STYLE}{BOX}<b>IngestReport</b> {esc(self.summary())}"
-                f"{table(['status', 'source', 'detail'], rows)}</div>")
+        return (
+            f"{STYLE}{BOX}<b>IngestReport</b> {esc(self.summary())}{table(['status', 'source', 'detail'], rows)}</div>"
+        )
 
 
 @dataclass(frozen=True)
@@ -202,8 +222,10 @@ class Snapshot(_Result):
     chunk_count: int
 
     def __repr__(self) -> str:
-        return (f"Snapshot({self.label!r} = v{self.index_version}, {self.doc_count} docs, "
-                f"{self.chunk_count} chunks, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)")
+        return (
+            f"Snapshot({self.label!r} = v{self.index_version}, {self.doc_count} docs, "
+            f"{self.chunk_count} chunks, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)"
+        )
 
     def _repr_html_(self) -> str:
         return snapshots_html([self])
@@ -220,8 +242,7 @@ class Snapshots(list[Snapshot]):
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:
     rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, iso_utc(s.created_at)) for s in snapshots]
-    return (f"{STYLE}{BOX}"
-            f"{table(['label', 'version', 'documents', 'chunks', 'created'], rows)}</div>")
+    return f"{STYLE}{BOX}{table(['label', 'version', 'documents', 'chunks', 'created'], rows)}</div>"
 
 
 @dataclass(frozen=True)
@@ -233,5 +254,7 @@ class Document(_Result):
     routes: list[PageRoute] = field(default_factory=list)
 
     def __repr__(self) -> str:
-        return (f"Document({self.source!r}, {len(self.text)} chars, {len(self.routes)} routed pages, "
-                f"sha256 {self.content_hash[:12]})")
+        return (
+            f"Document({self.source!r}, {len(self.text)} chars, {len(self.routes)} routed pages, "
+            f"sha256 {self.content_hash[:12]})"
+        )

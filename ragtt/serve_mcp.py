@@ -70,8 +70,10 @@ def create_server(project_path: str | Path, *, embedder: Embedder | None = None)
     """The MCP server over ``project_path`` and the worker to close when it stops."""
     worker = _Worker(Path(project_path).expanduser(), embedder)
     models: dict[str, type[BaseModel]] = {name: body_model(verb, "mcp") for name, verb in VERBS.items()}
-    tools = [types.Tool(name=name, description=VERBS[name].help, input_schema=model.model_json_schema())
-             for name, model in models.items()]
+    tools = [
+        types.Tool(name=name, description=VERBS[name].help, input_schema=model.model_json_schema())
+        for name, model in models.items()
+    ]
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -89,8 +91,9 @@ def create_server(project_path: str | Path, *, embedder: Embedder | None = None)
         except RagttError as exc:
             return _error(f"{verb.name}: {exc}")
         structured = data if isinstance(data, dict) else {"result": data}
-        return types.CallToolResult(content=[types.TextContent(type="text", text=dumps(data))],
-                                    structured_content=structured)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=dumps(data))], structured_content=structured
+        )
 
     server: Server[Any] = Server("ragtt", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
     return server, worker

@@ -34,8 +34,10 @@ class VerifyReport(_Result):
     documents_checked: int = 0
 
     def to_text(self) -> str:
-        head = (f"verify: {'ok' if self.ok else f'{len(self.problems)} problem(s)'}: {self.events_checked} events, "
-                f"{self.versions_checked} versions, {self.documents_checked} documents checked")
+        head = (
+            f"verify: {'ok' if self.ok else f'{len(self.problems)} problem(s)'}: {self.events_checked} events, "
+            f"{self.versions_checked} versions, {self.documents_checked} documents checked"
+        )
         return "\n".join([head, *(f"  {p}" for p in self.problems)])
 
     def __repr__(self) -> str:
@@ -43,8 +45,10 @@ class VerifyReport(_Result):
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{esc(p)}</li>" for p in self.problems)
-        return (f"{STYLE}<div class='ragtt-r'><b>{'OK' if self.ok else 'PROBLEMS'}</b> "
-                f"{esc(self.to_text().splitlines()[0])}<ul>{items}</ul></div>")
+        return (
+            f"{STYLE}<div class='ragtt-r'><b>{'OK' if self.ok else 'PROBLEMS'}</b> "
+            f"{esc(self.to_text().splitlines()[0])}<ul>{items}</ul></div>"
+        )
 
 
 def verify(ctx: Context) -> VerifyReport:
@@ -54,8 +58,10 @@ def verify(ctx: Context) -> VerifyReport:
     if missing_guards:
         problems.append(f"event log: history guards removed: {', '.join(missing_guards)}")
     for intent in log.intents.pending():
-        problems.append(f"a {intent.operation} from {intent.created_at} is half done (open the project with write "
-                        "access to finish or roll it back)")
+        problems.append(
+            f"a {intent.operation} from {intent.created_at} is half done (open the project with write "
+            "access to finish or roll it back)"
+        )
 
     latest = table.latest_version()
     rows = log.versions.rows()
@@ -90,8 +96,9 @@ def _versions_named_by_events(ctx: Context) -> set[int]:
     (``versions``); logs written before that named one version per event."""
     named: set[int] = set()
     created = False
-    for e in ctx.log.query(types=[ev.INGEST_COMPLETED, ev.DOCUMENT_REMOVED, ev.INDEX_OPTIMIZED,
-                                  ev.INDEX_REEMBEDDED, ev.INDEX_CREATED]):
+    for e in ctx.log.query(
+        types=[ev.INGEST_COMPLETED, ev.DOCUMENT_REMOVED, ev.INDEX_OPTIMIZED, ev.INDEX_REEMBEDDED, ev.INDEX_CREATED]
+    ):
         named.update(int(v) for v in e.payload.get("versions", []))
         created |= e.type == ev.INDEX_CREATED
         if e.type != ev.INDEX_OPTIMIZED and e.index_version is not None:

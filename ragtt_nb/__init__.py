@@ -29,7 +29,6 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, "load_ipython_extension"])
 
 
-
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext ragtt_nb``: registers the ``%ragtt`` line and cell magic, and the input
     transformer that keeps a trailing ``?`` in ``%ragtt query ...?`` part of the question."""

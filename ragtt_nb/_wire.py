@@ -29,7 +29,8 @@ def static_file(name: str) -> Path:
             return path
     raise FileNotFoundError(
         f"ragtt_nb front-end file {name!r} is missing: looked in {_HERE / 'static'} (wheel) and "
-        f"{_HERE.parent / 'js'} (editable install); reinstall ragtt[notebook]")
+        f"{_HERE.parent / 'js'} (editable install); reinstall ragtt[notebook]"
+    )
 
 
 def array(values: Sequence[float] | np.ndarray, dtype: str) -> dict[str, Any]:

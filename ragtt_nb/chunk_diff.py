@@ -38,8 +38,14 @@ class ChunkDiff(anywidget.AnyWidget):
     _data = t.Dict().tag(sync=True)
     """The private wire format: both runs, the chunk table (buffers), the changed pairs and their runs."""
 
-    def __init__(self, source: ragtt.DiffReport | ragtt.Project, left_id: str | None = None,
-                 right_id: str | None = None, *, proj: ragtt.Project | None = None) -> None:
+    def __init__(
+        self,
+        source: ragtt.DiffReport | ragtt.Project,
+        left_id: str | None = None,
+        right_id: str | None = None,
+        *,
+        proj: ragtt.Project | None = None,
+    ) -> None:
         import ragtt
 
         if isinstance(source, ragtt.Project):
@@ -48,12 +54,16 @@ class ChunkDiff(anywidget.AnyWidget):
             proj, report = source, source.diff(left_id, right_id)
         elif isinstance(source, ragtt.DiffReport):
             if left_id is not None or right_id is not None:
-                raise TypeError("ChunkDiff(diff_report) takes no query ids (they are in the report); "
-                                "did you mean ChunkDiff(proj, left_id, right_id)?")
+                raise TypeError(
+                    "ChunkDiff(diff_report) takes no query ids (they are in the report); "
+                    "did you mean ChunkDiff(proj, left_id, right_id)?"
+                )
             report = source
         else:
-            raise TypeError("ChunkDiff accepts a ragtt.DiffReport, or a ragtt.Project with two query ids; "
-                            f"got {type(source).__name__}")
+            raise TypeError(
+                "ChunkDiff accepts a ragtt.DiffReport, or a ragtt.Project with two query ids; "
+                f"got {type(source).__name__}"
+            )
         self.report = report
         super().__init__(_data=_build(report, proj))
 
@@ -72,8 +82,10 @@ class ChunkDiff(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         r, n = self.report, self.report.counts
-        return (f"ChunkDiff({r.left_id} v{r.left_version} -> {r.right_id} v{r.right_version}: "
-                f"~{n['changed']} +{n['added']} -{n['removed']} ={n['kept']}, {len(self.selected)} selected)")
+        return (
+            f"ChunkDiff({r.left_id} v{r.left_version} -> {r.right_id} v{r.right_version}: "
+            f"~{n['changed']} +{n['added']} -{n['removed']} ={n['kept']}, {len(self.selected)} selected)"
+        )
 
 
 _OPS = {"equal": "e", "delete": "d", "insert": "i"}
@@ -104,21 +116,42 @@ def _build(report: Any, proj: Any) -> dict[str, Any]:
     index = {cid: i for i, cid in enumerate(ids)}
     pairs = report.changed
     return {
-        "left": {"id": report.left_id, "query": report.left_query, "version": report.left_version,
-                 "answer": report.left_answer},
-        "right": {"id": report.right_id, "query": report.right_query, "version": report.right_version,
-                  "answer": report.right_answer},
+        "left": {
+            "id": report.left_id,
+            "query": report.left_query,
+            "version": report.left_version,
+            "answer": report.left_answer,
+        },
+        "right": {
+            "id": report.right_id,
+            "query": report.right_query,
+            "version": report.right_version,
+            "answer": report.right_answer,
+        },
         "labels": {str(v): name for v, name in report.labels.items()},
-        "summary": {"rbo": report.rbo, "jaccard": report.jaccard, **report.counts,
-                    "answer_similarity": report.answer_similarity, "notes": list(report.notes)},
-        "chunks": {"ids": ids, "sources": sources, "texts": texts,
-                   "rank_left": array(ranks[0], "int32"), "rank_right": array(ranks[1], "int32"),
-                   "score_left": array(scores[0], "float32"), "score_right": array(scores[1], "float32")},
+        "summary": {
+            "rbo": report.rbo,
+            "jaccard": report.jaccard,
+            **report.counts,
+            "answer_similarity": report.answer_similarity,
+            "notes": list(report.notes),
+        },
+        "chunks": {
+            "ids": ids,
+            "sources": sources,
+            "texts": texts,
+            "rank_left": array(ranks[0], "int32"),
+            "rank_right": array(ranks[1], "int32"),
+            "score_left": array(scores[0], "float32"),
+            "score_right": array(scores[1], "float32"),
+        },
         # changed passages: chunk indexes then and now, similarity, and the runs (ops as letters e/d/i)
-        "pairs": {"left": array([index[p.left.chunk_id] for p in pairs], "int32"),
-                  "right": array([index[p.right.chunk_id] for p in pairs], "int32"),
-                  "similarity": array([p.similarity for p in pairs], "float32"),
-                  "ops": ["".join(_OPS[op] for op, _ in p.runs) for p in pairs],
-                  "runs": [[text for _, text in p.runs] for p in pairs]},
+        "pairs": {
+            "left": array([index[p.left.chunk_id] for p in pairs], "int32"),
+            "right": array([index[p.right.chunk_id] for p in pairs], "int32"),
+            "similarity": array([p.similarity for p in pairs], "float32"),
+            "ops": ["".join(_OPS[op] for op, _ in p.runs) for p in pairs],
+            "runs": [[text for _, text in p.runs] for p in pairs],
+        },
         "reasons": proj.lineage(report.left_id, report.right_id).reasons() if proj is not None else {},
     }

@@ -19,11 +19,17 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("notebook", type=Path)
     p.add_argument("-o", "--output", type=Path, help="the HTML file (default: beside the notebook)")
     p.add_argument("--execute", action="store_true", help="run the notebook first (widget state is stored)")
-    p.add_argument("--allow-errors", action="store_true",
-                   help="with --execute: a failing cell shows its error in the report instead of stopping it")
+    p.add_argument(
+        "--allow-errors",
+        action="store_true",
+        help="with --execute: a failing cell shows its error in the report instead of stopping it",
+    )
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell with --execute (default 600)")
-    p.add_argument("--trust", action="store_true",
-                   help="keep the notebook's scripts and raw HTML (default: sanitized, scripts dropped)")
+    p.add_argument(
+        "--trust",
+        action="store_true",
+        help="keep the notebook's scripts and raw HTML (default: sanitized, scripts dropped)",
+    )
     p.set_defaults(handler=cmd_report)
 
 
@@ -39,11 +45,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.embedder == "hash":
         os.environ["RAGTT_EMBEDDER"] = "hash"  # the executed notebook's kernel inherits it
     try:
-        out = export_report(args.notebook, args.output, execute=args.execute, allow_errors=args.allow_errors,
-                            trusted=args.trust, timeout=args.timeout)
+        out = export_report(
+            args.notebook,
+            args.output,
+            execute=args.execute,
+            allow_errors=args.allow_errors,
+            trusted=args.trust,
+            timeout=args.timeout,
+        )
     except CellExecutionError as exc:
-        print(f"ragtt report: a cell of {args.notebook} failed, no report written (--allow-errors writes it "
-              f"with the error shown):\n{exc}", file=sys.stderr)
+        print(
+            f"ragtt report: a cell of {args.notebook} failed, no report written (--allow-errors writes it "
+            f"with the error shown):\n{exc}",
+            file=sys.stderr,
+        )
         return 1
     size = out.stat().st_size
     if args.json:

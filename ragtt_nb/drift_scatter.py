@@ -79,19 +79,32 @@ class DriftScatter(anywidget.AnyWidget):
     _data = t.Dict().tag(sync=True)
     """The private wire format described in the module docstring."""
 
-    def __init__(self, source: ragtt.Project | ragtt.DriftReport, a: Any = None, b: Any = None, *,
-                 proj: ragtt.Project | None = None, query: str | None = None, method: str = "pca",
-                 color_by: str = "version", text_chars: int = 240) -> None:
+    def __init__(
+        self,
+        source: ragtt.Project | ragtt.DriftReport,
+        a: Any = None,
+        b: Any = None,
+        *,
+        proj: ragtt.Project | None = None,
+        query: str | None = None,
+        method: str = "pca",
+        color_by: str = "version",
+        text_chars: int = 240,
+    ) -> None:
         import ragtt
 
         if isinstance(source, ragtt.DriftReport):
             if a is not None or b is not None:
-                raise TypeError("DriftScatter(drift_report, proj=proj) takes no versions (they are in the report); "
-                                "did you mean DriftScatter(proj, a, b)?")
+                raise TypeError(
+                    "DriftScatter(drift_report, proj=proj) takes no versions (they are in the report); "
+                    "did you mean DriftScatter(proj, a, b)?"
+                )
             proj = proj if proj is not None else source.project
             if not isinstance(proj, ragtt.Project):
-                raise TypeError("this DriftReport does not know its project: pass the project it came from, "
-                                "DriftScatter(report, proj=proj)")
+                raise TypeError(
+                    "this DriftReport does not know its project: pass the project it came from, "
+                    "DriftScatter(report, proj=proj)"
+                )
             left_v, right_v = source.left_version, source.right_version
         elif isinstance(source, ragtt.Project):
             if a is None or b is None:
@@ -101,8 +114,10 @@ class DriftScatter(anywidget.AnyWidget):
             proj = source
             left_v, right_v = proj.resolve_version(a), proj.resolve_version(b)
         else:
-            raise TypeError("DriftScatter accepts a ragtt.DriftReport (with proj=) or a ragtt.Project with two "
-                            f"versions; got {type(source).__name__}")
+            raise TypeError(
+                "DriftScatter accepts a ragtt.DriftReport (with proj=) or a ragtt.Project with two "
+                f"versions; got {type(source).__name__}"
+            )
         sides = []
         for version in (left_v, right_v):
             side = _load(proj, version, text_chars)
@@ -117,27 +132,43 @@ class DriftScatter(anywidget.AnyWidget):
         super().__init__(_data=data, color_by=color_by)
 
     @classmethod
-    def from_vectors(cls, left: dict[str, Any], right: dict[str, Any], *, method: str = "pca",
-                     color_by: str = "version", text_chars: int = 240) -> DriftScatter:
+    def from_vectors(
+        cls,
+        left: dict[str, Any],
+        right: dict[str, Any],
+        *,
+        method: str = "pca",
+        color_by: str = "version",
+        text_chars: int = 240,
+    ) -> DriftScatter:
         """A scatter of your own arrays: each side a dict with ``ids``, ``vectors`` (n x d) and
         optionally ``sources``, ``texts``, ``version`` (int) and ``embedder`` (str)."""
         sides = []
         for n, spec in enumerate((left, right)):
             unknown = set(spec) - {"ids", "vectors", "sources", "texts", "version", "embedder"}
             if unknown:
-                raise TypeError(f"unknown keys {sorted(unknown)}; a side takes ids, vectors, sources, texts, "
-                                "version, embedder")
+                raise TypeError(
+                    f"unknown keys {sorted(unknown)}; a side takes ids, vectors, sources, texts, version, embedder"
+                )
             ids = [str(i) for i in spec["ids"]]
             vectors = _normalized(np.asarray(spec["vectors"], dtype=np.float32))
             if vectors.ndim != 2 or vectors.shape[0] != len(ids):
                 raise ValueError(f"vectors must be {len(ids)} x d (one row per id); got shape {vectors.shape}")
             count = len(ids)
-            sides.append(_Side(int(spec.get("version", n)), str(spec.get("embedder", "")), ids,
-                               list(spec.get("sources") or [""] * count),
-                               [s[:text_chars] for s in (spec.get("texts") or [""] * count)], vectors))
+            sides.append(
+                _Side(
+                    int(spec.get("version", n)),
+                    str(spec.get("embedder", "")),
+                    ids,
+                    list(spec.get("sources") or [""] * count),
+                    [s[:text_chars] for s in (spec.get("texts") or [""] * count)],
+                    vectors,
+                )
+            )
         widget = cls.__new__(cls)
-        anywidget.AnyWidget.__init__(widget, _data=_build(sides[0], sides[1], method, None, [None, None]),
-                                     color_by=color_by)
+        anywidget.AnyWidget.__init__(
+            widget, _data=_build(sides[0], sides[1], method, None, [None, None]), color_by=color_by
+        )
         return widget
 
     @property
@@ -157,9 +188,15 @@ class DriftScatter(anywidget.AnyWidget):
         ids = _strings(d["chunks"]["ids"])
         chunk = _point_chunks(d)
         versions = np.where(side == 0, d["left"]["version"], d["right"]["version"])
-        return pl.DataFrame({"chunk_id": [ids[c] for c in chunk],
-                             "source": [names[min(int(s), len(names) - 1)] for s in src],
-                             "version": versions.astype(np.int64), "x": x, "y": y})
+        return pl.DataFrame(
+            {
+                "chunk_id": [ids[c] for c in chunk],
+                "source": [names[min(int(s), len(names) - 1)] for s in src],
+                "version": versions.astype(np.int64),
+                "x": x,
+                "y": y,
+            }
+        )
 
     def centroids(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """The left and the right version's mean projected position, as drawn."""
@@ -175,18 +212,27 @@ class DriftScatter(anywidget.AnyWidget):
         ids = _strings(d["chunks"]["ids"])
         texts = _strings(d["chunks"]["text"])
         index = {c: i for i, c in enumerate(ids)}
-        chunk_source = dict(zip(_point_chunks(d).tolist(),
-                                np.frombuffer(d["points"]["source"]["view"], dtype="<u2").tolist(), strict=True))
+        chunk_source = dict(
+            zip(
+                _point_chunks(d).tolist(),
+                np.frombuffer(d["points"]["source"]["view"], dtype="<u2").tolist(),
+                strict=True,
+            )
+        )
         names = [*d["sources"], "(other)"]
-        rows = [(c, names[min(chunk_source[index[c]], len(names) - 1)], texts[index[c]])
-                for c in self.selected if c in index]
-        return pl.DataFrame(rows, schema={"chunk_id": pl.String, "source": pl.String, "text": pl.String},
-                            orient="row")
+        rows = [
+            (c, names[min(chunk_source[index[c]], len(names) - 1)], texts[index[c]])
+            for c in self.selected
+            if c in index
+        ]
+        return pl.DataFrame(rows, schema={"chunk_id": pl.String, "source": pl.String, "text": pl.String}, orient="row")
 
     def __repr__(self) -> str:
         d = self._data
-        return (f"DriftScatter(v{d['left']['version']} ({d['n_left']} chunks) -> v{d['right']['version']} "
-                f"({d['n_right']} chunks), {d['n_common']} common, {d['method']}, {len(self.selected)} selected)")
+        return (
+            f"DriftScatter(v{d['left']['version']} ({d['n_left']} chunks) -> v{d['right']['version']} "
+            f"({d['n_right']} chunks), {d['n_common']} common, {d['method']}, {len(self.selected)} selected)"
+        )
 
 
 @dataclass
@@ -227,16 +273,18 @@ def _query(proj: Any, query: str, sides: list[_Side]) -> tuple[str, list[NDArray
     return text, vectors
 
 
-def _project(left: NDArray[np.float32], right: NDArray[np.float32], method: str,
-             extra: list[NDArray[np.float32]]) -> tuple[NDArray[np.float64], list[NDArray[np.float64]], list[float]]:
+def _project(
+    left: NDArray[np.float32], right: NDArray[np.float32], method: str, extra: list[NDArray[np.float32]]
+) -> tuple[NDArray[np.float64], list[NDArray[np.float64]], list[float]]:
     """Fit one projection over both sides; returns (coords of left+right, coords of extra, explained)."""
     stacked = np.vstack([left, right]).astype(np.float32)
     if method == "umap":
         try:
             import umap
         except ImportError:
-            raise ImportError("method='umap' needs umap-learn (pip install umap-learn); "
-                              "method='pca' needs nothing") from None
+            raise ImportError(
+                "method='umap' needs umap-learn (pip install umap-learn); method='pca' needs nothing"
+            ) from None
         reducer = umap.UMAP(n_components=2, random_state=0)
         coords = np.asarray(reducer.fit_transform(stacked), dtype=np.float64)
         return coords, [np.asarray(reducer.transform(e[None, :]), dtype=np.float64)[0] for e in extra], []
@@ -245,7 +293,7 @@ def _project(left: NDArray[np.float32], right: NDArray[np.float32], method: str,
     mean = stacked.mean(axis=0, dtype=np.float64)
     cov = np.zeros((stacked.shape[1], stacked.shape[1]), dtype=np.float64)
     for start in range(0, stacked.shape[0], 65536):  # bounded memory at 200k x 384
-        block = stacked[start:start + 65536].astype(np.float64) - mean
+        block = stacked[start : start + 65536].astype(np.float64) - mean
         cov += block.T @ block
     values, vectors = np.linalg.eigh(cov)
     order = np.argsort(values)[::-1][:2]
@@ -257,12 +305,16 @@ def _project(left: NDArray[np.float32], right: NDArray[np.float32], method: str,
             axes[:, k] = -axes[:, k]
     total = float(values.sum()) or 1.0
     coords = (stacked - mean.astype(np.float32)) @ axes.astype(np.float32)
-    return (coords.astype(np.float64), [(e.astype(np.float64) - mean) @ axes for e in extra],
-            [float(values[i] / total) for i in order])
+    return (
+        coords.astype(np.float64),
+        [(e.astype(np.float64) - mean) @ axes for e in extra],
+        [float(values[i] / total) for i in order],
+    )
 
 
-def _build(left: _Side, right: _Side, method: str, query_text: str | None,
-           query_vectors: list[NDArray[np.float32] | None]) -> dict[str, Any]:
+def _build(
+    left: _Side, right: _Side, method: str, query_text: str | None, query_vectors: list[NDArray[np.float32] | None]
+) -> dict[str, Any]:
     if not left.ids and not right.ids:
         raise ValueError(f"versions {left.version} and {right.version} hold no chunks: nothing to plot")
     dl, dr = left.vectors.shape[1], right.vectors.shape[1]
@@ -278,7 +330,8 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
     common_ids = {left.ids[i] for i in common}
     left_order = common + [i for i, c in enumerate(left.ids) if c not in common_ids]
     right_order = [right_index[left.ids[i]] for i in common] + [
-        i for i, c in enumerate(right.ids) if c not in common_ids]
+        i for i, c in enumerate(right.ids) if c not in common_ids
+    ]
     lv, rv = lv[left_order], rv[right_order]
 
     extra: list[NDArray[np.float32]] = []
@@ -286,8 +339,11 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
         if side_vec is None:
             continue
         pad = np.zeros(dr if is_left else dl, dtype=np.float32)
-        extra.append(side_vec if comparable else (
-            np.concatenate([side_vec, pad]) if is_left else np.concatenate([pad, side_vec])))
+        extra.append(
+            side_vec
+            if comparable
+            else (np.concatenate([side_vec, pad]) if is_left else np.concatenate([pad, side_vec]))
+        )
     coords, extra_xy, explained = _project(lv, rv, method, extra)
 
     lo, hi = coords.min(axis=0), coords.max(axis=0)
@@ -309,8 +365,8 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
                 source_index[s] = code
                 sources.append(s)
         codes[n] = code
-    chunk_ids = [left.ids[i] for i in left_order] + [right.ids[i] for i in right_order[len(common):]]
-    chunk_texts = [left.texts[i] for i in left_order] + [right.texts[i] for i in right_order[len(common):]]
+    chunk_ids = [left.ids[i] for i in left_order] + [right.ids[i] for i in right_order[len(common) :]]
+    chunk_texts = [left.texts[i] for i in left_order] + [right.texts[i] for i in right_order[len(common) :]]
     n_left = len(left_order)
     versions = np.concatenate([np.zeros(n_left, np.uint8), np.ones(len(right_order), np.uint8)])
 
@@ -323,7 +379,7 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
             np.add.at(sums, c[keep], coords[start:stop][keep])
             counts = np.bincount(c[keep], minlength=len(sources))
             present = counts > 0
-            centroids[present, 2 * k:2 * k + 2] = sums[present] / counts[present, None]
+            centroids[present, 2 * k : 2 * k + 2] = sums[present] / counts[present, None]
 
     query = None
     if query_text is not None:
@@ -331,17 +387,25 @@ def _build(left: _Side, right: _Side, method: str, query_text: str | None,
         found = iter(extra_xy)
         for k, vec in enumerate(query_vectors):
             if vec is not None:
-                xy[2 * k:2 * k + 2] = next(found)
+                xy[2 * k : 2 * k + 2] = next(found)
         query = {"text": query_text, "xy": array(xy, "float32")}
     return {
         "left": {"version": left.version, "embedder": left.embedder, "dim": dl},
         "right": {"version": right.version, "embedder": right.embedder, "dim": dr},
-        "comparable": comparable, "method": method, "explained": array(explained or [np.nan, np.nan], "float32"),
-        "n_left": n_left, "n_right": len(right_order), "n_common": len(common),
+        "comparable": comparable,
+        "method": method,
+        "explained": array(explained or [np.nan, np.nan], "float32"),
+        "n_left": n_left,
+        "n_right": len(right_order),
+        "n_common": len(common),
         "segments_default": len(common) <= SEGMENTS_DEFAULT_MAX,
         "bounds": array([lo[0], hi[0], lo[1], hi[1]], "float32"),
-        "points": {"x": array(quant[:, 0], "int16"), "y": array(quant[:, 1], "int16"),
-                   "version": array(versions, "uint8"), "source": array(codes, "uint16")},
+        "points": {
+            "x": array(quant[:, 0], "int16"),
+            "y": array(quant[:, 1], "int16"),
+            "version": array(versions, "uint8"),
+            "source": array(codes, "uint16"),
+        },
         "chunks": {"ids": _ids(chunk_ids), "text": _utf8(_budget(chunk_texts))},
         "sources": sources,
         "source_centroids": array(centroids.ravel(), "float32"),
@@ -354,8 +418,7 @@ def _utf8(strings: list[str]) -> dict[str, Any]:
     encoded = [s.encode("utf-8") for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return {"bytes": array(np.frombuffer(b"".join(encoded), dtype="u1"), "uint8"),
-            "offsets": array(offsets, "int32")}
+    return {"bytes": array(np.frombuffer(b"".join(encoded), dtype="u1"), "uint8"), "offsets": array(offsets, "int32")}
 
 
 def _ids(ids: list[str]) -> dict[str, Any]:
@@ -382,10 +445,10 @@ def _budget(texts: list[str]) -> list[str]:
 def _strings(packed: dict[str, Any]) -> list[str]:
     if "hex" in packed:
         raw, width = bytes(packed["hex"]["view"]), packed["width"]
-        return [raw[i:i + width].hex() for i in range(0, len(raw), width)]
+        return [raw[i : i + width].hex() for i in range(0, len(raw), width)]
     raw = bytes(packed["bytes"]["view"])
     off = np.frombuffer(packed["offsets"]["view"], dtype="<i4")
-    return [raw[off[i]:off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
+    return [raw[off[i] : off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
 
 
 def _dequantize(d: dict[str, Any]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

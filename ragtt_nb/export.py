@@ -36,26 +36,85 @@ _STATE = "application/vnd.jupyter.widget-state+json"
 class ReportError(RagttError):
     """The notebook cannot become a faithful report as it is (and what to do about it)."""
 
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 """The folder holding the ``ragtt`` template (passed to nbconvert as an extra base dir)."""
 
-_TAGS = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "col", "colgroup", "dd", "del", "details",
-    "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins",
-    "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong", "style", "sub",
-    "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul", "var",
-})
+_TAGS = frozenset(
+    {
+        "a",
+        "abbr",
+        "b",
+        "blockquote",
+        "br",
+        "caption",
+        "cite",
+        "code",
+        "col",
+        "colgroup",
+        "dd",
+        "del",
+        "details",
+        "div",
+        "dl",
+        "dt",
+        "em",
+        "figcaption",
+        "figure",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "img",
+        "ins",
+        "kbd",
+        "li",
+        "mark",
+        "ol",
+        "p",
+        "pre",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "span",
+        "strong",
+        "style",
+        "sub",
+        "summary",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "u",
+        "ul",
+        "var",
+    }
+)
 _ATTRIBUTES = {
     "*": ["class", "id", "title", "style", "align", "lang", "dir"],
     "a": ["href", "name", "target", "rel"],
     "img": ["src", "alt", "width", "height"],
-    "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan", "scope"], "col": ["span"],
-    "ol": ["start", "type"], "table": ["border"], "details": ["open"],
+    "td": ["colspan", "rowspan"],
+    "th": ["colspan", "rowspan", "scope"],
+    "col": ["span"],
+    "ol": ["start", "type"],
+    "table": ["border"],
+    "details": ["open"],
 }
 _PROTOCOLS = frozenset({"http", "https", "mailto", "data"})
 _SCRIPT_MIMETYPES = ("application/javascript", "text/javascript", "application/x-javascript")
-_CSS = CSSSanitizer(allowed_css_properties=ALLOWED_CSS_PROPERTIES | {"display", "max-width", "max-height",
-                                                                      "overflow", "white-space"})
+_CSS = CSSSanitizer(
+    allowed_css_properties=ALLOWED_CSS_PROPERTIES | {"display", "max-width", "max-height", "overflow", "white-space"}
+)
 
 
 def clean_html(html: str) -> str:
@@ -64,8 +123,17 @@ def clean_html(html: str) -> str:
     Tables, headings, lists, images and ``<style>`` survive, so DataFrames and ragtt's own
     reprs keep their look.
     """
-    return str(bleach.clean(str(html), tags=_TAGS, attributes=_ATTRIBUTES, protocols=_PROTOCOLS, strip=True,
-                            strip_comments=True, css_sanitizer=_CSS))
+    return str(
+        bleach.clean(
+            str(html),
+            tags=_TAGS,
+            attributes=_ATTRIBUTES,
+            protocols=_PROTOCOLS,
+            strip=True,
+            strip_comments=True,
+            css_sanitizer=_CSS,
+        )
+    )
 
 
 class ReportSanitizer(Preprocessor):  # type: ignore[misc]
@@ -86,9 +154,16 @@ class ReportSanitizer(Preprocessor):  # type: ignore[misc]
         return nb, resources
 
 
-def export_report(notebook: str | Path, output: str | Path | None = None, *, execute: bool = False,
-                  allow_errors: bool = False, trusted: bool = False, timeout: int = 600,
-                  kernel_name: str | None = None) -> Path:
+def export_report(
+    notebook: str | Path,
+    output: str | Path | None = None,
+    *,
+    execute: bool = False,
+    allow_errors: bool = False,
+    trusted: bool = False,
+    timeout: int = 600,
+    kernel_name: str | None = None,
+) -> Path:
     """Write ``notebook`` as one offline HTML file (default: beside it, ``.html``); returns its path.
 
     ``execute=True`` runs it first (in its own folder, widget state stored) and does not
@@ -113,7 +188,8 @@ def export_report(notebook: str | Path, output: str | Path | None = None, *, exe
                 f"{source.name} has {len(missing)} widget output(s) without saved widget state, so its report would "
                 "show text in their place: run it while exporting (ragtt report --execute, export_report(..., "
                 "execute=True)) or save the widget state (JupyterLab: Settings > Save Widget State Automatically, "
-                "then save the notebook)")
+                "then save the notebook)"
+            )
     from traitlets.config import Config
 
     config = Config({"ReportSanitizer": {"enabled": not trusted}})
@@ -128,8 +204,12 @@ def export_report(notebook: str | Path, output: str | Path | None = None, *, exe
 def views_without_state(nb: Any) -> list[str]:
     """Model ids of the notebook's widget outputs that its saved widget state lacks."""
     state = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
-    views = [output["data"][_VIEW].get("model_id") for cell in nb.cells for output in cell.get("outputs", [])
-             if _VIEW in output.get("data", {})]
+    views = [
+        output["data"][_VIEW].get("model_id")
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+        if _VIEW in output.get("data", {})
+    ]
     return [v for v in views if v not in state]
 
 
@@ -142,9 +222,15 @@ def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors
         # plain-text TCP printed into every report command's output. (The client still owns
         # and shuts down its kernel manager.)
         ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(Path(sockets) / "kernel")}})
-        client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, allow_errors=allow_errors,
-                                resources={"metadata": {"path": str(source.parent.resolve())}},
-                                store_widget_state=True, config=ipc)
+        client = NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name=kernel_name,
+            allow_errors=allow_errors,
+            resources={"metadata": {"path": str(source.parent.resolve())}},
+            store_widget_state=True,
+            config=ipc,
+        )
         # The kernel inherits it: widgets embed everything a report needs (every PDF page).
         previous = os.environ.get("RAGTT_REPORT")
         os.environ["RAGTT_REPORT"] = "1"
@@ -157,10 +243,10 @@ def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors
                 os.environ["RAGTT_REPORT"] = previous
     failed = sum(any(o.get("output_type") == "error" for o in cell.get("outputs", [])) for cell in nb.cells)
     if failed:
-        logging.getLogger("ragtt").warning("%d cell(s) of %s failed; the report shows their errors", failed,
-                                           source.name)
+        logging.getLogger("ragtt").warning(
+            "%d cell(s) of %s failed; the report shows their errors", failed, source.name
+        )
 
 
 def _kernel_name(nb: Any) -> str:
     return str(nb.metadata.get("kernelspec", {}).get("name") or os.environ.get("RAGTT_KERNEL", "python3"))
-

@@ -79,12 +79,16 @@ class Help(str):
 @magics_class
 class RagttMagics(Magics):
     project = Unicode("", help="Project folder opened on first use when no %ragtt open ran").tag(config=True)
-    embedder = Unicode("", help="'hash' for the deterministic test embedder; '' for the project's own "
-                                "(default: $RAGTT_EMBEDDER)").tag(config=True)
+    embedder = Unicode(
+        "", help="'hash' for the deterministic test embedder; '' for the project's own (default: $RAGTT_EMBEDDER)"
+    ).tag(config=True)
     top_k = Int(0, help="top_k for %ragtt query (0: the project's config)").tag(config=True)
     mode = Unicode("", help="retrieval mode for %ragtt query: vector, bm25 or hybrid ('' = config)").tag(config=True)
-    progress = Bool(True, help="show ingest progress bars (for ingests that embed more than 20 chunks or "
-                               "run longer than 2 s) and a line when the embedding model loads").tag(config=True)
+    progress = Bool(
+        True,
+        help="show ingest progress bars (for ingests that embed more than 20 chunks or "
+        "run longer than 2 s) and a line when the embedding model loads",
+    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
@@ -134,8 +138,9 @@ class RagttMagics(Magics):
             self._proj.close()
             self._proj = None
         try:
-            self._proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
-                                            progress=self.progress, create=create)
+            self._proj = ragtt.Project.open(
+                path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None, progress=self.progress, create=create
+            )
         except ragtt.NotAProjectError as exc:
             raise UsageError(f"{exc} (in a notebook: %ragtt open {path} --create)") from None
         return self._proj
@@ -164,8 +169,10 @@ class RagttMagics(Magics):
 
 # "%ragtt query How do I set the secret key?" (also after "res = "): a verb and at least one
 # more word, ending in "?". "%ragtt?" and "%ragtt query?" stay IPython's help.
-_QUESTION_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:(?P<target>[A-Za-z_][\w.]*)[ \t]*=[ \t]*)?%ragtt[ \t]+"
-                            r"(?P<args>\w+[ \t]+\S.*\?)[ \t]*$")
+_QUESTION_LINE = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?P<target>[A-Za-z_][\w.]*)[ \t]*=[ \t]*)?%ragtt[ \t]+"
+    r"(?P<args>\w+[ \t]+\S.*\?)[ \t]*$"
+)
 
 
 def question_mark_is_text(lines: list[str]) -> list[str]:
@@ -213,26 +220,39 @@ def _split(text: str) -> list[str]:
 # -- the verbs ----------------------------------------------------------------------------------
 
 
-@verb("open", "open a project folder and make it the current one (--create: make one if there is none)",
-      arg("path"), arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
-      arg("--create", action="store_true", help="create the project if the folder holds none"))
+@verb(
+    "open",
+    "open a project folder and make it the current one (--create: make one if there is none)",
+    arg("path"),
+    arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
+    arg("--create", action="store_true", help="create the project if the folder holds none"),
+)
 def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.open_project(a.path, a.embedder, create=a.create)
 
 
-@verb("ingest", "ingest files and folders in one index version",
-      arg("paths", nargs="+"), arg("--prune", action=argparse.BooleanOptionalAction, default=None))
+@verb(
+    "ingest",
+    "ingest files and folders in one index version",
+    arg("paths", nargs="+"),
+    arg("--prune", action=argparse.BooleanOptionalAction, default=None),
+)
 def _ingest(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.project_for(create=True).ingest(a.paths, prune=a.prune)
 
 
-@verb("query", "retrieve (and answer) at the latest index version",
-      arg("text", nargs="+", help="the question (in %%ragtt query: the cell body)"),
-      arg("--top-k", type=int), arg("--mode", choices=["vector", "bm25", "hybrid"]),
-      arg("--no-generate", action="store_true", help="retrieval only"))
+@verb(
+    "query",
+    "retrieve (and answer) at the latest index version",
+    arg("text", nargs="+", help="the question (in %%ragtt query: the cell body)"),
+    arg("--top-k", type=int),
+    arg("--mode", choices=["vector", "bm25", "hybrid"]),
+    arg("--no-generate", action="store_true", help="retrieval only"),
+)
 def _query(m: RagttMagics, a: argparse.Namespace) -> Any:
-    result = m.proj.query(" ".join(a.text), top_k=a.top_k or m.top_k or None, mode=a.mode or m.mode or None,
-                          generate=not a.no_generate)
+    result = m.proj.query(
+        " ".join(a.text), top_k=a.top_k or m.top_k or None, mode=a.mode or m.mode or None, generate=not a.no_generate
+    )
     m.last_query_id = result.query_id
     return result
 
@@ -247,8 +267,14 @@ def _snapshots(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.proj.snapshots()  # a list that renders as a table
 
 
-@verb("replay", "replay a logged query (QUERY_ID or 'last'), or --text TEXT --at VERSION|LABEL|DATETIME",
-      arg("query_id", nargs="?"), arg("--text"), arg("--at"), arg("--generate", action="store_true"))
+@verb(
+    "replay",
+    "replay a logged query (QUERY_ID or 'last'), or --text TEXT --at VERSION|LABEL|DATETIME",
+    arg("query_id", nargs="?"),
+    arg("--text"),
+    arg("--at"),
+    arg("--generate", action="store_true"),
+)
 def _replay(m: RagttMagics, a: argparse.Namespace) -> Any:
     if bool(a.query_id) == bool(a.text):
         raise UsageError("%ragtt replay needs a QUERY_ID, or --text TEXT with --at VERSION|LABEL|DATETIME")
@@ -259,8 +285,13 @@ def _replay(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.proj.replay_text(a.text, at=_at(a.at), generate=a.generate)
 
 
-@verb("diff", "then vs now: a ChunkDiff widget of two queries or replays (--table: the DiffReport)",
-      arg("left"), arg("right"), arg("--table", action="store_true"))
+@verb(
+    "diff",
+    "then vs now: a ChunkDiff widget of two queries or replays (--table: the DiffReport)",
+    arg("left"),
+    arg("right"),
+    arg("--table", action="store_true"),
+)
 def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
     report = m.proj.diff(m.query_id(a.left), m.query_id(a.right))
     if a.table:
@@ -270,32 +301,50 @@ def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
     return ChunkDiff(report, proj=m.proj)
 
 
-@verb("timeline", "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change; with "
-                  "--assertions NAMESPACE, the claims' validity windows as lanes",
-      arg("query_id", nargs="?"), arg("--at", type=int, help="the version to start at"),
-      arg("--assertions", metavar="NAMESPACE", help="draw this assertion namespace's claims as lanes"),
-      arg("--axis", choices=["auto", "time", "versions"], default="auto",
-          help="time: wall clock; versions: one equal slot per index version; auto (default): versions "
-               "when the gaps between commits vary by more than 20x"))
+@verb(
+    "timeline",
+    "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change; with "
+    "--assertions NAMESPACE, the claims' validity windows as lanes",
+    arg("query_id", nargs="?"),
+    arg("--at", type=int, help="the version to start at"),
+    arg("--assertions", metavar="NAMESPACE", help="draw this assertion namespace's claims as lanes"),
+    arg(
+        "--axis",
+        choices=["auto", "time", "versions"],
+        default="auto",
+        help="time: wall clock; versions: one equal slot per index version; auto (default): versions "
+        "when the gaps between commits vary by more than 20x",
+    ),
+)
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
     from traitlets import TraitError
 
     from ragtt_nb.timeline import Timeline
 
     try:
-        return Timeline(m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at,
-                        assertions=a.assertions, axis=a.axis)
+        return Timeline(
+            m.proj, m.query_id(a.query_id) if a.query_id else None, version=a.at, assertions=a.assertions, axis=a.axis
+        )
     except (ValueError, TraitError) as exc:
         raise UsageError(f"%ragtt timeline: {exc}") from None
 
 
-@verb("events", "the event log as a polars DataFrame",
-      arg("--type", action="append", help="only this type (repeatable)"), arg("--query-id"),
-      arg("--since", help="ISO datetime"), arg("--until", help="ISO datetime"),
-      arg("--last", type=int, help="only the last N events"))
+@verb(
+    "events",
+    "the event log as a polars DataFrame",
+    arg("--type", action="append", help="only this type (repeatable)"),
+    arg("--query-id"),
+    arg("--since", help="ISO datetime"),
+    arg("--until", help="ISO datetime"),
+    arg("--last", type=int, help="only the last N events"),
+)
 def _events(m: RagttMagics, a: argparse.Namespace) -> Any:
-    frame = m.proj.events.frame(types=a.type, since=_when(a.since), until=_when(a.until),
-                                query_id=m.query_id(a.query_id) if a.query_id else None)
+    frame = m.proj.events.frame(
+        types=a.type,
+        since=_when(a.since),
+        until=_when(a.until),
+        query_id=m.query_id(a.query_id) if a.query_id else None,
+    )
     return frame.tail(a.last) if a.last else frame
 
 
@@ -309,10 +358,15 @@ def _lineage(m: RagttMagics, a: argparse.Namespace) -> Any:
     return m.proj.lineage(m.query_id(a.left), m.query_id(a.right))
 
 
-@verb("drift", "embedding drift between two versions (numbers, snapshot labels or datetimes) as a scatter plot",
-      arg("a"), arg("b"), arg("--query", help="a query id (or 'last') to place in the plot"),
-      arg("--table", action="store_true", help="the per-source DriftReport instead of the plot"),
-      arg("--color-by", choices=["version", "source"], default="version"))
+@verb(
+    "drift",
+    "embedding drift between two versions (numbers, snapshot labels or datetimes) as a scatter plot",
+    arg("a"),
+    arg("b"),
+    arg("--query", help="a query id (or 'last') to place in the plot"),
+    arg("--table", action="store_true", help="the per-source DriftReport instead of the plot"),
+    arg("--color-by", choices=["version", "source"], default="version"),
+)
 def _drift(m: RagttMagics, a: argparse.Namespace) -> Any:
     if a.table:
         return m.proj.drift(_at(a.a), _at(a.b))
@@ -322,23 +376,33 @@ def _drift(m: RagttMagics, a: argparse.Namespace) -> Any:
     return DriftScatter(m.proj, _at(a.a), _at(a.b), query=query, color_by=a.color_by)
 
 
-@verb("bisect", "the first version where PREDICATE changes for a query (id, 'last' or text); PREDICATE is "
-                "chunk:ID, source:NAME, answer:TEXT or the name of a callable in the notebook",
-      arg("query"), arg("predicate"))
+@verb(
+    "bisect",
+    "the first version where PREDICATE changes for a query (id, 'last' or text); PREDICATE is "
+    "chunk:ID, source:NAME, answer:TEXT or the name of a callable in the notebook",
+    arg("query"),
+    arg("predicate"),
+)
 def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
     predicate: Any = a.predicate
     if not predicate.startswith(("chunk:", "source:", "answer:")):
         predicate = (m.shell.user_ns if m.shell else {}).get(a.predicate)
         if not callable(predicate):
-            raise UsageError(f"predicate {a.predicate!r} is neither chunk:/source:/answer:... nor the name of a "
-                             "callable defined in this notebook")
+            raise UsageError(
+                f"predicate {a.predicate!r} is neither chunk:/source:/answer:... nor the name of a "
+                "callable defined in this notebook"
+            )
     return m.proj.bisect(m.query_id(a.query) if a.query == "last" else a.query, predicate)
 
 
-@verb("assertions", "the snapshot frame of a namespace's temporal assertions valid at a time (ISO datetime, "
-                    "UNIX seconds or 'now'; default: now)",
-      arg("namespace"), arg("--at", help="ISO datetime, UNIX seconds or 'now' (the default)"),
-      arg("--include-superseded", action="store_true", help="also the claims started by then and since closed"))
+@verb(
+    "assertions",
+    "the snapshot frame of a namespace's temporal assertions valid at a time (ISO datetime, "
+    "UNIX seconds or 'now'; default: now)",
+    arg("namespace"),
+    arg("--at", help="ISO datetime, UNIX seconds or 'now' (the default)"),
+    arg("--include-superseded", action="store_true", help="also the claims started by then and since closed"),
+)
 def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
     from ragtt_nb.timeline_claims import check_namespace
 
@@ -363,8 +427,9 @@ def _assertion_time(text: str | None, number: float | None) -> Any:
     try:
         return _when(text)
     except UsageError:
-        raise UsageError(f"%ragtt assertions: --at takes an ISO datetime (2024-05-01T12:00:00Z), UNIX seconds "
-                         f"or 'now'; got {text!r}") from None
+        raise UsageError(
+            f"%ragtt assertions: --at takes an ISO datetime (2024-05-01T12:00:00Z), UNIX seconds or 'now'; got {text!r}"
+        ) from None
 
 
 def _with_datetimes(frame: Any) -> Any:
@@ -373,19 +438,24 @@ def _with_datetimes(frame: Any) -> Any:
 
     bounds = [c for c in ("valid_from", "valid_until") if c in frame.columns and frame[c].dtype == pl.Float64]
     return frame.with_columns(
-        (pl.col(c) * 1_000_000).round().cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias(c) for c in bounds)
+        (pl.col(c) * 1_000_000).round().cast(pl.Int64).cast(pl.Datetime("us", "UTC")).alias(c) for c in bounds
+    )
 
 
-@verb("pdf", "a PDF source's pages with its chunks' regions (and a query's, ranked) drawn on them",
-      arg("source"), arg("--query", help="a query id (or 'last') whose chunks to highlight"),
-      arg("--page", type=int), arg("--path", help="the PDF file, when the project has no path for the source"))
+@verb(
+    "pdf",
+    "a PDF source's pages with its chunks' regions (and a query's, ranked) drawn on them",
+    arg("source"),
+    arg("--query", help="a query id (or 'last') whose chunks to highlight"),
+    arg("--page", type=int),
+    arg("--path", help="the PDF file, when the project has no path for the source"),
+)
 def _pdf(m: RagttMagics, a: argparse.Namespace) -> Any:
     from ragtt_nb.pdf_overlay import PdfOverlay
 
     _check_pdf(m.proj, a.source, a.path)
     try:
-        return PdfOverlay(m.proj, a.source, page=a.page, query_id=m.query_id(a.query) if a.query else None,
-                          path=a.path)
+        return PdfOverlay(m.proj, a.source, page=a.page, query_id=m.query_id(a.query) if a.query else None, path=a.path)
     except (ValueError, FileNotFoundError) as exc:
         raise UsageError(f"%ragtt pdf: {exc}") from None
 
@@ -396,17 +466,22 @@ def _check_pdf(proj: Any, source: str, path: str | None) -> None:
     where = path or proj.source_path(source)
     if not routes:
         was = f" (ingested from {where})" if where else ""
-        raise UsageError(f"%ragtt pdf: {source!r} is not a PDF source{was}: it has no pages; %ragtt pdf draws "
-                         "the pages of PDF sources")
+        raise UsageError(
+            f"%ragtt pdf: {source!r} is not a PDF source{was}: it has no pages; %ragtt pdf draws "
+            "the pages of PDF sources"
+        )
     if where is None:
-        raise UsageError(f"%ragtt pdf: the project records no file for {source!r} (it was ingested from memory); "
-                         f"pass --path FILE")
+        raise UsageError(
+            f"%ragtt pdf: the project records no file for {source!r} (it was ingested from memory); pass --path FILE"
+        )
     file = Path(where)
     if not file.is_file() and path is not None:
         raise UsageError(f"%ragtt pdf: no file at --path {file}")
     if not file.is_file():
-        raise UsageError(f"%ragtt pdf: {source!r} was ingested from {file}, which is not there any more "
-                         "(moved or deleted?); pass --path to where it is now")
+        raise UsageError(
+            f"%ragtt pdf: {source!r} was ingested from {file}, which is not there any more "
+            "(moved or deleted?); pass --path to where it is now"
+        )
     with file.open("rb") as fh:
         if not fh.read(1024).lstrip().startswith(b"%PDF"):
             raise UsageError(f"%ragtt pdf: {file} is not a PDF file (no %PDF header), so it cannot be {source!r}")

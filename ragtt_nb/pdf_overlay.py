@@ -68,9 +68,18 @@ class PdfOverlay(anywidget.AnyWidget):
     _pages = t.Dict().tag(sync=True)
     """Embedded page PNGs: ``{"3": {"png": <bytes>}}``."""
 
-    def __init__(self, proj: ragtt.Project, source: str, page: int | None = None, query_id: str | None = None,
-                 path: str | Path | None = None, *, zoom: float = 1.5,
-                 embed: Literal["auto", "all", "lazy"] = "auto", embed_limit: int = EMBED_LIMIT) -> None:
+    def __init__(
+        self,
+        proj: ragtt.Project,
+        source: str,
+        page: int | None = None,
+        query_id: str | None = None,
+        path: str | Path | None = None,
+        *,
+        zoom: float = 1.5,
+        embed: Literal["auto", "all", "lazy"] = "auto",
+        embed_limit: int = EMBED_LIMIT,
+    ) -> None:
         import ragtt
 
         if not isinstance(proj, ragtt.Project):
@@ -160,8 +169,10 @@ class PdfOverlay(anywidget.AnyWidget):
     def __repr__(self) -> str:
         d = self._data
         q = f", query {d['query']['query_id']}" if d.get("query") else ""
-        return (f"PdfOverlay({d['source']!r}, page {self.page} of {d['page_count']}, {len(d['chunks']['ids'])} chunks"
-                f"{q}, {len(self._pages)} pages embedded, {len(self.selected)} selected)")
+        return (
+            f"PdfOverlay({d['source']!r}, page {self.page} of {d['page_count']}, {len(d['chunks']['ids'])} chunks"
+            f"{q}, {len(self._pages)} pages embedded, {len(self.selected)} selected)"
+        )
 
 
 def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
@@ -170,18 +181,23 @@ def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
     if path is None:
         path = proj.source_path(source)  # NotFoundError for a source never ingested
         if path is None:
-            raise ValueError(f"the project records no file path for {source!r}: pass "
-                             f"PdfOverlay(proj, {source!r}, path='.../{Path(source).name}')")
+            raise ValueError(
+                f"the project records no file path for {source!r}: pass "
+                f"PdfOverlay(proj, {source!r}, path='.../{Path(source).name}')"
+            )
         if not Path(path).is_file():
-            raise FileNotFoundError(f"{source!r} was ingested from {path}, which is gone: pass path= to where "
-                                    "the PDF lies now")
+            raise FileNotFoundError(
+                f"{source!r} was ingested from {path}, which is gone: pass path= to where the PDF lies now"
+            )
     pdf = Path(path)
     if not pdf.is_file():
         raise FileNotFoundError(f"no PDF at {pdf}")
     doc = proj.document(source)
     if hashlib.sha256(pdf.read_bytes()).hexdigest() != doc.content_hash:  # Document.content_hash is its SHA-256
-        raise ValueError(f"{pdf} is not the file ingested as {source!r} (its SHA-256 differs): its regions would "
-                         "land on other words; pass the path of the ingested file")
+        raise ValueError(
+            f"{pdf} is not the file ingested as {source!r} (its SHA-256 differs): its regions would "
+            "land on other words; pass the path of the ingested file"
+        )
     return pdf
 
 
@@ -204,10 +220,16 @@ def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float)
     chunks = proj.chunks(at=version, source=source)
     if chunks.is_empty():
         raise ValueError(f"{source!r} has no chunks at version {version if version is not None else 'latest'}")
-    routes = {r.page: {"page": r.page, "engine": r.engine, "reason": r.reason,
-                       "signals": {k: _signal(r.signals[k]) for k in SIGNALS if k in r.signals},
-                       "facts": {str(k): _signal(v) for k, v in r.signals.items() if k not in SIGNALS}}
-              for r in proj.document(source, at=version).routes}
+    routes = {
+        r.page: {
+            "page": r.page,
+            "engine": r.engine,
+            "reason": r.reason,
+            "signals": {k: _signal(r.signals[k]) for k in SIGNALS if k in r.signals},
+            "facts": {str(k): _signal(v) for k, v in r.signals.items() if k not in SIGNALS},
+        }
+        for r in proj.document(source, at=version).routes
+    }
     ids, texts, rank_list, scores = [], [], [], []
     r_page, r_box, r_chunk = [], [], []
     for n, row in enumerate(chunks.iter_rows(named=True)):
@@ -221,20 +243,28 @@ def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float)
             pw, ph = sizes[reg["page"] - 1]
             mx, my = BOX_MARGIN
             r_page.append(reg["page"])
-            r_box += [max(0.0, min(box[0], box[2]) - mx), max(0.0, min(box[1], box[3]) - my),
-                      min(pw, max(box[0], box[2]) + mx), min(ph, max(box[1], box[3]) + my)]
+            r_box += [
+                max(0.0, min(box[0], box[2]) - mx),
+                max(0.0, min(box[1], box[3]) - my),
+                min(pw, max(box[0], box[2]) + mx),
+                min(ph, max(box[1], box[3]) + my),
+            ]
             r_chunk.append(n)
     if query is not None:
         query["on_this_document"] = sum(1 for r in rank_list if r)
     first_page = _best_page(r_page, r_box, r_chunk, rank_list)
     return {
-        "source": source, "page_count": len(sizes), "render_zoom": zoom,
+        "source": source,
+        "page_count": len(sizes),
+        "render_zoom": zoom,
         "first_page": first_page,
         "page_sizes": array([v for s in sizes for v in s], "float32"),
         "routes": [routes[p] for p in sorted(routes)],
         "chunks": {"ids": ids, "text": texts, "rank": array(rank_list, "int32"), "score": array(scores, "float32")},
         "regions": {"page": array(r_page, "int32"), "box": array(r_box, "float32"), "chunk": array(r_chunk, "int32")},
-        "query": query, "left_out": [], "embed_limit": 0,
+        "query": query,
+        "left_out": [],
+        "embed_limit": 0,
         "labels": {str(v): name for v, name in proj.version_labels().items() if v == version},
     }
 
@@ -245,7 +275,7 @@ def _best_page(pages: list[int], boxes: list[float], chunks: list[int], ranks: l
     area: dict[tuple[int, int], float] = {}  # (rank, page) -> area of that chunk's boxes on the page
     for k, (page, c) in enumerate(zip(pages, chunks, strict=True)):
         if ranks[c]:
-            x0, y0, x1, y1 = boxes[4 * k:4 * k + 4]
+            x0, y0, x1, y1 = boxes[4 * k : 4 * k + 4]
             area[ranks[c], page] = area.get((ranks[c], page), 0.0) + (x1 - x0) * (y1 - y0)
     if area:
         top = min(rank for rank, _ in area)

@@ -14,27 +14,36 @@ from pathlib import Path
 __all__ = ["PAGES", "SCANNED_PAGE", "write_sample_pdf"]
 
 PAGES: list[tuple[str, list[str]]] = [
-    ("Acme Cloud: Refund and Billing Policy", [
-        "Refunds. Customers may ask for a full refund within 30 days of purchase. After 30 days, "
-        "refunds are prorated to the unused part of the billing period.",
-        "How to ask. Open a ticket with the billing team and quote your invoice number. Refunds are "
-        "paid to the original payment method within 10 business days.",
-        "Annual plans. An annual plan cancelled in its first 60 days is refunded in full; later, "
-        "the remaining whole months are refunded.",
-    ]),
-    ("Service Levels", [
-        "Availability. The Pro plan guarantees 99.9 percent monthly uptime. The Enterprise plan "
-        "guarantees 99.95 percent and a named support engineer.",
-        "Credits. When availability falls below the guarantee, the account is credited 10 percent of "
-        "the monthly fee for each full hour of downtime, up to half the fee.",
-        "Support hours. Standard support answers within one business day; priority support answers "
-        "within four hours, every day of the year.",
-    ]),
-    ("Data Retention (scanned appendix)", [
-        "Backups are kept for 35 days.",
-        "Deleted projects are purged after 14 days.",
-        "Audit logs are kept for one year.",
-    ]),
+    (
+        "Acme Cloud: Refund and Billing Policy",
+        [
+            "Refunds. Customers may ask for a full refund within 30 days of purchase. After 30 days, "
+            "refunds are prorated to the unused part of the billing period.",
+            "How to ask. Open a ticket with the billing team and quote your invoice number. Refunds are "
+            "paid to the original payment method within 10 business days.",
+            "Annual plans. An annual plan cancelled in its first 60 days is refunded in full; later, "
+            "the remaining whole months are refunded.",
+        ],
+    ),
+    (
+        "Service Levels",
+        [
+            "Availability. The Pro plan guarantees 99.9 percent monthly uptime. The Enterprise plan "
+            "guarantees 99.95 percent and a named support engineer.",
+            "Credits. When availability falls below the guarantee, the account is credited 10 percent of "
+            "the monthly fee for each full hour of downtime, up to half the fee.",
+            "Support hours. Standard support answers within one business day; priority support answers "
+            "within four hours, every day of the year.",
+        ],
+    ),
+    (
+        "Data Retention (scanned appendix)",
+        [
+            "Backups are kept for 35 days.",
+            "Deleted projects are purged after 14 days.",
+            "Audit logs are kept for one year.",
+        ],
+    ),
 ]
 SCANNED_PAGE = 3
 """The page that is only an image (pages numbered from 1)."""

@@ -42,8 +42,13 @@ __all__ = ["Timeline"]
 
 # Event kinds on the wire (the JS draws each kind in its own lane or colour).
 KIND_INGEST, KIND_REMOVE, KIND_SNAPSHOT, KIND_QUERY, KIND_REPLAY = range(5)
-_KINDS = {ev.DOCUMENT_INGESTED: KIND_INGEST, ev.DOCUMENT_REMOVED: KIND_REMOVE, ev.SNAPSHOT_TAKEN: KIND_SNAPSHOT,
-          ev.QUERY_RECEIVED: KIND_QUERY, ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY}
+_KINDS = {
+    ev.DOCUMENT_INGESTED: KIND_INGEST,
+    ev.DOCUMENT_REMOVED: KIND_REMOVE,
+    ev.SNAPSHOT_TAKEN: KIND_SNAPSHOT,
+    ev.QUERY_RECEIVED: KIND_QUERY,
+    ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY,
+}
 _INT32_MAX = 2**31 - 1
 
 
@@ -71,8 +76,15 @@ class Timeline(anywidget.AnyWidget):
     _data = t.Dict().tag(sync=True)
     """The private wire format: axis, lanes, presence intervals and precomputed results (buffers)."""
 
-    def __init__(self, proj: ragtt.Project, query_id: str | None = None, *, version: int | None = None,
-                 assertions: str | None = None, axis: str = "auto") -> None:
+    def __init__(
+        self,
+        proj: ragtt.Project,
+        query_id: str | None = None,
+        *,
+        version: int | None = None,
+        assertions: str | None = None,
+        axis: str = "auto",
+    ) -> None:
         import ragtt
 
         if not isinstance(proj, ragtt.Project):
@@ -90,8 +102,9 @@ class Timeline(anywidget.AnyWidget):
     def _check_version(self, proposal: dict[str, Any]) -> int:
         value = int(proposal["value"])
         if value not in self._versions:
-            raise t.TraitError(f"version {value} is not in this timeline (versions {self._versions[0]}.."
-                               f"{self._versions[-1]})")
+            raise t.TraitError(
+                f"version {value} is not in this timeline (versions {self._versions[0]}..{self._versions[-1]})"
+            )
         return value
 
     @property
@@ -132,8 +145,10 @@ class Timeline(anywidget.AnyWidget):
         """The claim lanes in drawing order: ``("entity", entity_id)`` or ``("type", type)``."""
         if self._claims is None:
             return []
-        return [("entity" if k == LANE_ENTITY else "type", name)
-                for k, name in zip(self._claims.lane_kinds, self._claims.lanes, strict=True)]
+        return [
+            ("entity" if k == LANE_ENTITY else "type", name)
+            for k, name in zip(self._claims.lane_kinds, self._claims.lanes, strict=True)
+        ]
 
     def claims_at(self, at: float | datetime | None = None) -> list[str]:
         """Ids of the claims valid at ``at`` (UNIX seconds or a datetime; default: the cursor's
@@ -144,15 +159,20 @@ class Timeline(anywidget.AnyWidget):
             raise ValueError("this timeline has no assertion lanes: Timeline(proj, assertions=NAMESPACE)")
         t = self._version_s[self._versions.index(self.version)] if at is None else to_position(at, "at")
         c = self._claims
-        return [aid for aid, lo, hi in zip(c.ids, c.valid_from, c.valid_until, strict=True)
-                if lo <= t and (hi is None or t < hi)]
+        return [
+            aid
+            for aid, lo, hi in zip(c.ids, c.valid_from, c.valid_until, strict=True)
+            if lo <= t and (hi is None or t < hi)
+        ]
 
     def __repr__(self) -> str:
         focal = self._data.get("focal")
         about = f" for {focal['text']!r}" if focal else ""
         claims = f", {len(self._claims.ids)} claims in {self._claims.namespace!r}" if self._claims else ""
-        return (f"Timeline({len(self._versions)} versions, {self._data['events']['kind']['shape'][0]} events"
-                f"{about}{claims}, cursor at v{self.version})")
+        return (
+            f"Timeline({len(self._versions)} versions, {self._data['events']['kind']['shape'][0]} events"
+            f"{about}{claims}, cursor at v{self.version})"
+        )
 
 
 @dataclass
@@ -163,8 +183,9 @@ class _Focal:
     plan: Any  # ragtt.index.retrieve.RetrievalPlan
 
 
-def _build(proj: Any, query_id: str | None,
-           claims: Claims | None = None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
+def _build(
+    proj: Any, query_id: str | None, claims: Claims | None = None
+) -> tuple[dict[str, Any], list[int], list[list[str]]]:
     import polars as pl
 
     versions_frame = proj.versions()
@@ -202,25 +223,41 @@ def _build(proj: Any, query_id: str | None,
     event_t = np.round((event_ms - t0) / unit)
     claim_ticks: list[np.ndarray] = []
     if claims is not None:
-        claim_ticks = [np.round((np.asarray(x, dtype=np.float64) * 1000.0 - t0) / unit) for x in
-                       (claims.valid_from, [u for u in claims.valid_until if u is not None])]
+        claim_ticks = [
+            np.round((np.asarray(x, dtype=np.float64) * 1000.0 - t0) / unit)
+            for x in (claims.valid_from, [u for u in claims.valid_until if u is not None])
+        ]
     first, bounds, event_x = version_layout(version_t, event_t, event_versions, versions, claim_ticks)
 
     data: dict[str, Any] = {
-        "t0_ms": t0, "t_unit_ms": unit,
-        "versions": {"version": array(versions, "int32"),
-                     "t": array(version_t, "int32"),
-                     "operation": [str(o) for o in versions_frame["operation"].to_list()]},
-        "events": {"t": array(event_t, "int32"), "kind": array(kinds, "int32"),
-                   "lane": array(lanes, "int32"), "version": array(event_versions, "int32")},
+        "t0_ms": t0,
+        "t_unit_ms": unit,
+        "versions": {
+            "version": array(versions, "int32"),
+            "t": array(version_t, "int32"),
+            "operation": [str(o) for o in versions_frame["operation"].to_list()],
+        },
+        "events": {
+            "t": array(event_t, "int32"),
+            "kind": array(kinds, "int32"),
+            "lane": array(lanes, "int32"),
+            "version": array(event_versions, "int32"),
+        },
         "docs": docs,
         "labels": {str(v): name for v, name in proj.version_labels().items()},
         "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
-        "snapshots": [{"label": lbl, "version": int(v), "event": i} for i, (lbl, v, k) in
-                      enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
-                      if k == KIND_SNAPSHOT and lbl is not None],
-        "layout": {"auto": auto_axis(version_ms / 1000.0), "first": first, "slots": len(bounds) - 1,
-                   "bounds": array(bounds, "int32"), "event_x": array(event_x, "float32")},
+        "snapshots": [
+            {"label": lbl, "version": int(v), "event": i}
+            for i, (lbl, v, k) in enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
+            if k == KIND_SNAPSHOT and lbl is not None
+        ],
+        "layout": {
+            "auto": auto_axis(version_ms / 1000.0),
+            "first": first,
+            "slots": len(bounds) - 1,
+            "bounds": array(bounds, "int32"),
+            "event_x": array(event_x, "float32"),
+        },
         "focal": None,
         "claims": None if claims is None else claims_wire(claims, t0, unit, bounds),
     }
@@ -289,7 +326,9 @@ def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str
         ids_per_version.append([c.chunk_id for c in chunks])
     offsets = np.cumsum([0] + [len(r[0]) for r in unique])
     focal_data = {
-        "query_id": focal.query_id, "text": focal.text, "version": focal.version,
+        "query_id": focal.query_id,
+        "text": focal.text,
+        "version": focal.version,
         "chunks": chunk_rows,
         "result_offsets": array(offsets, "int32"),
         "result_chunks": array([i for r in unique for i in r[0]], "int32"),

@@ -66,8 +66,9 @@ def slot_positions(bounds: np.ndarray, ticks: np.ndarray) -> np.ndarray:
     return j + np.clip(frac, 0.0, 1.0)
 
 
-def version_layout(version_t: np.ndarray, event_t: np.ndarray, event_v: list[int], versions: list[int],
-                    claim_ticks: list[np.ndarray]) -> tuple[int, np.ndarray, np.ndarray]:
+def version_layout(
+    version_t: np.ndarray, event_t: np.ndarray, event_v: list[int], versions: list[int], claim_ticks: list[np.ndarray]
+) -> tuple[int, np.ndarray, np.ndarray]:
     """The version axis (see the module's docstring): the first version's slot (1 when the
     axis starts before the first commit, else 0), the slot boundaries as ticks and the
     events' positions. Version ``i`` (in ``versions``) starts at ``first + i``."""

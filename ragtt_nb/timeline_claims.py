@@ -15,8 +15,17 @@ import numpy as np
 from ragtt_nb._wire import array
 from ragtt_nb.timeline_axis import slot_positions
 
-__all__ = ["FLAG_OPEN", "FLAG_SUPERSEDED", "LANE_ENTITY", "LANE_TYPE", "Claims", "check_namespace",
-           "claims_wire", "known_namespaces", "read_claims"]
+__all__ = [
+    "FLAG_OPEN",
+    "FLAG_SUPERSEDED",
+    "LANE_ENTITY",
+    "LANE_TYPE",
+    "Claims",
+    "check_namespace",
+    "claims_wire",
+    "known_namespaces",
+    "read_claims",
+]
 
 _INT32_MAX = 2**31 - 1
 # Claim flags on the wire (bits).
@@ -54,9 +63,10 @@ def check_namespace(store: Any, namespace: object) -> str:
         raise TypeError(f"assertions must be a namespace name (str); got {type(namespace).__name__}")
     known = known_namespaces(store)
     if namespace not in known:
-        raise ValueError(f"no assertion namespace {namespace!r} in this project; known: "
-                         + (", ".join(map(repr, known)) if known else "none (create one with "
-                            "proj.assertions.init_namespace())"))
+        raise ValueError(
+            f"no assertion namespace {namespace!r} in this project; known: "
+            + (", ".join(map(repr, known)) if known else "none (create one with proj.assertions.init_namespace())")
+        )
     return namespace
 
 
@@ -66,8 +76,9 @@ def read_claims(proj: Any, namespace: object) -> Claims:
     store = proj.assertions
     ns = check_namespace(store, namespace)
     frame = store.snapshot(ns, sys.float_info.max, include_superseded=True)
-    rows = frame.select("id", "content", "type", "entity_id", "confidence", "valid_from", "valid_until",
-                        "superseded_by").to_dicts()
+    rows = frame.select(
+        "id", "content", "type", "entity_id", "confidence", "valid_from", "valid_until", "superseded_by"
+    ).to_dicts()
     # Lanes: entities in order of their first claim, then one lane per type for claims without one.
     entity_lanes: dict[str, int] = {}
     type_lanes: dict[str, int] = {}
@@ -76,16 +87,23 @@ def read_claims(proj: Any, namespace: object) -> Claims:
             entity_lanes.setdefault(r["entity_id"], len(entity_lanes))
         else:
             type_lanes.setdefault(r["type"], len(type_lanes))
-    lane_of = [entity_lanes[r["entity_id"]] if r["entity_id"] is not None else len(entity_lanes) + type_lanes[r["type"]]
-               for r in rows]
+    lane_of = [
+        entity_lanes[r["entity_id"]] if r["entity_id"] is not None else len(entity_lanes) + type_lanes[r["type"]]
+        for r in rows
+    ]
     order = sorted(range(len(rows)), key=lambda i: (lane_of[i], rows[i]["valid_from"], rows[i]["id"]))
     rows = [rows[i] for i in order]
     return Claims(
-        namespace=ns, ids=[r["id"] for r in rows], content=[r["content"] for r in rows],
-        types=[r["type"] for r in rows], entities=[r["entity_id"] for r in rows],
-        confidence=[float(r["confidence"]) for r in rows], valid_from=[float(r["valid_from"]) for r in rows],
+        namespace=ns,
+        ids=[r["id"] for r in rows],
+        content=[r["content"] for r in rows],
+        types=[r["type"] for r in rows],
+        entities=[r["entity_id"] for r in rows],
+        confidence=[float(r["confidence"]) for r in rows],
+        valid_from=[float(r["valid_from"]) for r in rows],
         valid_until=[None if r["valid_until"] is None else float(r["valid_until"]) for r in rows],
-        superseded=[r["superseded_by"] is not None for r in rows], lane=[lane_of[i] for i in order],
+        superseded=[r["superseded_by"] is not None for r in rows],
+        lane=[lane_of[i] for i in order],
         lanes=[*entity_lanes, *type_lanes],
         lane_kinds=[LANE_ENTITY] * len(entity_lanes) + [LANE_TYPE] * len(type_lanes),
     )
@@ -98,17 +116,25 @@ def claims_wire(c: Claims, t0: float, unit: int, bounds: np.ndarray) -> dict[str
     until = ticks([_INT32_MAX if u is None else u for u in c.valid_until])
     open_ = np.array([u is None for u in c.valid_until], dtype=bool)
     until[open_] = _INT32_MAX
-    flags = [(FLAG_SUPERSEDED if s else 0) | (FLAG_OPEN if u is None else 0)
-             for s, u in zip(c.superseded, c.valid_until, strict=True)]
+    flags = [
+        (FLAG_SUPERSEDED if s else 0) | (FLAG_OPEN if u is None else 0)
+        for s, u in zip(c.superseded, c.valid_until, strict=True)
+    ]
     current = [f for f, s in zip(c.valid_from, c.superseded, strict=True) if not s] or c.valid_from
     return {
         # where the view opens without a focal query: when the newest claims in force became valid
         "open_at": int(ticks([max(current)])[0]) if current else None,
-        "namespace": c.namespace, "lanes": c.lanes, "lane_kind": array(c.lane_kinds, "int32"),
-        "ids": c.ids, "content": c.content, "type": c.types,
+        "namespace": c.namespace,
+        "lanes": c.lanes,
+        "lane_kind": array(c.lane_kinds, "int32"),
+        "ids": c.ids,
+        "content": c.content,
+        "type": c.types,
         "confidence": array(c.confidence, "float32"),
-        "from": array(ticks(c.valid_from), "int32"), "until": array(until, "int32"),
-        "lane": array(c.lane, "int32"), "flags": array(flags, "int32"),
+        "from": array(ticks(c.valid_from), "int32"),
+        "until": array(until, "int32"),
+        "lane": array(c.lane, "int32"),
+        "flags": array(flags, "int32"),
         # on the version axis (slot units); open claims run to its end
         "from_x": array(slot_positions(bounds, ticks(c.valid_from)), "float32"),
         "until_x": array(np.where(open_, len(bounds) - 1, slot_positions(bounds, until)), "float32"),

@@ -43,14 +43,15 @@ class EmbeddingCache:
             self._conn: Any = connect(path)
             self._conn.executescript(_SCHEMA)
         except driver().DatabaseError as exc:
-            raise StoreError(f"the embedding cache {self.path} cannot be opened ({exc}); it is only a cache: "
-                             "move it aside and ragtt will embed again") from None
+            raise StoreError(
+                f"the embedding cache {self.path} cannot be opened ({exc}); it is only a cache: "
+                "move it aside and ragtt will embed again"
+            ) from None
 
     def close(self) -> None:
         self._conn.close()
 
-    def embed(self, embedder: Embedder, texts: list[str],
-              progress: Any = None) -> tuple[NDArray[np.float32], int, int]:
+    def embed(self, embedder: Embedder, texts: list[str], progress: Any = None) -> tuple[NDArray[np.float32], int, int]:
         """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts."""
         dim = embedder.dim
         out = np.zeros((len(texts), dim), dtype=np.float32)
@@ -71,8 +72,7 @@ class EmbeddingCache:
             vectors = np.asarray(embedder.embed([texts[positions[k][0]] for k in batch]), dtype=np.float32)
             if vectors.shape != (len(batch), dim):
                 raise ValueError(
-                    f"embedder {embedder.model_id!r} returned shape {vectors.shape}; "
-                    f"expected ({len(batch)}, {dim})"
+                    f"embedder {embedder.model_id!r} returned shape {vectors.shape}; expected ({len(batch)}, {dim})"
                 )
             self._store(embedder.model_id, dim, batch, vectors)
             for key, vector in zip(batch, vectors, strict=True):
@@ -104,7 +104,8 @@ class EmbeddingCache:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)", rows)
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)", rows
+            )
             self._conn.execute("COMMIT")
         except driver().Error as exc:
             # SQLite rolls a transaction back by itself on SQLITE_FULL / IOERR: rolling back

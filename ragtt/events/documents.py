@@ -34,21 +34,23 @@ class Documents:
         conn.executemany(
             "INSERT INTO documents (doc_key, doc_id, source, content_hash, text, routes, created_at) "
             "SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM documents WHERE doc_key = ?)",
-            [(r.doc_key, r.doc_id, r.source, r.content_hash, r.text, r.routes, r.created_at, r.doc_key)
-             for r in rows])
+            [(r.doc_key, r.doc_id, r.source, r.content_hash, r.text, r.routes, r.created_at, r.doc_key) for r in rows],
+        )
 
     def get(self, doc_key: str) -> DocumentRow | None:
         row = self._conn.execute(
-            "SELECT doc_key, doc_id, source, content_hash, text, routes, created_at FROM documents "
-            "WHERE doc_key = ?", (doc_key,)).fetchone()
+            "SELECT doc_key, doc_id, source, content_hash, text, routes, created_at FROM documents WHERE doc_key = ?",
+            (doc_key,),
+        ).fetchone()
         return None if row is None else DocumentRow(*row)
 
     def texts(self, doc_keys: list[str]) -> dict[str, str]:
         """doc_key -> text for the keys that are stored."""
         out: dict[str, str] = {}
         for start in range(0, len(doc_keys), 500):
-            batch = doc_keys[start:start + 500]
-            rows = self._conn.execute(f"SELECT doc_key, text FROM documents WHERE doc_key IN ({sql_in(batch)})",
-                                      batch).fetchall()
+            batch = doc_keys[start : start + 500]
+            rows = self._conn.execute(
+                f"SELECT doc_key, text FROM documents WHERE doc_key IN ({sql_in(batch)})", batch
+            ).fetchall()
             out.update({k: t for k, t in rows})
         return out

@@ -30,16 +30,19 @@ class Intents:
     def __init__(self, conn: Any) -> None:
         self._conn = conn
 
-    def add(self, conn: Any, intent_id: str, operation: str, base_version: int, ts: datetime,
-            body: dict[str, Any]) -> None:
-        conn.execute("INSERT INTO intents (intent_id, operation, base_version, created_at, body) "
-                     "VALUES (?, ?, ?, ?, ?)",
-                     (intent_id, operation, base_version, format_ts(ts), dump_json(body)))
+    def add(
+        self, conn: Any, intent_id: str, operation: str, base_version: int, ts: datetime, body: dict[str, Any]
+    ) -> None:
+        conn.execute(
+            "INSERT INTO intents (intent_id, operation, base_version, created_at, body) VALUES (?, ?, ?, ?, ?)",
+            (intent_id, operation, base_version, format_ts(ts), dump_json(body)),
+        )
 
     def remove(self, conn: Any, intent_id: str) -> None:
         conn.execute("DELETE FROM intents WHERE intent_id = ?", (intent_id,))
 
     def pending(self) -> list[Intent]:
         rows = self._conn.execute(
-            "SELECT intent_id, operation, base_version, created_at, body FROM intents ORDER BY created_at").fetchall()
+            "SELECT intent_id, operation, base_version, created_at, body FROM intents ORDER BY created_at"
+        ).fetchall()
         return [Intent(r[0], r[1], int(r[2]), r[3], json.loads(r[4])) for r in rows]

@@ -86,16 +86,25 @@ def _v2(conn: Any) -> None:
     conn.execute("DROP TRIGGER events_no_update")
     conn.execute("ALTER TABLE events ADD COLUMN hash TEXT NOT NULL DEFAULT ''")
     prev = GENESIS
-    rows = conn.execute("SELECT seq, event_id, ts, type, query_id, index_version, doc_id, payload FROM events "
-                        "ORDER BY seq").fetchall()
+    rows = conn.execute(
+        "SELECT seq, event_id, ts, type, query_id, index_version, doc_id, payload FROM events ORDER BY seq"
+    ).fetchall()
     for row in rows:
         prev = event_hash(prev, row[1:])
         conn.execute("UPDATE events SET hash = ? WHERE seq = ?", (prev, row[0]))
     conn.execute("DROP TRIGGER events_no_delete")
     conn.execute("DROP TABLE configs")  # written, never read: the config lives in meta and in every plan
-    run_script(conn, f"""
-    {_guards("events", "events", f"event_id = NEW.event_id OR seq = NEW.seq OR (NEW.query_id IS NOT NULL "
-                                  f"AND NEW.type IN ({_ONCE}) AND query_id = NEW.query_id AND type = NEW.type)")}
+    run_script(
+        conn,
+        f"""
+    {
+            _guards(
+                "events",
+                "events",
+                f"event_id = NEW.event_id OR seq = NEW.seq OR (NEW.query_id IS NOT NULL "
+                f"AND NEW.type IN ({_ONCE}) AND query_id = NEW.query_id AND type = NEW.type)",
+            )
+        }
     CREATE UNIQUE INDEX events_once_per_query ON events (query_id, type)
         WHERE query_id IS NOT NULL AND type IN ({_ONCE});
     {_guards("documents", "documents", "doc_key = NEW.doc_key")}
@@ -109,7 +118,8 @@ def _v2(conn: Any) -> None:
         created_at TEXT NOT NULL,
         body TEXT NOT NULL
     );
-    """)
+    """,
+    )
 
 
 MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2)
@@ -122,8 +132,9 @@ def migrate(conn: Any, name: str = "events.db") -> int:
 
     current = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if current > SCHEMA_VERSION:
-        raise StoreError(f"{name} has schema version {current}, newer than this ragtt knows ({SCHEMA_VERSION}); "
-                         "upgrade ragtt")
+        raise StoreError(
+            f"{name} has schema version {current}, newer than this ragtt knows ({SCHEMA_VERSION}); upgrade ragtt"
+        )
     for number in range(current, SCHEMA_VERSION):
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -29,23 +29,31 @@ class Versions:
         conn.executemany(
             "INSERT INTO index_versions (table_name, version, committed_at, operation) SELECT ?, ?, ?, ? "
             "WHERE NOT EXISTS (SELECT 1 FROM index_versions WHERE table_name = ? AND version = ?)",
-            [(self.table_name, v, format_ts(ts), operation, self.table_name, v) for v in versions])
+            [(self.table_name, v, format_ts(ts), operation, self.table_name, v) for v in versions],
+        )
 
     def latest(self) -> int | None:
-        row = self._conn.execute("SELECT MAX(version) FROM index_versions WHERE table_name = ?",
-                                 (self.table_name,)).fetchone()
+        row = self._conn.execute(
+            "SELECT MAX(version) FROM index_versions WHERE table_name = ?", (self.table_name,)
+        ).fetchone()
         return None if row[0] is None else int(row[0])
 
     def at_or_before(self, ts: datetime) -> int | None:
-        row = self._conn.execute("SELECT MAX(version) FROM index_versions WHERE table_name = ? AND committed_at <= ?",
-                                 (self.table_name, format_ts(ts))).fetchone()
+        row = self._conn.execute(
+            "SELECT MAX(version) FROM index_versions WHERE table_name = ? AND committed_at <= ?",
+            (self.table_name, format_ts(ts)),
+        ).fetchone()
         return None if row[0] is None else int(row[0])
 
     def rows(self) -> list[tuple[int, str, str]]:
         """(version, committed_at, operation) in version order."""
-        return [(int(v), str(c), str(o)) for v, c, o in self._conn.execute(
-            "SELECT version, committed_at, operation FROM index_versions WHERE table_name = ? ORDER BY version",
-            (self.table_name,)).fetchall()]
+        return [
+            (int(v), str(c), str(o))
+            for v, c, o in self._conn.execute(
+                "SELECT version, committed_at, operation FROM index_versions WHERE table_name = ? ORDER BY version",
+                (self.table_name,),
+            ).fetchall()
+        ]
 
     def data_versions(self) -> list[int]:
         """Versions that changed what a query can find (not creation, not maintenance)."""
@@ -59,7 +67,9 @@ class Versions:
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        frame = pl.DataFrame(self.rows(), schema={"version": pl.Int64, "committed_at": pl.String,
-                                                  "operation": pl.String}, orient="row")
-        return frame.with_columns(pl.col("committed_at").str.strptime(pl.Datetime("us", "UTC"),
-                                                                      "%Y-%m-%dT%H:%M:%S%.fZ"))
+        frame = pl.DataFrame(
+            self.rows(), schema={"version": pl.Int64, "committed_at": pl.String, "operation": pl.String}, orient="row"
+        )
+        return frame.with_columns(
+            pl.col("committed_at").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ")
+        )

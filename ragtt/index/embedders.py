@@ -169,8 +169,11 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self._load().encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
@@ -206,8 +209,14 @@ class OnnxEmbedder:
     the batch's longest, as sentence-transformers does. Vectors are unit length.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, precision: str = DEFAULT_ONNX_PRECISION,
-                 batch_size: int = 32, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        precision: str = DEFAULT_ONNX_PRECISION,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
         from ragtt.index.onnx_export import PRECISIONS
 
         if precision not in PRECISIONS:
@@ -243,8 +252,9 @@ class OnnxEmbedder:
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
             if self.threads:
                 options.intra_op_num_threads = self.threads
-            session = ort.InferenceSession(str(exported_model(folder, self.precision)), options,
-                                           providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(
+                str(exported_model(folder, self.precision)), options, providers=["CPUExecutionProvider"]
+            )
             self._tokenizer, self._session = tokenizer, session
         return self._tokenizer, self._session
 
@@ -313,8 +323,7 @@ class LiteLLMEmbedder:
 def default_embedder(model: str = DEFAULT_MODEL, backend: str = "onnx") -> Embedder:
     """The embedder ``PipelineConfig(embedder_model=model, embedder_backend=backend)`` names."""
     if backend not in EMBEDDER_BACKENDS:
-        raise ConfigError(f"embedder_backend must be one of {', '.join(map(repr, EMBEDDER_BACKENDS))}; "
-                          f"got {backend!r}")
+        raise ConfigError(f"embedder_backend must be one of {', '.join(map(repr, EMBEDDER_BACKENDS))}; got {backend!r}")
     if backend == "torch":
         return SentenceTransformerEmbedder(model)
     precision = DEFAULT_ONNX_PRECISION if backend == "onnx" else backend.removeprefix("onnx-")
@@ -337,8 +346,9 @@ def embedder_for_model_id(model_id: str, dim: int) -> Embedder | None:
     return None
 
 
-def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_model: str,
-                     embedder: Embedder | None, backend: str = "onnx") -> Embedder:
+def resolve_embedder(
+    stored_id: str | None, stored_dim: str | None, default_model: str, embedder: Embedder | None, backend: str = "onnx"
+) -> Embedder:
     """The embedder a project opens with: the given one (if it matches what the index holds),
     else the one the project was built with, else the config's default model on ``backend``."""
     if embedder is None:
@@ -347,7 +357,8 @@ def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_mode
             if rebuilt is None:
                 raise ConfigError(
                     f"this project was built with embedder {stored_id!r}, which ragtt cannot rebuild by "
-                    "itself; pass embedder=... to Project.open")
+                    "itself; pass embedder=... to Project.open"
+                )
             return rebuilt
         return default_embedder(default_model, backend)
     embedder = check_embedder(embedder)
@@ -355,5 +366,6 @@ def resolve_embedder(stored_id: str | None, stored_dim: str | None, default_mode
         raise ConfigError(
             f"this project's index was embedded with {stored_id} ({stored_dim} dims), not "
             f"{embedder.model_id} ({embedder.dim} dims); open it with the original embedder, or switch "
-            "embedders with proj.reembed(new_embedder)")
+            "embedders with proj.reembed(new_embedder)"
+        )
     return embedder

@@ -27,8 +27,11 @@ _PENDING = "maintenance_pending"  # meta: "1" while a skipped maintenance waits 
 
 
 def maintenance_due(ctx: Context, rows_written: int) -> bool:
-    return (rows_written >= MAINTAIN_ROWS or ctx.log.get_meta(_PENDING) == "1"
-            or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY)
+    return (
+        rows_written >= MAINTAIN_ROWS
+        or ctx.log.get_meta(_PENDING) == "1"
+        or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY
+    )
 
 
 def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]]:

@@ -111,14 +111,26 @@ def _quantize(fp32: Path, out: Path) -> None:
     # fell 0.009 below fp32; kept fp32 it halves the cosine error for 10% of the speed).
     # The embedding lookups stay fp32 (a gather, not compute).
     graph = onnx.load(str(fp32), load_external_data=False).graph
-    keep = [n.name for n in graph.node if n.op_type == "MatMul" and len(n.input) > 1
-            and n.input[1].endswith(".output.dense.weight_t") and ".attention." not in n.input[1]]
+    keep = [
+        n.name
+        for n in graph.node
+        if n.op_type == "MatMul"
+        and len(n.input) > 1
+        and n.input[1].endswith(".output.dense.weight_t")
+        and ".attention." not in n.input[1]
+    ]
     quiet = logging.getLogger()  # the quantizer advises on the root logger
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        quantize_dynamic(str(fp32), str(out), op_types_to_quantize=["MatMul"], nodes_to_exclude=keep,
-                         weight_type=QuantType.QInt8, per_channel=True)
+        quantize_dynamic(
+            str(fp32),
+            str(out),
+            op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=keep,
+            weight_type=QuantType.QInt8,
+            per_channel=True,
+        )
     finally:
         quiet.setLevel(level)
 
@@ -129,10 +141,15 @@ def _build_graph(model_dir: Path) -> Any:
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu" or \
-            config.get("position_embedding_type", "absolute") != "absolute":
-        raise ConfigError(f"{model_dir}: the ONNX builder handles BERT encoders with gelu and absolute "
-                          "positions; use embedder_backend='torch' for this model")
+    if (
+        config.get("model_type") != "bert"
+        or config.get("hidden_act") != "gelu"
+        or config.get("position_embedding_type", "absolute") != "absolute"
+    ):
+        raise ConfigError(
+            f"{model_dir}: the ONNX builder handles BERT encoders with gelu and absolute "
+            "positions; use embedder_backend='torch' for this model"
+        )
     weights = {k.removeprefix("bert."): v for k, v in load_file(str(model_dir / "model.safetensors")).items()}
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
@@ -166,23 +183,48 @@ def _build_graph(model_dir: Path) -> Any:
 
     def add_norm(branch: str, residual: str, prefix: str) -> str:
         # LayerNorm(branch @ W + b + residual), BERT's output block, as one fused kernel
-        return op("SkipLayerNormalization", [matmul(branch, f"{prefix}.dense"), residual,
-                                             w(f"{prefix}.LayerNorm.weight"), w(f"{prefix}.LayerNorm.bias"),
-                                             w(f"{prefix}.dense.bias")], domain="com.microsoft", epsilon=eps)
+        return op(
+            "SkipLayerNormalization",
+            [
+                matmul(branch, f"{prefix}.dense"),
+                residual,
+                w(f"{prefix}.LayerNorm.weight"),
+                w(f"{prefix}.LayerNorm.bias"),
+                w(f"{prefix}.dense.bias"),
+            ],
+            domain="com.microsoft",
+            epsilon=eps,
+        )
 
     ids, mask = "input_ids", "attention_mask"
     seq_len = op("Shape", [ids], start=1, end=2, dtype=TensorProto.INT64)
-    positions = op("Slice", [w("embeddings.position_embeddings.weight"), const(np.array([0], dtype=np.int64)),
-                             seq_len, const(np.array([0], dtype=np.int64))])
+    positions = op(
+        "Slice",
+        [
+            w("embeddings.position_embeddings.weight"),
+            const(np.array([0], dtype=np.int64)),
+            seq_len,
+            const(np.array([0], dtype=np.int64)),
+        ],
+    )
     token_type = const(weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32), "token_type_0")
     x = op("Add", [op("Add", [op("Gather", [w("embeddings.word_embeddings.weight"), ids]), positions]), token_type])
-    x = op("LayerNormalization", [x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")],
-           axis=-1, epsilon=eps)
+    x = op(
+        "LayerNormalization",
+        [x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")],
+        axis=-1,
+        epsilon=eps,
+    )
 
     mask_f = op("Cast", [mask], to=TensorProto.FLOAT)  # (B, S)
     # (1 - mask) * float32 min, as transformers builds its additive mask: (B, 1, 1, S)
-    additive = op("Mul", [op("Sub", [const(np.array(1.0, dtype=np.float32)), mask_f]),
-                          const(np.array(np.finfo(np.float32).min, dtype=np.float32))])
+    additive = op(
+        "Mul",
+        [
+            op("Sub", [const(np.array(1.0, dtype=np.float32)), mask_f]),
+            const(np.array(np.finfo(np.float32).min, dtype=np.float32)),
+        ],
+    )
     additive = op("Unsqueeze", [additive, const(np.array([1, 2], dtype=np.int64))])
     split_shape = const(np.array([0, 0, heads, head_dim], dtype=np.int64))
     merge_shape = const(np.array([0, 0, hidden], dtype=np.int64))
@@ -193,10 +235,17 @@ def _build_graph(model_dir: Path) -> Any:
         qkv_b = np.concatenate([weights[f"{p}.{n}.bias"] for n in ("query", "key", "value")])
         # one (H, 3H) projection for Q, K and V; plain ONNX ops for the attention itself
         # (measured: as fast here as ONNX Runtime's fused Attention, and it quantizes better)
-        qkv = op("Add", [op("MatMul", [x, const(qkv_w.astype(np.float32), f"{p}.qkv_weight")]),
-                         const(qkv_b.astype(np.float32), f"{p}.qkv_bias")])
-        q, k, v = (op("Slice", [qkv, const(np.array([j * hidden])), const(np.array([(j + 1) * hidden])),
-                                const(np.array([2]))]) for j in range(3))
+        qkv = op(
+            "Add",
+            [
+                op("MatMul", [x, const(qkv_w.astype(np.float32), f"{p}.qkv_weight")]),
+                const(qkv_b.astype(np.float32), f"{p}.qkv_bias"),
+            ],
+        )
+        q, k, v = (
+            op("Slice", [qkv, const(np.array([j * hidden])), const(np.array([(j + 1) * hidden])), const(np.array([2]))])
+            for j in range(3)
+        )
         q = op("Transpose", [op("Reshape", [q, split_shape])], perm=[0, 2, 1, 3])
         k = op("Transpose", [op("Reshape", [k, split_shape])], perm=[0, 2, 3, 1])
         v = op("Transpose", [op("Reshape", [v, split_shape])], perm=[0, 2, 1, 3])
@@ -205,28 +254,49 @@ def _build_graph(model_dir: Path) -> Any:
         context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merge_shape])
         x = add_norm(context, x, f"encoder.layer.{i}.attention.output")
         p = f"encoder.layer.{i}"
-        inner = op("BiasGelu", [matmul(x, f"{p}.intermediate.dense"), w(f"{p}.intermediate.dense.bias")],
-                   domain="com.microsoft")
+        inner = op(
+            "BiasGelu",
+            [matmul(x, f"{p}.intermediate.dense"), w(f"{p}.intermediate.dense.bias")],
+            domain="com.microsoft",
+        )
         x = add_norm(inner, x, f"{p}.output")
 
     # mean over the real tokens, then unit length (sentence-transformers' Pooling + Normalize)
     mask_3d = op("Unsqueeze", [mask_f, const(np.array([2], dtype=np.int64))])
     summed = op("ReduceSum", [op("Mul", [x, mask_3d]), const(np.array([1], dtype=np.int64))], keepdims=0)
-    counts = op("Clip", [op("ReduceSum", [mask_3d, const(np.array([1], dtype=np.int64))], keepdims=0),
-                         const(np.array(1e-9, dtype=np.float32))])
+    counts = op(
+        "Clip",
+        [
+            op("ReduceSum", [mask_3d, const(np.array([1], dtype=np.int64))], keepdims=0),
+            const(np.array(1e-9, dtype=np.float32)),
+        ],
+    )
     pooled = op("Div", [summed, counts])
-    norm = op("Clip", [op("ReduceL2", [pooled, const(np.array([1], dtype=np.int64))], keepdims=1),
-                       const(np.array(1e-12, dtype=np.float32))])
+    norm = op(
+        "Clip",
+        [
+            op("ReduceL2", [pooled, const(np.array([1], dtype=np.int64))], keepdims=1),
+            const(np.array(1e-12, dtype=np.float32)),
+        ],
+    )
     nodes.append(helper.make_node("Div", [pooled, norm], ["sentence_embedding"]))
 
     graph = helper.make_graph(
-        nodes, "ragtt-sentence-encoder",
-        [helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "sequence"]),
-         helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "sequence"])],
+        nodes,
+        "ragtt-sentence-encoder",
+        [
+            helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "sequence"]),
+            helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "sequence"]),
+        ],
         [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits, value_info=typed)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18),
-                                                    helper.make_opsetid("com.microsoft", 1)], producer_name="ragtt")
+        initializer=inits,
+        value_info=typed,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
+        producer_name="ragtt",
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model

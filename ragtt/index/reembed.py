@@ -34,28 +34,57 @@ def reembed(ctx: Context, embedder: Embedder) -> IngestReport:
         sources = sorted(set(rows.column("source").to_pylist()))
         if embedder.model_id == old.model_id and embedder.dim == old.dim:
             return IngestReport(
-                documents_added=[], documents_updated=[], documents_unchanged=sources, failed=[], chunks_added=0,
-                chunks_removed=0, chunks_kept=len(texts), embeddings_computed=0, embeddings_reused=0,
-                index_version_before=w.base, index_version_after=w.base,
+                documents_added=[],
+                documents_updated=[],
+                documents_unchanged=sources,
+                failed=[],
+                chunks_added=0,
+                chunks_removed=0,
+                chunks_kept=len(texts),
+                embeddings_computed=0,
+                embeddings_reused=0,
+                index_version_before=w.base,
+                index_version_after=w.base,
                 elapsed_s=round(time.perf_counter() - started, 4),
-                warnings=[("(reembed)", f"the index is already embedded with {old.model_id}; nothing changed")])
+                warnings=[("(reembed)", f"the index is already embedded with {old.model_id}; nothing changed")],
+            )
         vectors, computed, reused = ctx.cache.embed(embedder, texts)
         import pyarrow as pa
 
         data = rows.append_column("vector", pa.array(list(vectors), type=pa.list_(pa.float32(), embedder.dim)))
         data = data.cast(chunk_schema(embedder.dim))
-        w.stage([Event(ev.INDEX_REEMBEDDED, {
-            "from_model": old.model_id, "to_model": embedder.model_id, "from_dim": old.dim,
-            "to_dim": embedder.dim, "chunks": len(texts), "embeddings_computed": computed,
-            "embeddings_reused": reused,
-        })], meta={"embedder_id": embedder.model_id, "embedder_dim": str(embedder.dim)},
-            text_index=embedder.dim != old.dim)
+        w.stage(
+            [
+                Event(
+                    ev.INDEX_REEMBEDDED,
+                    {
+                        "from_model": old.model_id,
+                        "to_model": embedder.model_id,
+                        "from_dim": old.dim,
+                        "to_dim": embedder.dim,
+                        "chunks": len(texts),
+                        "embeddings_computed": computed,
+                        "embeddings_reused": reused,
+                    },
+                )
+            ],
+            meta={"embedder_id": embedder.model_id, "embedder_dim": str(embedder.dim)},
+            text_index=embedder.dim != old.dim,
+        )
         table.rewrite_vectors(data, embedder.dim)
         new_versions = w.commit()
         ctx.embedder = embedder
     return IngestReport(
-        documents_added=[], documents_updated=[], documents_unchanged=sources, failed=[], chunks_added=0,
-        chunks_removed=0, chunks_kept=len(texts), embeddings_computed=computed, embeddings_reused=reused,
-        index_version_before=w.base, index_version_after=new_versions[-1],
+        documents_added=[],
+        documents_updated=[],
+        documents_unchanged=sources,
+        failed=[],
+        chunks_added=0,
+        chunks_removed=0,
+        chunks_kept=len(texts),
+        embeddings_computed=computed,
+        embeddings_reused=reused,
+        index_version_before=w.base,
+        index_version_after=new_versions[-1],
         elapsed_s=round(time.perf_counter() - started, 4),
     )

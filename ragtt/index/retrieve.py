@@ -42,20 +42,31 @@ class RetrievalPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "mode": self.mode, "top_k": self.top_k, "candidate_pool": self.candidate_pool,
-            "hybrid_alpha": self.hybrid_alpha, "fusion": "rrf", "rrf_k": RRF_K,
-            "reranker": self.reranker, "reranker_version": self.reranker_version,
-            "embedder_id": self.embedder_id, "embedder_dim": self.embedder_dim,
+            "mode": self.mode,
+            "top_k": self.top_k,
+            "candidate_pool": self.candidate_pool,
+            "hybrid_alpha": self.hybrid_alpha,
+            "fusion": "rrf",
+            "rrf_k": RRF_K,
+            "reranker": self.reranker,
+            "reranker_version": self.reranker_version,
+            "embedder_id": self.embedder_id,
+            "embedder_dim": self.embedder_dim,
             "table_name": self.table_name,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetrievalPlan:
         return cls(
-            mode=data["mode"], top_k=int(data["top_k"]), candidate_pool=int(data["candidate_pool"]),
-            hybrid_alpha=float(data["hybrid_alpha"]), reranker=data["reranker"],
-            reranker_version=data["reranker_version"], embedder_id=data["embedder_id"],
-            embedder_dim=int(data["embedder_dim"]), table_name=data["table_name"],
+            mode=data["mode"],
+            top_k=int(data["top_k"]),
+            candidate_pool=int(data["candidate_pool"]),
+            hybrid_alpha=float(data["hybrid_alpha"]),
+            reranker=data["reranker"],
+            reranker_version=data["reranker_version"],
+            embedder_id=data["embedder_id"],
+            embedder_dim=int(data["embedder_dim"]),
+            table_name=data["table_name"],
         )
 
 
@@ -72,8 +83,7 @@ class Hit:
         return str(self.row["chunk_id"])
 
 
-def retrieve(view: Any, plan: RetrievalPlan, query: str,
-             query_vector: NDArray[np.float32] | None) -> list[Hit]:
+def retrieve(view: Any, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
     """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
     pool = max(plan.candidate_pool, plan.top_k)
     if plan.mode == "vector":
@@ -116,8 +126,14 @@ def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
 
 def _vector(view: Any, vector: NDArray[np.float32], n: int) -> list[Hit]:
     def fetch(limit: int) -> list[dict[str, Any]]:
-        return (view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
-                .distance_type("cosine").select([*CHUNK_COLUMNS, "_distance"]).limit(limit).to_arrow().to_pylist())
+        return (
+            view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
+            .distance_type("cosine")
+            .select([*CHUNK_COLUMNS, "_distance"])
+            .limit(limit)
+            .to_arrow()
+            .to_pylist()
+        )
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
     hits = []
@@ -132,8 +148,13 @@ def _bm25(view: Any, query: str, n: int) -> list[Hit]:
         return []
 
     def fetch(limit: int) -> list[dict[str, Any]]:
-        return (view.search(query, query_type="fts", fts_columns="text")
-                .select([*CHUNK_COLUMNS, "_score"]).limit(limit).to_arrow().to_pylist())
+        return (
+            view.search(query, query_type="fts", fts_columns="text")
+            .select([*CHUNK_COLUMNS, "_score"])
+            .limit(limit)
+            .to_arrow()
+            .to_pylist()
+        )
 
     rows = _complete_fetch(fetch, n, lambda r: float(r["_score"]))
     hits = []

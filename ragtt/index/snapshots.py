@@ -23,8 +23,7 @@ _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 def take_snapshot(ctx: Context, label: str) -> Snapshot:
     if not isinstance(label, str) or not _LABEL.match(label) or label.isdigit():
-        raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); "
-                          f"got {label!r}")
+        raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); got {label!r}")
     with writing(ctx, "snapshot") as w:
         version = w.base
         tagged = ctx.table.tags().get(label)
@@ -33,8 +32,12 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
         if tagged is not None:
             raise StoreError(f"a snapshot labelled {label!r} already exists (v{tagged}); pick another label")
         sources = ctx.table.scan(version, ["source"]).column("source")
-        payload: ev.SnapshotTaken = {"snapshot_id": time_ordered_id(), "label": label,
-                                     "doc_count": len(set(sources.to_pylist())), "chunk_count": len(sources)}
+        payload: ev.SnapshotTaken = {
+            "snapshot_id": time_ordered_id(),
+            "label": label,
+            "doc_count": len(set(sources.to_pylist())),
+            "chunk_count": len(sources),
+        }
         w.stage([Event(ev.SNAPSHOT_TAKEN, dict(payload), index_version=version)], tag=label)
         ctx.table.tag(label, version)
         w.commit()

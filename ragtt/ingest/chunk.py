@@ -123,8 +123,9 @@ _FENCE = re.compile(r"^[ \t]*(```|~~~)")
 _BLANK = re.compile(r"^[ \t]*$")
 
 
-def _structural(text: str, start: int, end: int, max_size: int, overlap: int,
-                blocks: Sequence[Block] | None = None) -> list[Span]:
+def _structural(
+    text: str, start: int, end: int, max_size: int, overlap: int, blocks: Sequence[Block] | None = None
+) -> list[Span]:
     out: list[Span] = []
     current: Span | None = None
     for s, e, heading in _units(text, start, end, blocks):

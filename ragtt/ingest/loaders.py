@@ -48,8 +48,11 @@ def loader_for(path: str | Path) -> Loader | None:
 
 # Checked longest first: the UTF-32-LE BOM begins with the UTF-16-LE one.
 _BOMS = (
-    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
 )
 
 
@@ -69,16 +72,21 @@ def decode(data: bytes, source: str) -> DecodedText:
             try:
                 text = data.decode(codec)
             except UnicodeDecodeError as exc:
-                raise IngestError(f"{source}: not UTF-8 text, and not valid {codec} although it starts with a {codec} "
-                                  f"byte-order mark (bad bytes at offset {exc.start}); this looks like a binary "
-                                  "file") from None
+                raise IngestError(
+                    f"{source}: not UTF-8 text, and not valid {codec} although it starts with a {codec} "
+                    f"byte-order mark (bad bytes at offset {exc.start}); this looks like a binary "
+                    "file"
+                ) from None
             if "\x00" in text:
-                raise IngestError(f"{source}: decodes as {codec} (byte-order mark) but holds NUL characters; this "
-                                  "looks like a binary file, not text")
+                raise IngestError(
+                    f"{source}: decodes as {codec} (byte-order mark) but holds NUL characters; this "
+                    "looks like a binary file, not text"
+                )
             return DecodedText(_newlines(text), codec.removesuffix("-sig"))
     if b"\x00" in data:
-        raise IngestError(f"{source}: contains NUL bytes and no UTF-16/32 byte-order mark; this looks like a "
-                          "binary file, not text")
+        raise IngestError(
+            f"{source}: contains NUL bytes and no UTF-16/32 byte-order mark; this looks like a binary file, not text"
+        )
     try:
         return DecodedText(_newlines(data.decode("utf-8")), "utf-8")
     except UnicodeDecodeError as exc:
@@ -87,11 +95,16 @@ def decode(data: bytes, source: str) -> DecodedText:
 
     best = from_bytes(data).best()
     if best is None:
-        raise IngestError(f"{source}: not text in any encoding charset-normalizer knows (first byte that is not "
-                          f"UTF-8: 0x{data[first_bad]:02x} at offset {first_bad}); this looks like a binary file")
-    return DecodedText(_newlines(str(best)), best.encoding,
-                       f"not UTF-8 (byte 0x{data[first_bad]:02x} at offset {first_bad}): decoded as {best.encoding}, "
-                       "the encoding charset-normalizer detected; convert the file to UTF-8 to be sure")
+        raise IngestError(
+            f"{source}: not text in any encoding charset-normalizer knows (first byte that is not "
+            f"UTF-8: 0x{data[first_bad]:02x} at offset {first_bad}); this looks like a binary file"
+        )
+    return DecodedText(
+        _newlines(str(best)),
+        best.encoding,
+        f"not UTF-8 (byte 0x{data[first_bad]:02x} at offset {first_bad}): decoded as {best.encoding}, "
+        "the encoding charset-normalizer detected; convert the file to UTF-8 to be sure",
+    )
 
 
 def decode_text(data: bytes, source: str) -> str:
@@ -106,8 +119,7 @@ def _newlines(text: str) -> str:
 
 def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocument:
     decoded = decode(data, source)
-    return ParsedDocument(source=source, markdown=decoded.text,
-                          warnings=[decoded.warning] if decoded.warning else [])
+    return ParsedDocument(source=source, markdown=decoded.text, warnings=[decoded.warning] if decoded.warning else [])
 
 
 # "" is a file with no suffix (README, NOTICE): read as text; binary ones fail with a reason.

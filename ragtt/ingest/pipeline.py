@@ -89,8 +89,13 @@ def collect_paths(paths: Iterable[str | Path] | str | Path, *, follow_symlinks: 
     unique: list[SourceItem] = []
     for item in found.items:
         if item.source in seen:
-            found.failed.append((item.source, f"two inputs share this source name ({seen[item.source].path} and "
-                                              f"{item.path}); ingest them in separate calls or folders"))
+            found.failed.append(
+                (
+                    item.source,
+                    f"two inputs share this source name ({seen[item.source].path} and "
+                    f"{item.path}); ingest them in separate calls or folders",
+                )
+            )
         else:
             seen[item.source] = item
             unique.append(item)
@@ -128,15 +133,21 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
                     continue
                 inside = target == real_root or real_root in target.parents
                 if not inside and not follow:
-                    found.skipped.append((source, f"symlink to {target}, outside {root}; pass follow_symlinks=True "
-                                                  "(--follow-symlinks) to ingest it"))
+                    found.skipped.append(
+                        (
+                            source,
+                            f"symlink to {target}, outside {root}; pass follow_symlinks=True "
+                            "(--follow-symlinks) to ingest it",
+                        )
+                    )
                     continue
                 if target.is_dir():
                     if target in above:
                         found.failed.append((source, f"symlink loop: {path} leads back to {target}"))
                     elif inside:
-                        found.skipped.append((source, f"symlink to {target}, a folder already ingested under its "
-                                                      "own name"))
+                        found.skipped.append(
+                            (source, f"symlink to {target}, a folder already ingested under its own name")
+                        )
                     else:
                         stack.append((path, above | {target}))
                     continue
@@ -161,8 +172,14 @@ class _Prepared:
     chunk_ids: list[str]
 
 
-def run_ingest(ctx: Context, items: list[SourceItem], failed: list[tuple[str, str]], *,
-               prune: bool = False, keep: frozenset[str] = frozenset()) -> IngestReport:
+def run_ingest(
+    ctx: Context,
+    items: list[SourceItem],
+    failed: list[tuple[str, str]],
+    *,
+    prune: bool = False,
+    keep: frozenset[str] = frozenset(),
+) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
     the folder). The write follows the crash protocol (ragtt.commit)."""
@@ -180,12 +197,19 @@ def run_ingest(ctx: Context, items: list[SourceItem], failed: list[tuple[str, st
         warnings += [("(maintenance)", p) for p in problems]
     if ctx.config.auto_snapshot_every:
         maybe_auto_snapshot(ctx)
-    return dataclasses.replace(report, index_version_after=version_after, warnings=warnings,
-                               elapsed_s=round(time.perf_counter() - started, 4))
+    return dataclasses.replace(
+        report, index_version_after=version_after, warnings=warnings, elapsed_s=round(time.perf_counter() - started, 4)
+    )
 
 
-def _ingest(ctx: Context, write: Write, items: list[SourceItem], failed: list[tuple[str, str]], prune: bool,
-            keep: frozenset[str]) -> IngestReport:
+def _ingest(
+    ctx: Context,
+    write: Write,
+    items: list[SourceItem],
+    failed: list[tuple[str, str]],
+    prune: bool,
+    keep: frozenset[str],
+) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
     chunking = _chunking_signature(ctx)
@@ -205,13 +229,28 @@ def _ingest(ctx: Context, write: Write, items: list[SourceItem], failed: list[tu
                 unchanged.append(item.source)
                 continue
             parsed = _parse(ctx, item, data)
-            chunks = build_chunks(parsed.markdown, parsed.blocks or None, max_size=ctx.config.chunk_size,
-                                  overlap=ctx.config.chunk_overlap, strategy=ctx.config.chunk_strategy)
+            chunks = build_chunks(
+                parsed.markdown,
+                parsed.blocks or None,
+                max_size=ctx.config.chunk_size,
+                overlap=ctx.config.chunk_overlap,
+                strategy=ctx.config.chunk_strategy,
+            )
             if not chunks:
                 raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
             path = str(item.path.resolve()) if item.path is not None else None
-            prepared.append(_Prepared(item.source, path, doc_id_for(item.source), doc_key, content_hash, parsed,
-                                      chunks, _chunk_ids(item.source, chunks)))
+            prepared.append(
+                _Prepared(
+                    item.source,
+                    path,
+                    doc_id_for(item.source),
+                    doc_key,
+                    content_hash,
+                    parsed,
+                    chunks,
+                    _chunk_ids(item.source, chunks),
+                )
+            )
             warnings += [(item.source, w) for w in parsed.warnings]
             (updated if state is not None else added).append(item.source)
         except IngestError as exc:
@@ -234,11 +273,20 @@ def _ingest(ctx: Context, write: Write, items: list[SourceItem], failed: list[tu
     if prepared or pruned:
         version_after = _write(ctx, write, prepared, pruned, current, counts)
     return IngestReport(
-        documents_added=added, documents_updated=updated, documents_unchanged=unchanged, failed=failed,
-        chunks_added=counts["added"], chunks_removed=counts["removed"], chunks_kept=counts["kept"],
-        embeddings_computed=counts["computed"], embeddings_reused=counts["reused"],
-        index_version_before=version_before, index_version_after=version_after,
-        elapsed_s=0.0, documents_removed=pruned, warnings=warnings,
+        documents_added=added,
+        documents_updated=updated,
+        documents_unchanged=unchanged,
+        failed=failed,
+        chunks_added=counts["added"],
+        chunks_removed=counts["removed"],
+        chunks_kept=counts["kept"],
+        embeddings_computed=counts["computed"],
+        embeddings_reused=counts["reused"],
+        index_version_before=version_before,
+        index_version_after=version_after,
+        elapsed_s=0.0,
+        documents_removed=pruned,
+        warnings=warnings,
     )
 
 
@@ -261,8 +309,12 @@ def _chunking_signature(ctx: Context) -> dict[str, Any]:
     # vision_kwargs (api keys, mock responses) are not: repr keeps them out of JSON's way.
     options = dataclasses.asdict(ctx.ingest_options)
     options["vision_kwargs"] = sorted(options.get("vision_kwargs", {}))
-    return {"strategy": c.chunk_strategy, "size": c.chunk_size, "overlap": c.chunk_overlap,
-            "options": json.dumps(options, sort_keys=True, default=repr)}
+    return {
+        "strategy": c.chunk_strategy,
+        "size": c.chunk_size,
+        "overlap": c.chunk_overlap,
+        "options": json.dumps(options, sort_keys=True, default=repr),
+    }
 
 
 def _chunk_ids(source: str, chunks: list[TextChunk]) -> list[str]:
@@ -284,8 +336,14 @@ def _current_state(ctx: Context, version: int) -> dict[str, dict[str, Any]]:
     return state
 
 
-def _write(ctx: Context, write: Write, prepared: list[_Prepared], pruned: list[str],
-           current: dict[str, dict[str, Any]], counts: dict[str, int]) -> int:
+def _write(
+    ctx: Context,
+    write: Write,
+    prepared: list[_Prepared],
+    pruned: list[str],
+    current: dict[str, dict[str, Any]],
+    counts: dict[str, int],
+) -> int:
     import pyarrow as pa
 
     from ragtt.index.table import chunk_schema
@@ -322,30 +380,61 @@ def _write(ctx: Context, write: Write, prepared: list[_Prepared], pruned: list[s
         counts["removed"] += len(old - new)
         counts["kept"] += len(new & old)
         payload: ev.DocumentIngested = {
-            "doc_id": p.doc_id, "source": p.source, "path": p.path, "content_hash": p.content_hash,
-            "doc_key": p.doc_key, "text_sha256": sha256_hex(p.parsed.markdown),
+            "doc_id": p.doc_id,
+            "source": p.source,
+            "path": p.path,
+            "content_hash": p.content_hash,
+            "doc_key": p.doc_key,
+            "text_sha256": sha256_hex(p.parsed.markdown),
             "status": "updated" if p.source in current else "added",
-            "chunk_ids_added": sorted(new - old), "chunk_ids_removed": sorted(old - new),
-            "chunk_count": len(new), "routes": [r.to_dict() for r in p.parsed.routes],
+            "chunk_ids_added": sorted(new - old),
+            "chunk_ids_removed": sorted(old - new),
+            "chunk_count": len(new),
+            "routes": [r.to_dict() for r in p.parsed.routes],
             "ingest_id": ingest_id,
         }
         events.append(Event(ev.DOCUMENT_INGESTED, dict(payload), doc_id=p.doc_id))
     for source in pruned:
         removed = sorted(current[source]["chunk_ids"])
         counts["removed"] += len(removed)
-        events.append(Event(ev.DOCUMENT_REMOVED, {
-            "doc_id": doc_id_for(source), "source": source, "chunk_ids_removed": removed,
-            "reason": "absent from the ingested folder", "ingest_id": ingest_id,
-        }, doc_id=doc_id_for(source)))
+        events.append(
+            Event(
+                ev.DOCUMENT_REMOVED,
+                {
+                    "doc_id": doc_id_for(source),
+                    "source": source,
+                    "chunk_ids_removed": removed,
+                    "reason": "absent from the ingested folder",
+                    "ingest_id": ingest_id,
+                },
+                doc_id=doc_id_for(source),
+            )
+        )
     completed: ev.IngestCompleted = {
-        "ingest_id": ingest_id, "documents": [p.source for p in prepared], "removed": pruned,
-        "chunks_added": counts["added"], "chunks_removed": counts["removed"], "chunks_kept": counts["kept"],
-        "embeddings_computed": computed, "embeddings_reused": reused,
-        "embedder_id": ctx.embedder.model_id, "config_id": ctx.config.config_id,
+        "ingest_id": ingest_id,
+        "documents": [p.source for p in prepared],
+        "removed": pruned,
+        "chunks_added": counts["added"],
+        "chunks_removed": counts["removed"],
+        "chunks_kept": counts["kept"],
+        "embeddings_computed": computed,
+        "embeddings_reused": reused,
+        "embedder_id": ctx.embedder.model_id,
+        "config_id": ctx.config.config_id,
     }
     events.append(Event(ev.INGEST_COMPLETED, dict(completed)))
-    documents = [DocumentRow(p.doc_key, p.doc_id, p.source, p.content_hash, p.parsed.markdown,
-                             stable_json([r.to_dict() for r in p.parsed.routes]), format_ts(now)) for p in prepared]
+    documents = [
+        DocumentRow(
+            p.doc_key,
+            p.doc_id,
+            p.source,
+            p.content_hash,
+            p.parsed.markdown,
+            stable_json([r.to_dict() for r in p.parsed.routes]),
+            format_ts(now),
+        )
+        for p in prepared
+    ]
     write.stage(events, documents=documents)
     ctx.table.replace_sources(arrow, [p.source for p in prepared] + pruned)
     return write.commit()[-1]
@@ -360,5 +449,10 @@ def _progress(n_docs: int, stage: str, ctx: Context, total: int | None = None) -
 
     big = n_docs >= _PROGRESS_MIN_DOCS or (total or 0) > _PROGRESS_MIN_CHUNKS
     unit = "doc" if total is None else "chunk"
-    return tqdm(total=total if total is not None else n_docs, desc=f"ragtt {stage}", unit=unit, leave=False,
-                delay=0 if big else _PROGRESS_DELAY_S)
+    return tqdm(
+        total=total if total is not None else n_docs,
+        desc=f"ragtt {stage}",
+        unit=unit,
+        leave=False,
+        delay=0 if big else _PROGRESS_DELAY_S,
+    )

@@ -28,9 +28,18 @@ def remove_source(ctx: Context, source: str) -> int:
             if ctx.log.last_ingest_of(source) is not None:
                 return w.base
             raise NotFoundError(f"source {source!r} was never in the index (see proj.chunks()['source'].unique())")
-        w.stage([Event(ev.DOCUMENT_REMOVED, {
-            "doc_id": doc_id_for(source), "source": source,
-            "chunk_ids_removed": sorted(found.column("chunk_id").to_pylist()),
-        }, doc_id=doc_id_for(source))])
+        w.stage(
+            [
+                Event(
+                    ev.DOCUMENT_REMOVED,
+                    {
+                        "doc_id": doc_id_for(source),
+                        "source": source,
+                        "chunk_ids_removed": sorted(found.column("chunk_id").to_pylist()),
+                    },
+                    doc_id=doc_id_for(source),
+                )
+            ]
+        )
         ctx.table.delete_sources([source])
         return w.commit()[-1]

@@ -1,7 +1,7 @@
 """``ragtt serve``: the REST API over one project (``pip install 'ragtt[serve]'``).
 
-    from ragtt.serve import create_app
-    app = create_app("./proj")          # a FastAPI app; OpenAPI at /docs
+from ragtt.serve import create_app
+app = create_app("./proj")          # a FastAPI app; OpenAPI at /docs
 """
 
 from __future__ import annotations

@@ -89,8 +89,11 @@ def _token_check(token: str | None) -> Callable[..., None]:
         if token is None:
             return
         if creds is None or not hmac.compare_digest(creds.credentials.encode(), token.encode()):
-            raise HTTPException(401, "this server needs 'Authorization: Bearer <token>' (the --token it was "
-                                     "started with)", headers={"WWW-Authenticate": "Bearer"})
+            raise HTTPException(
+                401,
+                "this server needs 'Authorization: Bearer <token>' (the --token it was started with)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
 
     return check
 
@@ -107,8 +110,9 @@ def _respond(result: Any, verb: Verb, request: Request) -> Response:
     return Response(dumps(verb.to_json(result)), media_type="application/json")
 
 
-def _endpoint(verb: Verb, pool: Projects, path: str, render: Callable[[Any, Request], Response],
-              method: str) -> Callable[..., Response]:
+def _endpoint(
+    verb: Verb, pool: Projects, path: str, render: Callable[[Any, Request], Response], method: str
+) -> Callable[..., Response]:
     """A FastAPI endpoint whose signature FastAPI reads to validate and document the verb."""
     in_path = set(re.findall(r"{(\w+)}", path))
     params = [inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, annotation=Request)]
@@ -124,8 +128,7 @@ def _endpoint(verb: Verb, pool: Projects, path: str, render: Callable[[Any, Requ
             else:
                 kind = Annotated[annotation(arg), QueryParam(description=arg.help)]
                 default = inspect.Parameter.empty if arg.required else arg.default
-            params.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=kind,
-                                            default=default))
+            params.append(inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=default))
 
     def endpoint(request: Request, body: Any = None, **values: Any) -> Response:
         if body is not None:
@@ -156,21 +159,28 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
         yield
         pool.close()
 
-    app = FastAPI(title="ragtt", version=__version__, lifespan=lifespan,
-                  description="Time-travel debugging for RAG: every verb of the ragtt verb table.")
+    app = FastAPI(
+        title="ragtt",
+        version=__version__,
+        lifespan=lifespan,
+        description="Time-travel debugging for RAG: every verb of the ragtt verb table.",
+    )
 
     @app.middleware("http")
     async def no_sniffing(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
         response = await call_next(request)  # JSON holding '<script>' must never be sniffed into HTML
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response
+
     app.state.projects = pool
     guard = [Depends(_token_check(token))]
 
     @app.exception_handler(RagttError)
     async def ragtt_error(request: Request, exc: RagttError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
-                             "error": type(exc).__name__}, status_code=_status(exc))
+        return JSONResponse(
+            {"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__, "error": type(exc).__name__},
+            status_code=_status(exc),
+        )
 
     @app.get("/health")
     def health() -> dict[str, Any]:
@@ -183,17 +193,29 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
             def as_json(result: Any, request: Request, verb: Verb = verb) -> Response:
                 return _respond(result, verb, request)
 
-            app.add_api_route(path, _endpoint(verb, pool, path, as_json, method), methods=[method],
-                              summary=verb.help, dependencies=guard, name=verb.name)
+            app.add_api_route(
+                path,
+                _endpoint(verb, pool, path, as_json, method),
+                methods=[method],
+                summary=verb.help,
+                dependencies=guard,
+                name=verb.name,
+            )
         if verb.html is not None and verb.html_route is not None:
             html = verb.html
 
             def render(result: Any, request: Request, html: Callable[[Any], str] = html) -> Response:
                 return HTMLResponse(html(result), headers={"Content-Security-Policy": HTML_CSP})
 
-            app.add_api_route(verb.html_route, _endpoint(verb, pool, verb.html_route, render, "GET"),
-                              methods=["GET"], summary=f"{verb.help} (HTML report)", dependencies=guard,
-                              name=f"{verb.name}_html", response_class=HTMLResponse)
+            app.add_api_route(
+                verb.html_route,
+                _endpoint(verb, pool, verb.html_route, render, "GET"),
+                methods=["GET"],
+                summary=f"{verb.help} (HTML report)",
+                dependencies=guard,
+                name=f"{verb.name}_html",
+                response_class=HTMLResponse,
+            )
     return app
 
 
@@ -209,12 +231,20 @@ def is_loopback(host: str) -> bool:
 def check_host(host: str, token: str | None) -> None:
     """Anything but loopback needs a token: the API reads and writes the whole project."""
     if not is_loopback(host) and not token:
-        raise ConfigError(f"binding to {host!r} exposes the project beyond this machine: give --token TOKEN "
-                          "(clients send 'Authorization: Bearer TOKEN'), or bind to 127.0.0.1")
+        raise ConfigError(
+            f"binding to {host!r} exposes the project beyond this machine: give --token TOKEN "
+            "(clients send 'Authorization: Bearer TOKEN'), or bind to 127.0.0.1"
+        )
 
 
-def serve(project_path: str | Path, *, host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
-          embedder: Embedder | None = None) -> None:
+def serve(
+    project_path: str | Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    embedder: Embedder | None = None,
+) -> None:
     """Run the API with uvicorn until interrupted; refuses a non-loopback host without a token."""
     import uvicorn
 

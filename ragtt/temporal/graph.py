@@ -144,8 +144,9 @@ def connected(
     anchor = None if at is None else to_position(at, "at")
     with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         namespace = _start(store, conn, assertion_id)
-        found = neighbourhood(conn, namespace, [assertion_id], anchor, max_depth, link_types, direction,
-                              include_superseded)
+        found = neighbourhood(
+            conn, namespace, [assertion_id], anchor, max_depth, link_types, direction, include_superseded
+        )
         loaded = load_assertions(conn, [aid for aid, _, _ in found], store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
     return [ConnectedAssertion(loaded[aid], depth, path) for aid, depth, path in found if aid in loaded]
 
@@ -167,8 +168,9 @@ def find_path(
         _start(store, conn, to_id)
         if from_id == to_id:
             return []
-        for aid, _, path in neighbourhood(conn, namespace, [from_id], anchor, max_depth, link_types, direction,
-                                          include_superseded):
+        for aid, _, path in neighbourhood(
+            conn, namespace, [from_id], anchor, max_depth, link_types, direction, include_superseded
+        ):
             if aid == to_id:
                 return list(path)
     return None

@@ -189,6 +189,7 @@ class RetrievedAssertion:
 def _html_window(valid_from: float, valid_until: float | None) -> str:
     """The validity window for people: positions that read as UNIX seconds (1973 to 2286)
     as ISO UTC; other positions (release numbers, steps) as numbers."""
+
     def show(position: float | None) -> str:
         if position is None:
             return "open"

@@ -97,8 +97,10 @@ def _query_vector(
         embedded = embedder.embed([query.query_text])
         vector = np.asarray([] if embedded is None else embedded, dtype=np.float32).reshape(-1)
         if vector.shape[0] != info.embedding_dimension:
-            skip(f"the embedder {getattr(embedder, 'model_id', embedder)!r} returned {vector.shape[0]} numbers "
-                 f"for the query, not a {info.embedding_dimension}-dimension vector")
+            skip(
+                f"the embedder {getattr(embedder, 'model_id', embedder)!r} returned {vector.shape[0]} numbers "
+                f"for the query, not a {info.embedding_dimension}-dimension vector"
+            )
             return None
     else:
         skip("the query has no query_text to embed")
@@ -287,17 +289,22 @@ def _checked_scores(scorer: Any, candidates: list[Candidate], context: ScoringCo
         return []
     scores = list(scorer.score_batch(candidates, context))
     if len(scores) != len(candidates):
-        raise ValidationError(f"scorer {scorer!r} returned {len(scores)} scores for {len(candidates)} candidates; "
-                              "score_batch must return one score per candidate, in order")
+        raise ValidationError(
+            f"scorer {scorer!r} returned {len(scores)} scores for {len(candidates)} candidates; "
+            "score_batch must return one score per candidate, in order"
+        )
     try:
         values = [float(v) for v in scores]
     except (TypeError, ValueError):
-        raise ValidationError(f"scorer {scorer!r} returned a score that is not a number; "
-                              "score_batch must return finite floats") from None
+        raise ValidationError(
+            f"scorer {scorer!r} returned a score that is not a number; score_batch must return finite floats"
+        ) from None
     bad = [(c.id, v) for c, v in zip(candidates, values, strict=True) if not np.isfinite(v)]
     if bad:
-        raise ValidationError(f"scorer {scorer!r} returned {len(bad)} non-finite score(s) (first: {bad[0][1]!r} for "
-                              f"{bad[0][0]!r}); score_batch must return finite floats")
+        raise ValidationError(
+            f"scorer {scorer!r} returned {len(bad)} non-finite score(s) (first: {bad[0][1]!r} for "
+            f"{bad[0][0]!r}); score_batch must return finite floats"
+        )
     return values
 
 

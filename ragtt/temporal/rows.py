@@ -88,8 +88,9 @@ def load_assertions(
 
 
 def load_episode(conn: Any, episode_id: str, ext_columns: Sequence[str] = ()) -> Episode | None:
-    columns = ", ".join(("id", "namespace", "position", "occurred_at", "type", "content", "metadata",
-                         *map(quoted, ext_columns)))
+    columns = ", ".join(
+        ("id", "namespace", "position", "occurred_at", "type", "content", "metadata", *map(quoted, ext_columns))
+    )
     row = conn.execute(f"SELECT {columns} FROM episodes WHERE id = ?", (episode_id,)).fetchone()
     if row is None:
         return None

@@ -388,7 +388,12 @@ class AssertionStore:
         or closed, as long as they had started by ``at`` (None: any).
         """
         return graph.connected(
-            self, assertion_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction,
+            self,
+            assertion_id,
+            at=at,
+            max_depth=max_depth,
+            link_types=link_types,
+            direction=direction,
             include_superseded=include_superseded,
         )
 
@@ -406,7 +411,13 @@ class AssertionStore:
         """The shortest chain of valid links from one assertion to another (along link direction), or None;
         ``include_superseded`` as in ``connected``."""
         return graph.find_path(
-            self, from_id, to_id, at=at, max_depth=max_depth, link_types=link_types, direction=direction,
+            self,
+            from_id,
+            to_id,
+            at=at,
+            max_depth=max_depth,
+            link_types=link_types,
+            direction=direction,
             include_superseded=include_superseded,
         )
 

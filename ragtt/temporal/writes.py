@@ -92,8 +92,9 @@ def insert_episodes(conn: Any, episodes: Sequence[Episode], ext_columns: Mapping
     )
 
 
-def _check_citations(conn: Any, errors: list[str], pairs: Sequence[tuple[str, Citation]],
-                     owner_namespaces: Mapping[str, str]) -> None:
+def _check_citations(
+    conn: Any, errors: list[str], pairs: Sequence[tuple[str, Citation]], owner_namespaces: Mapping[str, str]
+) -> None:
     """Citations must be new and cite an episode of their assertion's own namespace: provenance
     never crosses a namespace (one tenant's claim cannot rest on another tenant's episode)."""
     ids = [c.id for _, c in pairs]
@@ -117,8 +118,9 @@ def insert_citations(conn: Any, pairs: Sequence[tuple[str, Citation]], *, checke
     """Insert (assertion_id, citation) pairs; warn once when some quote no excerpt."""
     if not checked:
         errors: list[str] = []
-        owners = {aid: row[0] for aid, row in _existing(conn, "assertions", "id", [a for a, _ in pairs],
-                                                        "namespace").items()}
+        owners = {
+            aid: row[0] for aid, row in _existing(conn, "assertions", "id", [a for a, _ in pairs], "namespace").items()
+        }
         _check_citations(conn, errors, pairs, owners)
         if errors:
             raise ValidationError("cannot write citations: " + "; ".join(errors), errors)

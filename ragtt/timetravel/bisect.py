@@ -40,16 +40,23 @@ class BisectReport(_Result):
 
     def _headline(self) -> str:
         if self.versions_searched == 1:
-            return (f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
-                    f"({version_label(self.steps[0][0], self.labels)}, where the predicate is {self.start_value!r})")
+            return (
+                f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
+                f"({version_label(self.steps[0][0], self.labels)}, where the predicate is {self.start_value!r})"
+            )
         if self.first_version is None:
             return f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
-        return (f"bisect {self.predicate} for {self.query!r}: first changed at "
-                f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})")
+        return (
+            f"bisect {self.predicate} for {self.query!r}: first changed at "
+            f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})"
+        )
 
     def to_text(self) -> str:
-        lines = [self._headline(), f"  {self.replays_used} replays: "
-                 + ", ".join(f"{version_label(v, self.labels)}={val!r}" for v, val in self.steps)]
+        lines = [
+            self._headline(),
+            f"  {self.replays_used} replays: "
+            + ", ".join(f"{version_label(v, self.labels)}={val!r}" for v, val in self.steps),
+        ]
         lines += [f"  warning: {w}" for w in self.warnings]
         return "\n".join(lines)
 
@@ -57,16 +64,26 @@ class BisectReport(_Result):
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        first = ("nothing to bisect: one version" if self.versions_searched == 1 else "no change"
-                 if self.first_version is None
-                 else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>")
-        rows = [(version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
-                for v, val in sorted(self.steps)]
+        first = (
+            "nothing to bisect: one version"
+            if self.versions_searched == 1
+            else "no change"
+            if self.first_version is None
+            else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>"
+        )
+        rows = [
+            (version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
+            for v, val in sorted(self.steps)
+        ]
         warnings = "".join(f"<div class='rem'>warning: {esc(w)}</div>" for w in self.warnings)
-        return (f"{STYLE}{BOX}<b>Bisect</b> <code>{esc(self.predicate)}</code> for <i>{esc(self.query)}</i>: "
-                f"{first} ({esc(repr(self.start_value))} &rarr; {esc(repr(self.end_value))}); "
-                f"{self.replays_used} replays over {self.versions_searched} versions"
-                + table(["version tried", "value", ""], rows) + warnings + "</div>")
+        return (
+            f"{STYLE}{BOX}<b>Bisect</b> <code>{esc(self.predicate)}</code> for <i>{esc(self.query)}</i>: "
+            f"{first} ({esc(repr(self.start_value))} &rarr; {esc(repr(self.end_value))}); "
+            f"{self.replays_used} replays over {self.versions_searched} versions"
+            + table(["version tried", "value", ""], rows)
+            + warnings
+            + "</div>"
+        )
 
 
 def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
@@ -81,12 +98,19 @@ def make_predicate(predicate: Predicate | str) -> tuple[Predicate, str, bool]:
             return (lambda r: arg in {c.source for c in r.chunks}), predicate, False
         if kind == "answer":
             return (lambda r: arg.casefold() in (r.answer or "").casefold()), predicate, True
-    raise ConfigError(f"predicate must be a callable or 'chunk:<id>', 'source:<name>', 'answer:<substring>'; "
-                      f"got {predicate!r}")
+    raise ConfigError(
+        f"predicate must be a callable or 'chunk:<id>', 'source:<name>', 'answer:<substring>'; got {predicate!r}"
+    )
 
 
-def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Sequence[int] | None = None,
-           *, generate: bool | None = None) -> BisectReport:
+def bisect(
+    ctx: Context,
+    query: str,
+    predicate: Predicate | str,
+    versions: Sequence[int] | None = None,
+    *,
+    generate: bool | None = None,
+) -> BisectReport:
     from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
@@ -102,8 +126,11 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
         text, plan, start = query, ctx.plan(), None
     candidates = sorted(set(versions)) if versions is not None else _data_versions(ctx, start)
     if not candidates:
-        raise ConfigError("bisect needs at least one version to look at; got an empty list of versions"
-                          if versions is not None else "the index holds no data yet: ingest before bisecting")
+        raise ConfigError(
+            "bisect needs at least one version to look at; got an empty list of versions"
+            if versions is not None
+            else "the index holds no data yet: ingest before bisecting"
+        )
     steps: list[tuple[int, Any]] = []
     seen: dict[int, Any] = {}
 
@@ -118,12 +145,22 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     start_value, end_value = value_at(0), value_at(n - 1)
     warnings: list[str] = []
     if n == 1:  # a query with no history: a report, not an error (a CI job bisects whatever it has)
-        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
-                            labels=version_labels(ctx))
+        return BisectReport(
+            text, description, None, start_value, end_value, len(steps), steps, n, labels=version_labels(ctx)
+        )
     if end_value == start_value:
-        return BisectReport(text, description, None, start_value, end_value, len(steps), steps, n,
-                            ["the predicate has the same value at both ends; a change that reverted is not found"],
-                            version_labels(ctx))
+        return BisectReport(
+            text,
+            description,
+            None,
+            start_value,
+            end_value,
+            len(steps),
+            steps,
+            n,
+            ["the predicate has the same value at both ends; a change that reverted is not found"],
+            version_labels(ctx),
+        )
     lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -135,11 +172,14 @@ def bisect(ctx: Context, query: str, predicate: Predicate | str, versions: Seque
     if len(steps) < budget and unseen_after:
         probe = unseen_after[len(unseen_after) // 2]
         if value_at(probe) == start_value:
-            warnings.append(f"not monotone: the value is back to {start_value!r} at "
-                            f"{version_label(candidates[probe], version_labels(ctx))}; "
-                            "the reported version is one change point, maybe not the only one")
-    return BisectReport(text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings,
-                        version_labels(ctx))
+            warnings.append(
+                f"not monotone: the value is back to {start_value!r} at "
+                f"{version_label(candidates[probe], version_labels(ctx))}; "
+                "the reported version is one change point, maybe not the only one"
+            )
+    return BisectReport(
+        text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings, version_labels(ctx)
+    )
 
 
 def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:
@@ -147,9 +187,16 @@ def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, genera
 
     run = execute(ctx, text, plan, version, generate=generate)
     gen = run.generation
-    return ReplayResult(query_id="", text=text, index_version=version, config_id=ctx.config.config_id,
-                        chunks=run.chunks, answer=gen.answer if gen else None, model=gen.model if gen else None,
-                        latency_ms=run.latency_ms)
+    return ReplayResult(
+        query_id="",
+        text=text,
+        index_version=version,
+        config_id=ctx.config.config_id,
+        chunks=run.chunks,
+        answer=gen.answer if gen else None,
+        model=gen.model if gen else None,
+        latency_ms=run.latency_ms,
+    )
 
 
 def _data_versions(ctx: Context, start: int | None) -> list[int]:

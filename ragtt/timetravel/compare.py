@@ -50,8 +50,10 @@ class ConfigComparison(_Result):
 
     def to_text(self) -> str:
         changed = sorted(k for k, v in self.config_a.items() if self.config_b.get(k) != v)
-        lines = [f"compare configs ({', '.join(changed) or 'identical'}): mean overlap@k {self.mean_overlap:.3f}, "
-                 f"mean rank correlation {self.mean_rank_correlation:.3f} over {len(self.queries)} queries"]
+        lines = [
+            f"compare configs ({', '.join(changed) or 'identical'}): mean overlap@k {self.mean_overlap:.3f}, "
+            f"mean rank correlation {self.mean_rank_correlation:.3f} over {len(self.queries)} queries"
+        ]
         lines += [f"  {q.overlap_at_k:.2f} overlap, tau {q.rank_correlation:+.2f}: {q.text!r}" for q in self.queries]
         return "\n".join(lines)
 
@@ -61,15 +63,22 @@ class ConfigComparison(_Result):
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        return pl.DataFrame([{"text": q.text, "overlap_at_k": q.overlap_at_k, "rank_correlation": q.rank_correlation,
-                              "rbo": q.rbo} for q in self.queries],
-                            schema={"text": pl.String, "overlap_at_k": pl.Float64, "rank_correlation": pl.Float64,
-                                    "rbo": pl.Float64}, orient="row")
+        return pl.DataFrame(
+            [
+                {"text": q.text, "overlap_at_k": q.overlap_at_k, "rank_correlation": q.rank_correlation, "rbo": q.rbo}
+                for q in self.queries
+            ],
+            schema={"text": pl.String, "overlap_at_k": pl.Float64, "rank_correlation": pl.Float64, "rbo": pl.Float64},
+            orient="row",
+        )
 
     def _repr_html_(self) -> str:
         rows = [(q.text, f"{q.overlap_at_k:.2f}", f"{q.rank_correlation:+.2f}", f"{q.rbo:.3f}") for q in self.queries]
-        return (f"{STYLE}{BOX}<b>Config comparison</b>: mean overlap@k {self.mean_overlap:.3f}"
-                + table(["query", "overlap@k", "rank corr.", "RBO"], rows) + "</div>")
+        return (
+            f"{STYLE}{BOX}<b>Config comparison</b>: mean overlap@k {self.mean_overlap:.3f}"
+            + table(["query", "overlap@k", "rank corr.", "RBO"], rows)
+            + "</div>"
+        )
 
 
 def kendall_tau(a: list[str], b: list[str]) -> float:
@@ -97,9 +106,15 @@ def kendall_tau(a: list[str], b: list[str]) -> float:
     return (concordant - discordant) / denom if denom else 1.0
 
 
-def compare_configs(corpus: str | Path | Iterable[str | Path] | dict[str, str], config_a: PipelineConfig,
-                    config_b: PipelineConfig, queries: list[str], *, embedder: Embedder | None = None,
-                    workdir: str | Path | None = None) -> ConfigComparison:
+def compare_configs(
+    corpus: str | Path | Iterable[str | Path] | dict[str, str],
+    config_a: PipelineConfig,
+    config_b: PipelineConfig,
+    queries: list[str],
+    *,
+    embedder: Embedder | None = None,
+    workdir: str | Path | None = None,
+) -> ConfigComparison:
     """Ingest ``corpus`` under both configs (throwaway projects) and diff every query's top-k."""
     from ragtt.project import Project
 
@@ -113,8 +128,9 @@ def compare_configs(corpus: str | Path | Iterable[str | Path] | dict[str, str], 
         results: list[list[list[str]]] = []
         computed = reused = 0
         for name, config in (("a", config_a), ("b", config_b)):
-            with Project.open(root / name, config=config, embedder=embedder, progress=False,
-                              embedding_cache=cache) as proj:
+            with Project.open(
+                root / name, config=config, embedder=embedder, progress=False, embedding_cache=cache
+            ) as proj:
                 report = proj.ingest_texts(corpus) if isinstance(corpus, dict) else proj.ingest(corpus, prune=False)
                 computed += report.embeddings_computed
                 reused += report.embeddings_reused
@@ -122,6 +138,14 @@ def compare_configs(corpus: str | Path | Iterable[str | Path] | dict[str, str], 
     comparisons = []
     for text, ids_a, ids_b in zip(queries, results[0], results[1], strict=True):
         k = max(len(ids_a), len(ids_b), 1)
-        comparisons.append(QueryComparison(text, ids_a, ids_b, len(set(ids_a) & set(ids_b)) / k,
-                                           kendall_tau(ids_a, ids_b), rank_biased_overlap(ids_a, ids_b)))
+        comparisons.append(
+            QueryComparison(
+                text,
+                ids_a,
+                ids_b,
+                len(set(ids_a) & set(ids_b)) / k,
+                kendall_tau(ids_a, ids_b),
+                rank_biased_overlap(ids_a, ids_b),
+            )
+        )
     return ConfigComparison(config_a.to_dict(), config_b.to_dict(), comparisons, computed, reused)

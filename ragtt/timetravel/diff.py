@@ -84,8 +84,12 @@ class DiffReport(_Result):
     @property
     def counts(self) -> dict[str, int]:
         """The headline: {"changed", "added", "removed", "kept"}, each chunk counted once."""
-        return {"changed": len(self.changed), "added": len(self.added_unpaired),
-                "removed": len(self.removed_unpaired), "kept": len(self.kept)}
+        return {
+            "changed": len(self.changed),
+            "added": len(self.added_unpaired),
+            "removed": len(self.removed_unpaired),
+            "kept": len(self.kept),
+        }
 
     @property
     def added_unpaired(self) -> list[DiffChunk]:
@@ -101,37 +105,47 @@ class DiffReport(_Result):
 
     def headline(self) -> str:
         n = self.counts
-        return (f"{n['changed']} changed, {n['added']} added, {n['removed']} removed, {n['kept']} kept; "
-                f"RBO {self.rbo:.3f}, Jaccard {self.jaccard:.3f}")
+        return (
+            f"{n['changed']} changed, {n['added']} added, {n['removed']} removed, {n['kept']} kept; "
+            f"RBO {self.rbo:.3f}, Jaccard {self.jaccard:.3f}"
+        )
 
     def to_text(self) -> str:
         label = partial(version_label, names=self.labels)
         lines = [
             f"diff {self.left_id} at {label(self.left_version)} -> {self.right_id} at {label(self.right_version)}",
-            f"  query: {self.left_query!r}" + ("" if self.left_query == self.right_query
-                                                else f" -> {self.right_query!r}"),
+            f"  query: {self.left_query!r}"
+            + ("" if self.left_query == self.right_query else f" -> {self.right_query!r}"),
             f"  {self.headline()}",
             f"  answer then: {_answer(self.left_answer)}",
             f"  answer now:  {_answer(self.right_answer)}",
         ]
         if self.answer_similarity is not None:
-            lines.append(f"  answer similarity: cosine {self.answer_similarity['embedding_cosine']:.3f}, "
-                         f"token Jaccard {self.answer_similarity['token_jaccard']:.3f}")
+            lines.append(
+                f"  answer similarity: cosine {self.answer_similarity['embedding_cosine']:.3f}, "
+                f"token Jaccard {self.answer_similarity['token_jaccard']:.3f}"
+            )
         if self.changed:
             lines.append("  changed passages ([-then-] {+now+}):")
         for p in self.changed:
-            lines.append(f"  ~ #{p.left.rank}->#{p.right.rank} {p.source} {p.left.chunk_id[:10]}->"
-                         f"{p.right.chunk_id[:10]} similarity {p.similarity:.2f}")
+            lines.append(
+                f"  ~ #{p.left.rank}->#{p.right.rank} {p.source} {p.left.chunk_id[:10]}->"
+                f"{p.right.chunk_id[:10]} similarity {p.similarity:.2f}"
+            )
             lines += [f"      {edit}" for edit in _edits(p.runs)]
         for c in self.removed_unpaired:
-            lines.append(f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} "
-                         "(removed, no counterpart)")
+            lines.append(
+                f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (removed, no counterpart)"
+            )
         for c in self.added_unpaired:
-            lines.append(f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} "
-                         "(added, no counterpart)")
+            lines.append(
+                f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (added, no counterpart)"
+            )
         for k in self.kept:
-            lines.append(f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
-                         f"{k.score_delta:+.4f} {_preview(k.text)}")
+            lines.append(
+                f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
+                f"{k.score_delta:+.4f} {_preview(k.text)}"
+            )
         if self.latency_delta_ms is not None:
             lines.append(f"  latency delta: {self.latency_delta_ms:+.1f} ms")
         lines += [f"  note: {n}" for n in self.notes]
@@ -139,7 +153,7 @@ class DiffReport(_Result):
 
     def __repr__(self) -> str:
         n = self.counts
-        return (f"DiffReport(~{n['changed']} +{n['added']} -{n['removed']} ={n['kept']}, RBO {self.rbo:.3f})")
+        return f"DiffReport(~{n['changed']} +{n['added']} -{n['removed']} ={n['kept']}, RBO {self.rbo:.3f})"
 
     def __str__(self) -> str:
         return self.to_text()
@@ -148,30 +162,63 @@ class DiffReport(_Result):
         label = partial(version_label, names=self.labels)
         rows: list[tuple[Any, ...]] = []
         for p in self.changed:
-            rows.append(("changed", f"#{p.left.rank}", f"#{p.right.rank}", p.source,
-                         f"similarity {p.similarity:.2f}", f"<pre>{runs_html(p.runs)}</pre>"))
+            rows.append(
+                (
+                    "changed",
+                    f"#{p.left.rank}",
+                    f"#{p.right.rank}",
+                    p.source,
+                    f"similarity {p.similarity:.2f}",
+                    f"<pre>{runs_html(p.runs)}</pre>",
+                )
+            )
         for c in self.removed_unpaired:
-            rows.append(("<span class='rem'>removed</span>", f"#{c.rank}", "", c.source, f"{c.score:.4f}",
-                         f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>"))
+            rows.append(
+                (
+                    "<span class='rem'>removed</span>",
+                    f"#{c.rank}",
+                    "",
+                    c.source,
+                    f"{c.score:.4f}",
+                    f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>",
+                )
+            )
         for c in self.added_unpaired:
-            rows.append(("<span class='add'>added</span>", "", f"#{c.rank}", c.source, f"{c.score:.4f}",
-                         f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>"))
+            rows.append(
+                (
+                    "<span class='add'>added</span>",
+                    "",
+                    f"#{c.rank}",
+                    c.source,
+                    f"{c.score:.4f}",
+                    f"{esc(c.text, 200)} <span class='dim'>(no counterpart)</span>",
+                )
+            )
         for k in self.kept:
-            rows.append(("kept", f"#{k.rank_before}", f"#{k.rank_after}", k.source, f"{k.score_delta:+.4f}",
-                         esc(k.text, 200)))
-        answers = table(["answer then", "answer now"], [(f"<pre>{esc(_answer(self.left_answer))}</pre>",
-                                                         f"<pre>{esc(_answer(self.right_answer))}</pre>")],
-                        raw_columns=frozenset({0, 1}))
-        return (f"{STYLE}{BOX}<b>Diff</b> <code>{esc(self.left_id)}</code> at {esc(label(self.left_version))}"
-                f" &rarr; <code>{esc(self.right_id)}</code> at {esc(label(self.right_version))}: "
-                f"{esc(self.headline())}<br><i>{esc(self.left_query)}</i>" + answers
-                + table(["change", "then", "now", "source", "score / delta", "text"], rows,
-                        raw_columns=frozenset({0, 5})) + "</div>")
+            rows.append(
+                ("kept", f"#{k.rank_before}", f"#{k.rank_after}", k.source, f"{k.score_delta:+.4f}", esc(k.text, 200))
+            )
+        answers = table(
+            ["answer then", "answer now"],
+            [(f"<pre>{esc(_answer(self.left_answer))}</pre>", f"<pre>{esc(_answer(self.right_answer))}</pre>")],
+            raw_columns=frozenset({0, 1}),
+        )
+        return (
+            f"{STYLE}{BOX}<b>Diff</b> <code>{esc(self.left_id)}</code> at {esc(label(self.left_version))}"
+            f" &rarr; <code>{esc(self.right_id)}</code> at {esc(label(self.right_version))}: "
+            f"{esc(self.headline())}<br><i>{esc(self.left_query)}</i>"
+            + answers
+            + table(["change", "then", "now", "source", "score / delta", "text"], rows, raw_columns=frozenset({0, 5}))
+            + "</div>"
+        )
 
     def to_html(self) -> str:
         """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
-        return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt diff</title></head><body>"
-                + self._repr_html_() + f"<pre>{esc(self.to_text())}</pre></body></html>")
+        return (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt diff</title></head><body>"
+            + self._repr_html_()
+            + f"<pre>{esc(self.to_text())}</pre></body></html>"
+        )
 
 
 def _answer(answer: str | None) -> str:
@@ -246,27 +293,57 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
     texts = {**_texts(ctx, left), **_texts(ctx, right)}
     lmap = {c["chunk_id"]: c for c in left.chunks}
     rmap = {c["chunk_id"]: c for c in right.chunks}
-    removed = [DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-               for c in left.chunks if c["chunk_id"] not in rmap]
-    added = [DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-             for c in right.chunks if c["chunk_id"] not in lmap]
-    kept = [KeptChunk(cid, c["source"], c["rank"], rmap[cid]["rank"], c["score"], rmap[cid]["score"],
-                      rmap[cid]["score"] - c["score"], texts.get(cid, ""))
-            for cid, c in lmap.items() if cid in rmap]
+    removed = [
+        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
+        for c in left.chunks
+        if c["chunk_id"] not in rmap
+    ]
+    added = [
+        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
+        for c in right.chunks
+        if c["chunk_id"] not in lmap
+    ]
+    kept = [
+        KeptChunk(
+            cid,
+            c["source"],
+            c["rank"],
+            rmap[cid]["rank"],
+            c["score"],
+            rmap[cid]["score"],
+            rmap[cid]["score"] - c["score"],
+            texts.get(cid, ""),
+        )
+        for cid, c in lmap.items()
+        if cid in rmap
+    ]
     notes = []
     if left.plan != right.plan:
         changed = sorted(k for k, v in left.plan.to_dict().items() if right.plan.to_dict().get(k) != v)
         notes.append(f"the two runs used different retrieval settings: {', '.join(changed)}")
     left_ids, right_ids = [c["chunk_id"] for c in left.chunks], [c["chunk_id"] for c in right.chunks]
-    latency = (right.latency_ms - left.latency_ms
-               if left.latency_ms is not None and right.latency_ms is not None else None)
+    latency = (
+        right.latency_ms - left.latency_ms if left.latency_ms is not None and right.latency_ms is not None else None
+    )
     return DiffReport(
-        left_id=left_id, right_id=right_id, left_query=left.query, right_query=right.query,
-        left_version=left.index_version, right_version=right.index_version, added=added, removed=removed,
-        kept=kept, rbo=rank_biased_overlap(left_ids, right_ids), jaccard=jaccard(left_ids, right_ids),
-        answer_similarity=_answer_similarity(ctx, left.answer, right.answer), left_answer=left.answer,
-        right_answer=right.answer, latency_delta_ms=latency, notes=notes,
-        changed=pair_passages(removed, added, threshold), labels=version_labels(ctx),
+        left_id=left_id,
+        right_id=right_id,
+        left_query=left.query,
+        right_query=right.query,
+        left_version=left.index_version,
+        right_version=right.index_version,
+        added=added,
+        removed=removed,
+        kept=kept,
+        rbo=rank_biased_overlap(left_ids, right_ids),
+        jaccard=jaccard(left_ids, right_ids),
+        answer_similarity=_answer_similarity(ctx, left.answer, right.answer),
+        left_answer=left.answer,
+        right_answer=right.answer,
+        latency_delta_ms=latency,
+        notes=notes,
+        changed=pair_passages(removed, added, threshold),
+        labels=version_labels(ctx),
     )
 
 
@@ -274,8 +351,9 @@ def _texts(ctx: Context, run: LoggedRun) -> dict[str, str]:
     ids = [c["chunk_id"] for c in run.chunks]
     if not ids:
         return {}
-    rows = ctx.table.scan(run.index_version, ["chunk_id", "text"],
-                            where=f"chunk_id IN ({sql_string_list(ids)})").to_pylist()
+    rows = ctx.table.scan(
+        run.index_version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(ids)})"
+    ).to_pylist()
     return {r["chunk_id"]: r["text"] for r in rows}
 
 

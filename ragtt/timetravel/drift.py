@@ -64,8 +64,10 @@ class DriftReport(_Result):
         return [s.source for s in self.sources if s.drifted]
 
     def to_text(self) -> str:
-        lines = [f"drift {self._span()} (threshold {self.threshold}): "
-                 f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"]
+        lines = [
+            f"drift {self._span()} (threshold {self.threshold}): "
+            f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"
+        ]
         if self.embedder_changed:
             lines.append(f"  embedder changed: {self.embedder_left} -> {self.embedder_right}")
         if not self.comparable:
@@ -82,25 +84,37 @@ class DriftReport(_Result):
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        schema = {"source": pl.String, "status": pl.String, "centroid_cosine": pl.Float64, "drifted": pl.Boolean,
-                  "chunks_left": pl.Int64, "chunks_right": pl.Int64, "chunks_common": pl.Int64,
-                  "chunk_cosine_mean": pl.Float64, "chunk_cosine_min": pl.Float64}
-        return pl.DataFrame([{k: getattr(s, k) for k in schema} for s in self.sources], schema=schema,
-                            orient="row")
-
+        schema = {
+            "source": pl.String,
+            "status": pl.String,
+            "centroid_cosine": pl.Float64,
+            "drifted": pl.Boolean,
+            "chunks_left": pl.Int64,
+            "chunks_right": pl.Int64,
+            "chunks_common": pl.Int64,
+            "chunk_cosine_mean": pl.Float64,
+            "chunk_cosine_min": pl.Float64,
+        }
+        return pl.DataFrame([{k: getattr(s, k) for k in schema} for s in self.sources], schema=schema, orient="row")
 
     def _repr_html_(self) -> str:
-        rows = [(s.source, s.status, s.summary(), "yes" if s.drifted else "", s.chunks_left, s.chunks_right)
-                for s in self.sources]
-        head = (f"<b>Drift</b> {esc(self._span())} (threshold {self.threshold}): "
-                f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted")
+        rows = [
+            (s.source, s.status, s.summary(), "yes" if s.drifted else "", s.chunks_left, s.chunks_right)
+            for s in self.sources
+        ]
+        head = (
+            f"<b>Drift</b> {esc(self._span())} (threshold {self.threshold}): "
+            f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"
+        )
         if self.embedder_changed:
             head += f"; embedder changed: {esc(self.embedder_left)} &rarr; {esc(self.embedder_right)}"
         if not self.comparable:
             head += "; vectors have different dimensions: incomparable, no cosine computed"
-        return (f"{STYLE}{BOX}{head}"
-                + table(["source", "status", "what changed", "drifted", "chunks then", "chunks now"], rows)
-                + "</div>")
+        return (
+            f"{STYLE}{BOX}{head}"
+            + table(["source", "status", "what changed", "drifted", "chunks then", "chunks now"], rows)
+            + "</div>"
+        )
 
 
 def embedder_at(ctx: Context, version: int) -> str:
@@ -138,14 +152,32 @@ def drift(ctx: Context, a: At, b: At, threshold: float = 0.9, *, project: Any = 
             cos = _cosine(left["vectors"][lrows].mean(axis=0), right["vectors"][rrows].mean(axis=0))
         sims = [chunk_cos[c] for c in common_ids if c in chunk_cos]
         status = "common" if lrows and rrows else ("added" if rrows else "removed")
-        sources.append(SourceDrift(
-            source=source, status=status, centroid_cosine=cos, chunks_left=len(lrows), chunks_right=len(rrows),
-            chunks_common=len(common_ids), chunk_cosine_mean=float(np.mean(sims)) if sims else None,
-            chunk_cosine_min=float(np.min(sims)) if sims else None,
-            drifted=None if cos is None else cos < threshold,
-        ))
-    return DriftReport(left_v, right_v, model_left, model_right, model_left != model_right, comparable,
-                       threshold, sources, chunk_cos, project=project, labels=version_labels(ctx))
+        sources.append(
+            SourceDrift(
+                source=source,
+                status=status,
+                centroid_cosine=cos,
+                chunks_left=len(lrows),
+                chunks_right=len(rrows),
+                chunks_common=len(common_ids),
+                chunk_cosine_mean=float(np.mean(sims)) if sims else None,
+                chunk_cosine_min=float(np.min(sims)) if sims else None,
+                drifted=None if cos is None else cos < threshold,
+            )
+        )
+    return DriftReport(
+        left_v,
+        right_v,
+        model_left,
+        model_right,
+        model_left != model_right,
+        comparable,
+        threshold,
+        sources,
+        chunk_cos,
+        project=project,
+        labels=version_labels(ctx),
+    )
 
 
 def _load(ctx: Context, version: int) -> dict[str, Any]:

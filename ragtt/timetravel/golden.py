@@ -26,8 +26,16 @@ from ragtt._hashing import sha256_hex
 from ragtt.index.retrieve import tokens
 from ragtt.results import RetrievedChunk, _Result
 
-__all__ = ["DEFAULT_MATCH", "REACH", "GoldenPassage", "PassageRef", "PassageScore", "containment", "score_passages",
-           "shingles"]
+__all__ = [
+    "DEFAULT_MATCH",
+    "REACH",
+    "GoldenPassage",
+    "PassageRef",
+    "PassageScore",
+    "containment",
+    "score_passages",
+    "shingles",
+]
 
 DEFAULT_MATCH = 0.8
 REACH = 0.2
@@ -73,8 +81,11 @@ class PassageRef(_Result):
     in_source: float | None = None
 
     def __str__(self) -> str:
-        found = (f"{self.similarity:.2f} of it golden" if self.in_source is None else
-                 f"{self.similarity:.2f} of it retrieved, {self.in_source:.2f} still in the source")
+        found = (
+            f"{self.similarity:.2f} of it golden"
+            if self.in_source is None
+            else f"{self.similarity:.2f} of it retrieved, {self.in_source:.2f} still in the source"
+        )
         return f"{self.source} {self.first_words!r} ({found})"
 
 
@@ -90,7 +101,7 @@ def shingles(text: str, size: int = SHINGLE) -> set[tuple[str, ...]]:
     words = tokens(text)
     if len(words) <= size:
         return {tuple(words)} if words else set()
-    return {tuple(words[i:i + size]) for i in range(len(words) - size + 1)}
+    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
 
 
 def containment(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
@@ -98,8 +109,12 @@ def containment(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> floa
     return 1.0 if not part else len(part & whole) / len(part)
 
 
-def score_passages(passages: Sequence[GoldenPassage], chunks: Sequence[RetrievedChunk],
-                   source_text: Callable[[str], str | None], match: float = DEFAULT_MATCH) -> PassageScore:
+def score_passages(
+    passages: Sequence[GoldenPassage],
+    chunks: Sequence[RetrievedChunk],
+    source_text: Callable[[str], str | None],
+    match: float = DEFAULT_MATCH,
+) -> PassageScore:
     """Passage recall of ``chunks`` against ``passages``, the passages that are missing, and the
     retrieved chunks that carry none of the golden passages (what replaced them).
 

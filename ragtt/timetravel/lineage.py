@@ -54,8 +54,11 @@ class LineageEntry(_Result):
         if self.cause == "removed":
             return f"{what}: {self.source} was removed at {when}"
         if self.cause == "reingested":
-            passage = {"changed": " and this passage changed", "gone": " and this passage is no longer in it",
-                       "new": " and this passage is new in it"}.get(self.passage or "", "")
+            passage = {
+                "changed": " and this passage changed",
+                "gone": " and this passage is no longer in it",
+                "new": " and this passage is new in it",
+            }.get(self.passage or "", "")
             return f"{what}: {self.source} was re-ingested at {when}{passage}"
         return f"{what}: no ingest recorded in the log explains it"
 
@@ -70,8 +73,10 @@ class LineageReport(_Result):
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
 
     def to_text(self) -> str:
-        head = (f"lineage {self.left_id} at {version_label(self.left_version, self.labels)} -> {self.right_id} "
-                f"at {version_label(self.right_version, self.labels)}")
+        head = (
+            f"lineage {self.left_id} at {version_label(self.left_version, self.labels)} -> {self.right_id} "
+            f"at {version_label(self.right_version, self.labels)}"
+        )
         if not self.entries:
             return head + "\n  the top-k did not change"
         return "\n".join([head, *(f"  {e.statement(self.labels)}" for e in self.entries)])
@@ -86,20 +91,43 @@ class LineageReport(_Result):
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        schema: dict[str, Any] = {"chunk_id": pl.String, "source": pl.String, "change": pl.String, "cause": pl.String,
-                  "version": pl.Int64, "event_id": pl.String, "at": pl.Datetime("us", "UTC"),
-                  "rank_before": pl.Int64, "rank_after": pl.Int64, "passage": pl.String, "why": pl.String}
-        rows = [{**{k: getattr(e, k) for k in schema if k != "why"}, "why": e.statement(self.labels)}
-                for e in self.entries]
+        schema: dict[str, Any] = {
+            "chunk_id": pl.String,
+            "source": pl.String,
+            "change": pl.String,
+            "cause": pl.String,
+            "version": pl.Int64,
+            "event_id": pl.String,
+            "at": pl.Datetime("us", "UTC"),
+            "rank_before": pl.Int64,
+            "rank_after": pl.Int64,
+            "passage": pl.String,
+            "why": pl.String,
+        }
+        rows = [
+            {**{k: getattr(e, k) for k in schema if k != "why"}, "why": e.statement(self.labels)} for e in self.entries
+        ]
         return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
 
     def _repr_html_(self) -> str:
-        rows = [(e.change, e.cause, version_label(e.version, self.labels) if e.version is not None else "",
-                 e.source, e.chunk_id[:10], e.statement(self.labels)) for e in self.entries]
-        return (f"{STYLE}{BOX}<b>Lineage</b> {esc(version_label(self.left_version, self.labels))} &rarr; "
-                f"{esc(version_label(self.right_version, self.labels))}"
-                f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
-                + table(["change", "cause", "version", "source", "chunk", "why"], rows) + "</div>")
+        rows = [
+            (
+                e.change,
+                e.cause,
+                version_label(e.version, self.labels) if e.version is not None else "",
+                e.source,
+                e.chunk_id[:10],
+                e.statement(self.labels),
+            )
+            for e in self.entries
+        ]
+        return (
+            f"{STYLE}{BOX}<b>Lineage</b> {esc(version_label(self.left_version, self.labels))} &rarr; "
+            f"{esc(version_label(self.right_version, self.labels))}"
+            f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
+            + table(["change", "cause", "version", "source", "chunk", "why"], rows)
+            + "</div>"
+        )
 
 
 def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
@@ -111,32 +139,50 @@ def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
     at_left = ctx.table.chunk_sources(left.index_version)
     at_right = ctx.table.chunk_sources(right.index_version)
-    changes = _chunk_changes(ctx, min(left.index_version, right.index_version),
-                             max(left.index_version, right.index_version))
+    changes = _chunk_changes(
+        ctx, min(left.index_version, right.index_version), max(left.index_version, right.index_version)
+    )
     forward = right.index_version >= left.index_version
     # Moving forward, a chunk that left was taken out and one that entered was put in;
     # moving back in time, the other way round.
-    entries = [*(replace(e, top_k=left.plan.top_k) for e in
-                 _moves(lranks, rranks, at_right, "left", "removed" if forward else "added", changes)),
-               *(replace(e, top_k=right.plan.top_k) for e in
-                 _moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes))]
-    return LineageReport(left_id, right_id, left.index_version, right.index_version,
-                         _with_passages(ctx, entries, left.index_version, right.index_version),
-                         version_labels(ctx))
+    entries = [
+        *(
+            replace(e, top_k=left.plan.top_k)
+            for e in _moves(lranks, rranks, at_right, "left", "removed" if forward else "added", changes)
+        ),
+        *(
+            replace(e, top_k=right.plan.top_k)
+            for e in _moves(rranks, lranks, at_left, "entered", "added" if forward else "removed", changes)
+        ),
+    ]
+    return LineageReport(
+        left_id,
+        right_id,
+        left.index_version,
+        right.index_version,
+        _with_passages(ctx, entries, left.index_version, right.index_version),
+        version_labels(ctx),
+    )
 
 
-def _with_passages(ctx: Context, entries: list[LineageEntry], left_version: int,
-                   right_version: int) -> list[LineageEntry]:
+def _with_passages(
+    ctx: Context, entries: list[LineageEntry], left_version: int, right_version: int
+) -> list[LineageEntry]:
     """Say, for each chunk a re-ingest took out or put in, whether its passage was edited
     (a counterpart on the other side, ``pair_passages``) or is gone / new."""
     out = list(entries)
     for source in sorted({e.source for e in entries if e.cause == "reingested"}):
         where = f"source IN ({sql_string_list([source])})"
-        texts = {v: {r["chunk_id"]: r["text"] for r in ctx.table.scan(v, ["chunk_id", "text"], where=where).to_pylist()}
-                 for v in {left_version, right_version}}
+        texts = {
+            v: {r["chunk_id"]: r["text"] for r in ctx.table.scan(v, ["chunk_id", "text"], where=where).to_pylist()}
+            for v in {left_version, right_version}
+        }
         for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
-            mine = [(k, e) for k, e in enumerate(out)
-                    if e.source == source and e.cause == "reingested" and e.change == change]
+            mine = [
+                (k, e)
+                for k, e in enumerate(out)
+                if e.source == source and e.cause == "reingested" and e.change == change
+            ]
             if not mine:
                 continue
             ours = [{"source": source, "text": texts[own].get(e.chunk_id, ""), "k": k} for k, e in mine]
@@ -148,8 +194,14 @@ def _with_passages(ctx: Context, entries: list[LineageEntry], left_version: int,
     return out
 
 
-def _moves(ranks: dict[str, tuple[int, str]], other: dict[str, tuple[int, str]], present: dict[str, str],
-           change: str, key: str, changes: dict[tuple[str, str], Any]) -> list[LineageEntry]:
+def _moves(
+    ranks: dict[str, tuple[int, str]],
+    other: dict[str, tuple[int, str]],
+    present: dict[str, str],
+    change: str,
+    key: str,
+    changes: dict[tuple[str, str], Any],
+) -> list[LineageEntry]:
     """Entries for the chunks of ``ranks`` missing from ``other``: "ranking" when the chunk
     exists at the other version anyway, else the event that ``key`` ("added"/"removed") it."""
     out = []
@@ -164,8 +216,7 @@ def _moves(ranks: dict[str, tuple[int, str]], other: dict[str, tuple[int, str]],
     return out
 
 
-def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | None,
-            after: int | None) -> LineageEntry:
+def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | None, after: int | None) -> LineageEntry:
     if event is None:  # written outside ragtt's log (should not happen): say so, don't guess
         return LineageEntry(chunk_id, source, change, "unknown", None, None, None, before, after)
     if event.type == ev.DOCUMENT_REMOVED:
@@ -174,8 +225,7 @@ def _caused(chunk_id: str, source: str, change: str, event: Any, before: int | N
         cause = "added"
     else:
         cause = "reingested"
-    return LineageEntry(chunk_id, source, change, cause, event.index_version, event.event_id, event.ts,
-                        before, after)
+    return LineageEntry(chunk_id, source, change, cause, event.index_version, event.event_id, event.ts, before, after)
 
 
 def _chunk_changes(ctx: Context, low: int, high: int) -> dict[tuple[str, str], Any]:

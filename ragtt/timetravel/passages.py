@@ -53,12 +53,15 @@ class PassagePair(_Result):
 
     def __repr__(self) -> str:
         edits = sum(op != "equal" for op, _ in self.runs)
-        return (f"PassagePair({self.source}, {_get(self.left, 'chunk_id', '')[:10]} -> "
-                f"{_get(self.right, 'chunk_id', '')[:10]}, similarity {self.similarity:.2f}, {edits} edit runs)")
+        return (
+            f"PassagePair({self.source}, {_get(self.left, 'chunk_id', '')[:10]} -> "
+            f"{_get(self.right, 'chunk_id', '')[:10]}, similarity {self.similarity:.2f}, {edits} edit runs)"
+        )
 
 
-def pair_passages(left_chunks: Sequence[Any], right_chunks: Sequence[Any],
-                  threshold: float = DEFAULT_THRESHOLD) -> list[PassagePair]:
+def pair_passages(
+    left_chunks: Sequence[Any], right_chunks: Sequence[Any], threshold: float = DEFAULT_THRESHOLD
+) -> list[PassagePair]:
     """Pairs of (then, now) chunks of the same source with ``similarity >= threshold``.
 
     A chunk is any object with ``source`` and ``text`` attributes (``DiffChunk``,
@@ -99,9 +102,15 @@ def pair_passages(left_chunks: Sequence[Any], right_chunks: Sequence[Any],
         used_right.add(j)
         chosen.append((i, j, score))
     chosen.sort()
-    return [PassagePair(left_chunks[i], right_chunks[j], round(score, 4),
-                        word_runs(_get(left_chunks[i], "text"), _get(right_chunks[j], "text")))
-            for i, j, score in chosen]
+    return [
+        PassagePair(
+            left_chunks[i],
+            right_chunks[j],
+            round(score, 4),
+            word_runs(_get(left_chunks[i], "text"), _get(right_chunks[j], "text")),
+        )
+        for i, j, score in chosen
+    ]
 
 
 def similarity(a: str, b: str) -> float:
@@ -125,8 +134,14 @@ def word_runs(a: str, b: str) -> list[tuple[str, str]]:
     pending_new: list[str] = []
     opcodes = matcher.get_opcodes()
     for k, (tag, i1, i2, j1, j2) in enumerate(opcodes):
-        bridge = (tag == "equal" and i2 - i1 <= _BRIDGE_WORDS and bool(pending_old) and bool(pending_new)
-                  and k + 1 < len(opcodes) and opcodes[k + 1][0] == "replace")
+        bridge = (
+            tag == "equal"
+            and i2 - i1 <= _BRIDGE_WORDS
+            and bool(pending_old)
+            and bool(pending_new)
+            and k + 1 < len(opcodes)
+            and opcodes[k + 1][0] == "replace"
+        )
         if tag != "equal" or bridge:
             pending_old += old[i1:i2]
             pending_new += new[j1:j2]

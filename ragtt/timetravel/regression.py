@@ -49,8 +49,12 @@ class GoldenQuery(_Result):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GoldenQuery:
-        return cls(str(data["text"]), list(data["expected_sources"]), list(data["expected_chunk_ids"]),
-                   [GoldenPassage.from_dict(p) for p in data.get("expected_passages") or []])
+        return cls(
+            str(data["text"]),
+            list(data["expected_sources"]),
+            list(data["expected_chunk_ids"]),
+            [GoldenPassage.from_dict(p) for p in data.get("expected_passages") or []],
+        )
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,14 @@ class GoldenSuite(_Result):
     def load(cls, path: str | Path) -> GoldenSuite:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
-            return cls(name=data["name"], created_at=data["created_at"], index_version=int(data["index_version"]),
-                       config_id=data["config_id"], plan=data["plan"],
-                       queries=[GoldenQuery.from_dict(q) for q in data["queries"]])
+            return cls(
+                name=data["name"],
+                created_at=data["created_at"],
+                index_version=int(data["index_version"]),
+                config_id=data["config_id"],
+                plan=data["plan"],
+                queries=[GoldenQuery.from_dict(q) for q in data["queries"]],
+            )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigError(f"cannot read golden suite {path}: {exc}") from None
 
@@ -113,21 +122,32 @@ class RegressionReport(_Result):
 
     def to_text(self) -> str:
         failed = [o for o in self.outcomes if o.status != "pass"]
-        lines = [f"golden suite {self.suite!r} at v{self.index_version}: {len(self.outcomes) - len(failed)} of "
-                 f"{len(self.outcomes)} passed (threshold {self.threshold}, match {self.match}); exit {self.exit_code}"]
+        lines = [
+            f"golden suite {self.suite!r} at v{self.index_version}: {len(self.outcomes) - len(failed)} of "
+            f"{len(self.outcomes)} passed (threshold {self.threshold}, match {self.match}); exit {self.exit_code}"
+        ]
         if self.match != "sources" and any(o.gated_on == "sources" for o in self.outcomes):
-            lines.append("  note: queries captured without passages gate on source recall; recapture the suite "
-                         "to gate on passages")
+            lines.append(
+                "  note: queries captured without passages gate on source recall; recapture the suite "
+                "to gate on passages"
+            )
         for o in self.outcomes:
             if o.status == "error":
                 lines.append(f"  ERROR {o.text!r}: {o.error}")
                 continue
-            recalls = ", ".join(f"{name} recall {_fmt(value)}" + ("*" if name == o.gated_on else "")
-                                for name, value in (("passage", o.passage_recall), ("chunk", o.chunk_recall),
-                                                    ("source", o.source_recall)))
+            recalls = ", ".join(
+                f"{name} recall {_fmt(value)}" + ("*" if name == o.gated_on else "")
+                for name, value in (
+                    ("passage", o.passage_recall),
+                    ("chunk", o.chunk_recall),
+                    ("source", o.source_recall),
+                )
+            )
             gated = {"passages": "passage", "chunks": "chunk", "sources": "source"}[o.gated_on]
-            lines.append(f"  {o.status.upper():<4} {o.text!r}: {recalls} (* gated: {gated} recall)"
-                         + (f"; missing sources {', '.join(o.missing_sources)}" if o.missing_sources else ""))
+            lines.append(
+                f"  {o.status.upper():<4} {o.text!r}: {recalls} (* gated: {gated} recall)"
+                + (f"; missing sources {', '.join(o.missing_sources)}" if o.missing_sources else "")
+            )
             if o.status == "fail":
                 lines += [f"       missing passage {p}" for p in o.missing_passages]
                 lines += [f"       replaced by {p}" for p in o.replaced_by]
@@ -139,23 +159,45 @@ class RegressionReport(_Result):
     def frame(self) -> pl.DataFrame:
         import polars as pl
 
-        columns = ("text", "status", "gated_on", "passage_recall", "chunk_recall", "source_recall", "query_id",
-                   "error")
-        return pl.DataFrame([{k: getattr(o, k) for k in columns} for o in self.outcomes],
-                            schema={"text": pl.String, "status": pl.String, "gated_on": pl.String,
-                                    "passage_recall": pl.Float64, "chunk_recall": pl.Float64,
-                                    "source_recall": pl.Float64, "query_id": pl.String, "error": pl.String},
-                            orient="row")
+        columns = ("text", "status", "gated_on", "passage_recall", "chunk_recall", "source_recall", "query_id", "error")
+        return pl.DataFrame(
+            [{k: getattr(o, k) for k in columns} for o in self.outcomes],
+            schema={
+                "text": pl.String,
+                "status": pl.String,
+                "gated_on": pl.String,
+                "passage_recall": pl.Float64,
+                "chunk_recall": pl.Float64,
+                "source_recall": pl.Float64,
+                "query_id": pl.String,
+                "error": pl.String,
+            },
+            orient="row",
+        )
 
     def _repr_html_(self) -> str:
-        rows = [(o.status, o.text, o.gated_on, _fmt(o.passage_recall), _fmt(o.chunk_recall), _fmt(o.source_recall),
-                 o.error or "; ".join([f"missing {p}" for p in o.missing_passages]
-                                      + [f"replaced by {p}" for p in o.replaced_by]
-                                      + [f"missing source {s}" for s in o.missing_sources]))
-                for o in self.outcomes]
-        return (f"{STYLE}{BOX}<b>Regression</b> {esc(self.suite)} exit {self.exit_code}"
-                + table(["status", "query", "gated on", "passage recall", "chunk recall", "source recall", "detail"],
-                        rows) + "</div>")
+        rows = [
+            (
+                o.status,
+                o.text,
+                o.gated_on,
+                _fmt(o.passage_recall),
+                _fmt(o.chunk_recall),
+                _fmt(o.source_recall),
+                o.error
+                or "; ".join(
+                    [f"missing {p}" for p in o.missing_passages]
+                    + [f"replaced by {p}" for p in o.replaced_by]
+                    + [f"missing source {s}" for s in o.missing_sources]
+                ),
+            )
+            for o in self.outcomes
+        ]
+        return (
+            f"{STYLE}{BOX}<b>Regression</b> {esc(self.suite)} exit {self.exit_code}"
+            + table(["status", "query", "gated on", "passage recall", "chunk recall", "source recall", "detail"], rows)
+            + "</div>"
+        )
 
 
 class Regression:
@@ -164,8 +206,9 @@ class Regression:
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
 
-    def capture(self, queries: list[str], name: str, *, top_k: int | None = None,
-                mode: str | None = None, at: At | None = None) -> GoldenSuite:
+    def capture(
+        self, queries: list[str], name: str, *, top_k: int | None = None, mode: str | None = None, at: At | None = None
+    ) -> GoldenSuite:
         """Record what ``queries`` retrieve now (or ``at`` a past version, label or datetime)."""
         if isinstance(queries, str) or not queries:
             raise ConfigError("capture takes a non-empty list of query strings")
@@ -174,13 +217,19 @@ class Regression:
         golden = []
         for text in queries:
             _, result = self._run(text, plan, version)
-            golden.append(GoldenQuery(text, sorted({c.source for c in result}), [c.chunk_id for c in result],
-                                      [GoldenPassage.from_chunk(c) for c in result]))
-        return GoldenSuite(name, format_ts(utc_now()), version, self._ctx.config.config_id,
-                           plan.to_dict(), golden)
+            golden.append(
+                GoldenQuery(
+                    text,
+                    sorted({c.source for c in result}),
+                    [c.chunk_id for c in result],
+                    [GoldenPassage.from_chunk(c) for c in result],
+                )
+            )
+        return GoldenSuite(name, format_ts(utc_now()), version, self._ctx.config.config_id, plan.to_dict(), golden)
 
-    def run(self, suite: GoldenSuite | str | Path, threshold: float = 0.8,
-            match: float | str = DEFAULT_MATCH) -> RegressionReport:
+    def run(
+        self, suite: GoldenSuite | str | Path, threshold: float = 0.8, match: float | str = DEFAULT_MATCH
+    ) -> RegressionReport:
         """Re-ask the suite at the latest version; ``match`` picks the gate (see the module docstring)."""
         if not isinstance(suite, GoldenSuite):
             suite = GoldenSuite.load(suite)
@@ -196,15 +245,26 @@ class Regression:
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 outcomes.append(QueryOutcome(golden.text, "error", None, None, [], None, reason, gated_on=gate))
-        report = RegressionReport(suite.name, self._ctx.version, threshold, outcomes,
-                                  similarity if gate == "passages" else gate)
+        report = RegressionReport(
+            suite.name, self._ctx.version, threshold, outcomes, similarity if gate == "passages" else gate
+        )
         from ragtt.events import types as ev
         from ragtt.events.store import Event
 
-        self._ctx.log.append(Event(ev.REGRESSION_COMPLETED, {
-            "suite": suite.name, "threshold": threshold, "exit_code": report.exit_code,
-            "passed": sum(o.status == "pass" for o in outcomes), "total": len(outcomes), "match": report.match,
-        }, index_version=report.index_version))
+        self._ctx.log.append(
+            Event(
+                ev.REGRESSION_COMPLETED,
+                {
+                    "suite": suite.name,
+                    "threshold": threshold,
+                    "exit_code": report.exit_code,
+                    "passed": sum(o.status == "pass" for o in outcomes),
+                    "total": len(outcomes),
+                    "match": report.match,
+                },
+                index_version=report.index_version,
+            )
+        )
         return report
 
     def _run(self, text: str, plan: RetrievalPlan, version: int | None = None) -> tuple[str, list[Any]]:
@@ -213,12 +273,20 @@ class Regression:
 
         query_id = time_ordered_id()
         run = execute(self._ctx, text, plan, self._ctx.version if version is None else version, generate=False)
-        record(self._ctx, run, query_id, prefix="", config_id=self._ctx.config.config_id,
-               extra={"purpose": "regression"})
+        record(
+            self._ctx, run, query_id, prefix="", config_id=self._ctx.config.config_id, extra={"purpose": "regression"}
+        )
         return query_id, run.chunks
 
-    def _score(self, golden: GoldenQuery, plan: RetrievalPlan, threshold: float, gate: str,
-               similarity: float, texts: dict[str, str | None]) -> QueryOutcome:
+    def _score(
+        self,
+        golden: GoldenQuery,
+        plan: RetrievalPlan,
+        threshold: float,
+        gate: str,
+        similarity: float,
+        texts: dict[str, str | None],
+    ) -> QueryOutcome:
         query_id, chunks = self._run(golden.text, plan)
 
         def source_text(source: str) -> str | None:
@@ -229,24 +297,38 @@ class Regression:
         return score_query(golden, chunks, query_id, threshold, gate, source_text, similarity)
 
 
-def score_query(golden: GoldenQuery, chunks: list[Any], query_id: str | None, threshold: float, gate: str,
-                source_text: Callable[[str], str | None], similarity: float = DEFAULT_MATCH) -> QueryOutcome:
+def score_query(
+    golden: GoldenQuery,
+    chunks: list[Any],
+    query_id: str | None,
+    threshold: float,
+    gate: str,
+    source_text: Callable[[str], str | None],
+    similarity: float = DEFAULT_MATCH,
+) -> QueryOutcome:
     """One golden query's outcome from what it retrieved now."""
     sources = {c.source for c in chunks}
     source_recall = _recall(golden.expected_sources, sources)
     chunk_recall = _recall(golden.expected_chunk_ids, {c.chunk_id for c in chunks})
-    passages = (score_passages(golden.expected_passages, chunks, source_text, similarity)
-                if golden.expected_passages else None)
+    passages = (
+        score_passages(golden.expected_passages, chunks, source_text, similarity) if golden.expected_passages else None
+    )
     if gate == "passages" and passages is None:
         gate = "sources"  # captured before passages were recorded: the old gate
-    recall = {"passages": passages.recall if passages else None, "chunks": chunk_recall,
-              "sources": source_recall}[gate]
+    recall = {"passages": passages.recall if passages else None, "chunks": chunk_recall, "sources": source_recall}[gate]
     assert recall is not None
-    return QueryOutcome(golden.text, "pass" if recall >= threshold else "fail", source_recall, chunk_recall,
-                        sorted(set(golden.expected_sources) - sources), query_id,
-                        passage_recall=passages.recall if passages else None, gated_on=gate,
-                        missing_passages=passages.missing if passages else [],
-                        replaced_by=passages.replaced_by if passages else [])
+    return QueryOutcome(
+        golden.text,
+        "pass" if recall >= threshold else "fail",
+        source_recall,
+        chunk_recall,
+        sorted(set(golden.expected_sources) - sources),
+        query_id,
+        passage_recall=passages.recall if passages else None,
+        gated_on=gate,
+        missing_passages=passages.missing if passages else [],
+        replaced_by=passages.replaced_by if passages else [],
+    )
 
 
 def resolve_match(match: float | str) -> tuple[str, float]:
@@ -257,8 +339,9 @@ def resolve_match(match: float | str) -> tuple[str, float]:
         try:
             match = float(match)
         except ValueError:
-            raise ConfigError(f"match must be a similarity in (0, 1] or one of {', '.join(GATES)}; "
-                              f"got {match!r}") from None
+            raise ConfigError(
+                f"match must be a similarity in (0, 1] or one of {', '.join(GATES)}; got {match!r}"
+            ) from None
     if isinstance(match, bool) or not isinstance(match, int | float) or not 0 < match <= 1:
         raise ConfigError(f"match must be a similarity in (0, 1] or one of {', '.join(GATES)}; got {match!r}")
     return "passages", float(match)

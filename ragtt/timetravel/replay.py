@@ -24,19 +24,31 @@ def replay(ctx: Context, query_id: str, *, generate: bool = False) -> ReplayResu
         raise ReplayError(
             f"query {query_id} searched table {original.plan.table_name!r}; this project is open on "
             f"{ctx.config.table_name!r}. Reopen it with PipelineConfig(table_name="
-            f"{original.plan.table_name!r}) to replay it")
+            f"{original.plan.table_name!r}) to replay it"
+        )
     # Never the live index: the version and plan are the recorded ones, or nothing.
     run = execute(ctx, original.query, original.plan, original.index_version, generate=generate)
     matches = same_retrieval(original.chunks, run.chunks)
-    return _finish(ctx, run, original_query_id=query_id, matches=matches, config_id=original.config_id,
-                   extra={"original_query_id": query_id, "matches_original": matches})
+    return _finish(
+        ctx,
+        run,
+        original_query_id=query_id,
+        matches=matches,
+        config_id=original.config_id,
+        extra={"original_query_id": query_id, "matches_original": matches},
+    )
 
 
-def replay_text(ctx: Context, text: str, version: int, plan: RetrievalPlan, *, generate: bool,
-                at: Any) -> ReplayResult:
+def replay_text(ctx: Context, text: str, version: int, plan: RetrievalPlan, *, generate: bool, at: Any) -> ReplayResult:
     run = execute(ctx, text, plan, version, generate=generate)
-    return _finish(ctx, run, original_query_id="", matches=False, config_id=ctx.config.config_id,
-                   extra={"original_query_id": None, "at": str(at)})
+    return _finish(
+        ctx,
+        run,
+        original_query_id="",
+        matches=False,
+        config_id=ctx.config.config_id,
+        extra={"original_query_id": None, "at": str(at)},
+    )
 
 
 def same_retrieval(logged: list[dict[str, Any]], chunks: list[RetrievedChunk]) -> bool:
@@ -46,13 +58,21 @@ def same_retrieval(logged: list[dict[str, Any]], chunks: list[RetrievedChunk]) -
     return all(abs(float(a["score"]) - b.score) <= SCORE_TOLERANCE for a, b in zip(logged, chunks, strict=True))
 
 
-def _finish(ctx: Context, run: Run, *, original_query_id: str, matches: bool, config_id: str,
-            extra: dict[str, Any]) -> ReplayResult:
+def _finish(
+    ctx: Context, run: Run, *, original_query_id: str, matches: bool, config_id: str, extra: dict[str, Any]
+) -> ReplayResult:
     replay_id = time_ordered_id()
     record(ctx, run, replay_id, prefix="replay.", config_id=config_id, extra=extra)
     gen = run.generation
     return ReplayResult(
-        query_id=replay_id, text=run.query, index_version=run.index_version, config_id=config_id,
-        chunks=run.chunks, answer=gen.answer if gen else None, model=gen.model if gen else None,
-        latency_ms=run.latency_ms, original_query_id=original_query_id, matches_original=matches,
+        query_id=replay_id,
+        text=run.query,
+        index_version=run.index_version,
+        config_id=config_id,
+        chunks=run.chunks,
+        answer=gen.answer if gen else None,
+        model=gen.model if gen else None,
+        latency_ms=run.latency_ms,
+        original_query_id=original_query_id,
+        matches_original=matches,
     )

@@ -48,8 +48,11 @@ def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, gene
     retrieved = time.perf_counter()
     generation = ctx.generator.generate(query, chunks) if generate else None
     done = time.perf_counter()
-    timings = {"embed": (embedded - started) * 1e3, "retrieve": (retrieved - embedded) * 1e3,
-               "generate": (done - retrieved) * 1e3}
+    timings = {
+        "embed": (embedded - started) * 1e3,
+        "retrieve": (retrieved - embedded) * 1e3,
+        "generate": (done - retrieved) * 1e3,
+    }
     return Run(query, version, plan, chunks, generation, (done - started) * 1e3, timings)
 
 
@@ -57,38 +60,89 @@ def _to_chunk(hit: Hit, rank: int) -> RetrievedChunk:
     row = hit.row
     regions = [Region(r["page"], r["x0"], r["y0"], r["x1"], r["y1"]) for r in row.get("regions") or []]
     return RetrievedChunk(
-        chunk_id=row["chunk_id"], doc_id=row["doc_id"], source=row["source"], text=row["text"], rank=rank,
-        score=float(hit.score), scores={k: float(v) for k, v in hit.scores.items()},
-        charspan=(int(row["char_start"]), int(row["char_end"])), regions=regions,
+        chunk_id=row["chunk_id"],
+        doc_id=row["doc_id"],
+        source=row["source"],
+        text=row["text"],
+        rank=rank,
+        score=float(hit.score),
+        scores={k: float(v) for k, v in hit.scores.items()},
+        charspan=(int(row["char_start"]), int(row["char_end"])),
+        regions=regions,
     )
 
 
-def record(ctx: Context, run: Run, query_id: str, *, prefix: str, config_id: str,
-           extra: dict[str, Any]) -> None:
+def record(ctx: Context, run: Run, query_id: str, *, prefix: str, config_id: str, extra: dict[str, Any]) -> None:
     """Write the run's events (``{prefix}query.received`` ... ``{prefix}query.completed``) atomically."""
     now = utc_now()
     v = run.index_version
-    chunks = [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "source": c.source, "rank": c.rank,
-               "score": c.score, "scores": c.scores, "charspan": list(c.charspan)} for c in run.chunks]
+    chunks = [
+        {
+            "chunk_id": c.chunk_id,
+            "doc_id": c.doc_id,
+            "source": c.source,
+            "rank": c.rank,
+            "score": c.score,
+            "scores": c.scores,
+            "charspan": list(c.charspan),
+        }
+        for c in run.chunks
+    ]
     events = [
         Event(prefix + ev.QUERY_RECEIVED, {"text": run.query, **extra}, query_id=query_id, index_version=v, ts=now),
-        Event(prefix + ev.RETRIEVAL_EXECUTED, {
-            "index_version": v, "config_id": config_id, "plan": run.plan.to_dict(),
-            "query": run.query, "chunks": chunks, "retrieve_ms": run.timings_ms["retrieve"],
-        }, query_id=query_id, index_version=v, ts=now),
-        Event(prefix + ev.CONTEXT_ASSEMBLED, {
-            "chunk_ids": [c.chunk_id for c in run.chunks],
-            "chars": sum(len(c.text) for c in run.chunks),
-        }, query_id=query_id, index_version=v, ts=now),
+        Event(
+            prefix + ev.RETRIEVAL_EXECUTED,
+            {
+                "index_version": v,
+                "config_id": config_id,
+                "plan": run.plan.to_dict(),
+                "query": run.query,
+                "chunks": chunks,
+                "retrieve_ms": run.timings_ms["retrieve"],
+            },
+            query_id=query_id,
+            index_version=v,
+            ts=now,
+        ),
+        Event(
+            prefix + ev.CONTEXT_ASSEMBLED,
+            {
+                "chunk_ids": [c.chunk_id for c in run.chunks],
+                "chars": sum(len(c.text) for c in run.chunks),
+            },
+            query_id=query_id,
+            index_version=v,
+            ts=now,
+        ),
     ]
     if run.generation is not None:
-        events.append(Event(prefix + ev.GENERATION_EXECUTED, {
-            "model": run.generation.model, "answer": run.generation.answer, "usage": run.generation.usage,
-            "generate_ms": run.timings_ms["generate"],
-        }, query_id=query_id, index_version=v, ts=now))
-    events.append(Event(prefix + ev.QUERY_COMPLETED, {
-        "latency_ms": run.latency_ms, "timings_ms": run.timings_ms, **extra,
-    }, query_id=query_id, index_version=v, ts=now))
+        events.append(
+            Event(
+                prefix + ev.GENERATION_EXECUTED,
+                {
+                    "model": run.generation.model,
+                    "answer": run.generation.answer,
+                    "usage": run.generation.usage,
+                    "generate_ms": run.timings_ms["generate"],
+                },
+                query_id=query_id,
+                index_version=v,
+                ts=now,
+            )
+        )
+    events.append(
+        Event(
+            prefix + ev.QUERY_COMPLETED,
+            {
+                "latency_ms": run.latency_ms,
+                "timings_ms": run.timings_ms,
+                **extra,
+            },
+            query_id=query_id,
+            index_version=v,
+            ts=now,
+        )
+    )
     ctx.log.append_many(events)
 
 
@@ -129,8 +183,11 @@ def load_run(ctx: Context, query_id: str) -> LoggedRun:
     completed = by_type.get(ev.QUERY_COMPLETED)
     payload = retrieval.payload
     return LoggedRun(
-        query_id=query_id, query=payload["query"], index_version=int(payload["index_version"]),
-        plan=RetrievalPlan.from_dict(payload["plan"]), config_id=payload["config_id"],
+        query_id=query_id,
+        query=payload["query"],
+        index_version=int(payload["index_version"]),
+        plan=RetrievalPlan.from_dict(payload["plan"]),
+        config_id=payload["config_id"],
         chunks=payload["chunks"],
         answer=generation.payload["answer"] if generation else None,
         model=generation.payload["model"] if generation else None,

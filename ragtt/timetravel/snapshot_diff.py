@@ -48,13 +48,17 @@ class SnapshotDiff(_Result):
         return [s.source for s in self.sources if s.status == "changed"]
 
     def to_text(self) -> str:
-        lines = [f"snapshot diff {self._span()}: "
-                 f"{len(self.documents_added)} added, {len(self.documents_changed)} changed, "
-                 f"{len(self.documents_removed)} removed"]
+        lines = [
+            f"snapshot diff {self._span()}: "
+            f"{len(self.documents_added)} added, {len(self.documents_changed)} changed, "
+            f"{len(self.documents_removed)} removed"
+        ]
         for s in self.sources:
             if s.status != "unchanged":
-                lines.append(f"  {s.status:<8} {s.source}: +{len(s.chunks_added)} -{len(s.chunks_removed)} "
-                             f"={s.chunks_kept} chunks")
+                lines.append(
+                    f"  {s.status:<8} {s.source}: +{len(s.chunks_added)} -{len(s.chunks_removed)} "
+                    f"={s.chunks_kept} chunks"
+                )
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -64,16 +68,37 @@ class SnapshotDiff(_Result):
         import polars as pl
 
         return pl.DataFrame(
-            [{"source": s.source, "status": s.status, "chunks_added": len(s.chunks_added),
-              "chunks_removed": len(s.chunks_removed), "chunks_kept": s.chunks_kept} for s in self.sources],
-            schema={"source": pl.String, "status": pl.String, "chunks_added": pl.Int64,
-                    "chunks_removed": pl.Int64, "chunks_kept": pl.Int64}, orient="row")
+            [
+                {
+                    "source": s.source,
+                    "status": s.status,
+                    "chunks_added": len(s.chunks_added),
+                    "chunks_removed": len(s.chunks_removed),
+                    "chunks_kept": s.chunks_kept,
+                }
+                for s in self.sources
+            ],
+            schema={
+                "source": pl.String,
+                "status": pl.String,
+                "chunks_added": pl.Int64,
+                "chunks_removed": pl.Int64,
+                "chunks_kept": pl.Int64,
+            },
+            orient="row",
+        )
 
     def _repr_html_(self) -> str:
-        rows = [(s.status, s.source, len(s.chunks_added), len(s.chunks_removed), s.chunks_kept)
-                for s in self.sources if s.status != "unchanged"]
-        return (f"{STYLE}{BOX}<b>Snapshot diff</b> {esc(self._span())}"
-                + table(["status", "source", "+chunks", "-chunks", "kept"], rows) + "</div>")
+        rows = [
+            (s.status, s.source, len(s.chunks_added), len(s.chunks_removed), s.chunks_kept)
+            for s in self.sources
+            if s.status != "unchanged"
+        ]
+        return (
+            f"{STYLE}{BOX}<b>Snapshot diff</b> {esc(self._span())}"
+            + table(["status", "source", "+chunks", "-chunks", "kept"], rows)
+            + "</div>"
+        )
 
 
 def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
@@ -91,8 +116,9 @@ def snapshot_diff(ctx: Context, a: At, b: At) -> SnapshotDiff:
             status = "removed"
         else:
             status = "unchanged" if before == after else "changed"
-        changes.append(SourceChange(source, status, sorted(after - before), sorted(before - after),
-                                    len(before & after)))
+        changes.append(
+            SourceChange(source, status, sorted(after - before), sorted(before - after), len(before & after))
+        )
     return SnapshotDiff(left_v, right_v, changes, version_labels(ctx))
 
 

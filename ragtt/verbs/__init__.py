@@ -123,8 +123,10 @@ def _rows(frame: Any) -> list[dict[str, Any]]:
 
 def result_text(result: Any) -> str:
     """A QueryResult or ReplayResult as the CLI prints it."""
-    lines = [f"{type(result).__name__} {result.query_id} at index version {result.index_version} "
-             f"({result.latency_ms:.1f} ms)"]
+    lines = [
+        f"{type(result).__name__} {result.query_id} at index version {result.index_version} "
+        f"({result.latency_ms:.1f} ms)"
+    ]
     if getattr(result, "original_query_id", ""):
         verdict = "matches" if result.matches_original else "DIFFERS FROM"
         lines.append(f"  replay {verdict} original {result.original_query_id}")
@@ -138,13 +140,17 @@ def result_text(result: Any) -> str:
 
 
 def _events_text(frame: Any) -> str:
-    return "\n".join(f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  "
-                     f"{r['query_id'] or r['doc_id'] or ''}" for r in frame.iter_rows(named=True))
+    return "\n".join(
+        f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
+        for r in frame.iter_rows(named=True)
+    )
 
 
 def _trace_text(frame: Any) -> str:
-    return "\n".join(f"{r['ts']:%Y-%m-%d %H:%M:%S.%f}  v{r['index_version']}  {r['type']:<32} {r['payload'][:100]}"
-                     for r in frame.iter_rows(named=True))
+    return "\n".join(
+        f"{r['ts']:%Y-%m-%d %H:%M:%S.%f}  v{r['index_version']}  {r['type']:<32} {r['payload'][:100]}"
+        for r in frame.iter_rows(named=True)
+    )
 
 
 def _snapshots_text(snaps: Any) -> str:
@@ -187,8 +193,14 @@ def _suite_text(suite: Any) -> str:
 
 
 # Arguments several verbs share, declared once.
-TOP_K = Arg("top_k", int, "how many chunks to retrieve (default: the project's config)", flags=("--top-k",),
-            minimum=1, maximum=MAX_TOP_K)
+TOP_K = Arg(
+    "top_k",
+    int,
+    "how many chunks to retrieve (default: the project's config)",
+    flags=("--top-k",),
+    minimum=1,
+    maximum=MAX_TOP_K,
+)
 MODE = Arg("mode", str, "retrieval mode (default: the project's config)", flags=("--mode",), choices=MODES)
 QUERY_ID = Arg("query_id", str, "id of a logged query or replay", required=True, flags=("--query-id",))
 LEFT = Arg("left", str, "query or replay id on the left", required=True, flags=("--left",))
@@ -207,116 +219,314 @@ def verb(v: Verb) -> Verb:
     return v
 
 
-verb(Verb(
-    "ingest", "ingest files and folders (a folder is mirrored), or in-memory texts, in one index version",
-    (Arg("paths", list[str], "files and folders to ingest", default=[]),
-     Arg("texts", dict[str, str], "in-memory sources: {source name: text}", default={},
-         fronts=frozenset({"rest", "mcp"})),
-     Arg("prune", bool | None, "remove indexed sources absent from the input (default: only for folder-only "
-         "input)", flags=("--prune",)),
-     Arg("follow_symlinks", bool, "also ingest files that symlinks inside a folder point to outside it",
-         default=False, flags=("--follow-symlinks",))),
-    _ingest, _dict, repr, route=("POST", "/ingest"), writes_index=True, creates=True,
-    exit_code=lambda report: 1 if report.failed else 0))
+verb(
+    Verb(
+        "ingest",
+        "ingest files and folders (a folder is mirrored), or in-memory texts, in one index version",
+        (
+            Arg("paths", list[str], "files and folders to ingest", default=[]),
+            Arg(
+                "texts",
+                dict[str, str],
+                "in-memory sources: {source name: text}",
+                default={},
+                fronts=frozenset({"rest", "mcp"}),
+            ),
+            Arg(
+                "prune",
+                bool | None,
+                "remove indexed sources absent from the input (default: only for folder-only input)",
+                flags=("--prune",),
+            ),
+            Arg(
+                "follow_symlinks",
+                bool,
+                "also ingest files that symlinks inside a folder point to outside it",
+                default=False,
+                flags=("--follow-symlinks",),
+            ),
+        ),
+        _ingest,
+        _dict,
+        repr,
+        route=("POST", "/ingest"),
+        writes_index=True,
+        creates=True,
+        exit_code=lambda report: 1 if report.failed else 0,
+    )
+)
 
-verb(Verb(
-    "query", "retrieve (and answer) at the latest index version",
-    (Arg("text", str, "the question", required=True), TOP_K, MODE,
-     Arg("generate", bool, "also generate an answer", default=True, flags=("--generate",))),
-    lambda p, a: p.query(a["text"], top_k=a["top_k"], mode=a["mode"], generate=a["generate"]),
-    _dict, result_text, route=("POST", "/query")))
+verb(
+    Verb(
+        "query",
+        "retrieve (and answer) at the latest index version",
+        (
+            Arg("text", str, "the question", required=True),
+            TOP_K,
+            MODE,
+            Arg("generate", bool, "also generate an answer", default=True, flags=("--generate",)),
+        ),
+        lambda p, a: p.query(a["text"], top_k=a["top_k"], mode=a["mode"], generate=a["generate"]),
+        _dict,
+        result_text,
+        route=("POST", "/query"),
+    )
+)
 
-verb(Verb(
-    "replay", "re-run a logged query against the exact version and plan it ran with",
-    (QUERY_ID, Arg("generate", bool, "also generate an answer", default=False, flags=("--generate",))),
-    lambda p, a: p.replay(a["query_id"], generate=a["generate"]),
-    _dict, result_text, route=("POST", "/replay")))
+verb(
+    Verb(
+        "replay",
+        "re-run a logged query against the exact version and plan it ran with",
+        (QUERY_ID, Arg("generate", bool, "also generate an answer", default=False, flags=("--generate",))),
+        lambda p, a: p.replay(a["query_id"], generate=a["generate"]),
+        _dict,
+        result_text,
+        route=("POST", "/replay"),
+    )
+)
 
-verb(Verb(
-    "replay_as_of", "run a text against the index as it was at a version, snapshot label or datetime",
-    (Arg("text", str, "the question", required=True, flags=("--text",)),
-     Arg("at", At, "version number, snapshot label, or ISO datetime", required=True, flags=("--at", "--as-of")),
-     TOP_K, MODE, Arg("generate", bool, "also generate an answer", default=False, flags=("--generate",))),
-    lambda p, a: p.replay_text(a["text"], at=a["at"], top_k=a["top_k"], mode=a["mode"], generate=a["generate"]),
-    _dict, result_text, route=("POST", "/replay/as-of"), cli_name="replay"))
+verb(
+    Verb(
+        "replay_as_of",
+        "run a text against the index as it was at a version, snapshot label or datetime",
+        (
+            Arg("text", str, "the question", required=True, flags=("--text",)),
+            Arg("at", At, "version number, snapshot label, or ISO datetime", required=True, flags=("--at", "--as-of")),
+            TOP_K,
+            MODE,
+            Arg("generate", bool, "also generate an answer", default=False, flags=("--generate",)),
+        ),
+        lambda p, a: p.replay_text(a["text"], at=a["at"], top_k=a["top_k"], mode=a["mode"], generate=a["generate"]),
+        _dict,
+        result_text,
+        route=("POST", "/replay/as-of"),
+        cli_name="replay",
+    )
+)
 
-verb(Verb(
-    "diff", "diff two queries or replays", (LEFT, RIGHT),
-    lambda p, a: p.diff(a["left"], a["right"]), _dict, _text,
-    route=("POST", "/diff"), html=lambda r: str(r.to_html()), html_route="/diff/{left}/{right}/html"))
+verb(
+    Verb(
+        "diff",
+        "diff two queries or replays",
+        (LEFT, RIGHT),
+        lambda p, a: p.diff(a["left"], a["right"]),
+        _dict,
+        _text,
+        route=("POST", "/diff"),
+        html=lambda r: str(r.to_html()),
+        html_route="/diff/{left}/{right}/html",
+    )
+)
 
-verb(Verb(
-    "trace", "every event of one query or replay", (Arg("query_id", str, "query or replay id", required=True),),
-    lambda p, a: p.trace(a["query_id"]), _rows, _trace_text, route=("GET", "/query/{query_id}")))
+verb(
+    Verb(
+        "trace",
+        "every event of one query or replay",
+        (Arg("query_id", str, "query or replay id", required=True),),
+        lambda p, a: p.trace(a["query_id"]),
+        _rows,
+        _trace_text,
+        route=("GET", "/query/{query_id}"),
+    )
+)
+
 
 def _utc(when: datetime | None) -> datetime | None:
     return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when  # naive means UTC
 
 
-verb(Verb(
-    "events", "the event log, oldest first",
-    (Arg("type", list[str], "only these event types (repeatable)", default=[], flags=("--type",)),
-     Arg("query_id", str, "only the events of this query or replay", flags=("--query-id",)),
-     Arg("since", datetime, "only events at or after this ISO datetime (UTC if no offset)", flags=("--since",)),
-     Arg("until", datetime, "only events at or before this ISO datetime (UTC if no offset)", flags=("--until",))),
-    lambda p, a: p.events.frame(types=a["type"] or None, query_id=a["query_id"], since=_utc(a["since"]),
-                                until=_utc(a["until"])),
-    _rows, _events_text, route=("GET", "/events")))
+verb(
+    Verb(
+        "events",
+        "the event log, oldest first",
+        (
+            Arg("type", list[str], "only these event types (repeatable)", default=[], flags=("--type",)),
+            Arg("query_id", str, "only the events of this query or replay", flags=("--query-id",)),
+            Arg("since", datetime, "only events at or after this ISO datetime (UTC if no offset)", flags=("--since",)),
+            Arg("until", datetime, "only events at or before this ISO datetime (UTC if no offset)", flags=("--until",)),
+        ),
+        lambda p, a: p.events.frame(
+            types=a["type"] or None, query_id=a["query_id"], since=_utc(a["since"]), until=_utc(a["until"])
+        ),
+        _rows,
+        _events_text,
+        route=("GET", "/events"),
+    )
+)
 
-verb(Verb(
-    "snapshot", "tag the latest index version with a label",
-    (Arg("label", str, "letters, digits, '.', '-', '_'; with if_changed may hold {ts} and {version}", required=True),
-     Arg("if_changed", bool, "only if no snapshot names the latest version (for cron and CI); never collides",
-         default=False, flags=("--if-changed",))),
-    _snapshot, _snapshot_json, _snapshot_text, route=("POST", "/snapshot"), writes_index=True))
+verb(
+    Verb(
+        "snapshot",
+        "tag the latest index version with a label",
+        (
+            Arg(
+                "label",
+                str,
+                "letters, digits, '.', '-', '_'; with if_changed may hold {ts} and {version}",
+                required=True,
+            ),
+            Arg(
+                "if_changed",
+                bool,
+                "only if no snapshot names the latest version (for cron and CI); never collides",
+                default=False,
+                flags=("--if-changed",),
+            ),
+        ),
+        _snapshot,
+        _snapshot_json,
+        _snapshot_text,
+        route=("POST", "/snapshot"),
+        writes_index=True,
+    )
+)
 
-verb(Verb(
-    "snapshots", "list snapshots", (), lambda p, a: p.snapshots(),
-    lambda snaps: [s.to_dict() for s in snaps], _snapshots_text, route=("GET", "/snapshots")))
+verb(
+    Verb(
+        "snapshots",
+        "list snapshots",
+        (),
+        lambda p, a: p.snapshots(),
+        lambda snaps: [s.to_dict() for s in snaps],
+        _snapshots_text,
+        route=("GET", "/snapshots"),
+    )
+)
 
-verb(Verb(
-    "lineage", "why chunks entered or left the top-k between two runs", (LEFT, RIGHT),
-    lambda p, a: p.lineage(a["left"], a["right"]), _dict, _text, route=("GET", "/lineage/{left}/{right}")))
+verb(
+    Verb(
+        "lineage",
+        "why chunks entered or left the top-k between two runs",
+        (LEFT, RIGHT),
+        lambda p, a: p.lineage(a["left"], a["right"]),
+        _dict,
+        _text,
+        route=("GET", "/lineage/{left}/{right}"),
+    )
+)
 
-verb(Verb(
-    "snapshot_diff", "documents and chunks changed between two versions", (A, B),
-    lambda p, a: p.snapshot_diff(a["a"], a["b"]), _dict, _text, route=("GET", "/snapshots/{a}/{b}/diff")))
+verb(
+    Verb(
+        "snapshot_diff",
+        "documents and chunks changed between two versions",
+        (A, B),
+        lambda p, a: p.snapshot_diff(a["a"], a["b"]),
+        _dict,
+        _text,
+        route=("GET", "/snapshots/{a}/{b}/diff"),
+    )
+)
 
-verb(Verb(
-    "drift", "embedding drift per source between two versions",
-    (A, B, Arg("threshold", float, "cosine below which a chunk counts as drifted", default=0.9,
-               flags=("--threshold",), minimum=0.0, maximum=1.0)),
-    lambda p, a: p.drift(a["a"], a["b"], threshold=a["threshold"]), _dict, _text, route=("GET", "/drift/{a}/{b}")))
+verb(
+    Verb(
+        "drift",
+        "embedding drift per source between two versions",
+        (
+            A,
+            B,
+            Arg(
+                "threshold",
+                float,
+                "cosine below which a chunk counts as drifted",
+                default=0.9,
+                flags=("--threshold",),
+                minimum=0.0,
+                maximum=1.0,
+            ),
+        ),
+        lambda p, a: p.drift(a["a"], a["b"], threshold=a["threshold"]),
+        _dict,
+        _text,
+        route=("GET", "/drift/{a}/{b}"),
+    )
+)
 
-verb(Verb(
-    "bisect", "first version where a predicate on a query's result changes",
-    (Arg("query", str, "a query id (its recorded plan is used) or a query text", required=True),
-     Arg("predicate", str, "chunk:<id> | source:<name> | answer:<substring>", required=True, flags=("--predicate",)),
-     Arg("versions", list[int], "versions to search (default: every data version)", flags=("--versions",))),
-    lambda p, a: p.bisect(a["query"], a["predicate"], a["versions"] or None), _dict, _text,
-    route=("POST", "/bisect")))
+verb(
+    Verb(
+        "bisect",
+        "first version where a predicate on a query's result changes",
+        (
+            Arg("query", str, "a query id (its recorded plan is used) or a query text", required=True),
+            Arg(
+                "predicate",
+                str,
+                "chunk:<id> | source:<name> | answer:<substring>",
+                required=True,
+                flags=("--predicate",),
+            ),
+            Arg("versions", list[int], "versions to search (default: every data version)", flags=("--versions",)),
+        ),
+        lambda p, a: p.bisect(a["query"], a["predicate"], a["versions"] or None),
+        _dict,
+        _text,
+        route=("POST", "/bisect"),
+    )
+)
 
-verb(Verb(
-    "regression_run", "run a golden suite: exit 0 pass, 1 drift, 2 error",
-    (Arg("suite", str, "path of the golden suite JSON file", required=True),
-     Arg("threshold", float, "least recall a query must keep", default=0.8, flags=("--threshold",),
-         minimum=0.0, maximum=1.0),
-     Arg("match", str, "gate on passages found at this similarity (default 0.8), or: passages | chunks | sources",
-         default="0.8", flags=("--match",))),
-    _regression_run, lambda report: {**report.to_dict(), "exit_code": report.exit_code}, _text,
-    route=("POST", "/regression/run"), cli_name="test run", exit_code=lambda report: report.exit_code))
+verb(
+    Verb(
+        "regression_run",
+        "run a golden suite: exit 0 pass, 1 drift, 2 error",
+        (
+            Arg("suite", str, "path of the golden suite JSON file", required=True),
+            Arg(
+                "threshold",
+                float,
+                "least recall a query must keep",
+                default=0.8,
+                flags=("--threshold",),
+                minimum=0.0,
+                maximum=1.0,
+            ),
+            Arg(
+                "match",
+                str,
+                "gate on passages found at this similarity (default 0.8), or: passages | chunks | sources",
+                default="0.8",
+                flags=("--match",),
+            ),
+        ),
+        _regression_run,
+        lambda report: {**report.to_dict(), "exit_code": report.exit_code},
+        _text,
+        route=("POST", "/regression/run"),
+        cli_name="test run",
+        exit_code=lambda report: report.exit_code,
+    )
+)
 
-verb(Verb(
-    "regression_capture", "record golden queries from the current index",
-    (Arg("queries", list[str], "the golden queries", required=True, flags=("--query",)),
-     Arg("name", str, "suite name", required=True, flags=("--name",)),
-     Arg("out", str, "also write the suite JSON here", flags=("-o", "--out")), TOP_K, MODE,
-     Arg("at", At, "capture at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",))),
-    _regression_capture, _dict, _suite_text, route=("POST", "/regression/capture"), cli_name="test capture"))
+verb(
+    Verb(
+        "regression_capture",
+        "record golden queries from the current index",
+        (
+            Arg("queries", list[str], "the golden queries", required=True, flags=("--query",)),
+            Arg("name", str, "suite name", required=True, flags=("--name",)),
+            Arg("out", str, "also write the suite JSON here", flags=("-o", "--out")),
+            TOP_K,
+            MODE,
+            Arg("at", At, "capture at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",)),
+        ),
+        _regression_capture,
+        _dict,
+        _suite_text,
+        route=("POST", "/regression/capture"),
+        cli_name="test capture",
+    )
+)
 
-verb(Verb(
-    "verify", "re-walk the history: hash chain, guards, versions, tags and documents", (),
-    lambda p, a: p.verify(), _dict, _text, route=("GET", "/verify"), exit_code=lambda report: 0 if report.ok else 1))
+verb(
+    Verb(
+        "verify",
+        "re-walk the history: hash chain, guards, versions, tags and documents",
+        (),
+        lambda p, a: p.verify(),
+        _dict,
+        _text,
+        route=("GET", "/verify"),
+        exit_code=lambda report: 0 if report.ok else 1,
+    )
+)
 
 
 def cli_type(arg: Arg) -> Callable[[str], Any]:
@@ -338,7 +548,8 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
                 value = datetime.fromisoformat(text.replace("Z", "+00:00"))
             except ValueError:
                 raise argparse.ArgumentTypeError(
-                    f"expected an ISO datetime, e.g. 2026-03-01T12:00Z; got {text!r}") from None
+                    f"expected an ISO datetime, e.g. 2026-03-01T12:00Z; got {text!r}"
+                ) from None
         else:
             value = text
         low = arg.minimum if arg.minimum is not None else float("-inf")
@@ -355,4 +566,3 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
 def dumps(data: Any) -> str:
     """JSON as every front end writes it (datetimes as ISO text, non-ASCII kept)."""
     return json.dumps(data, ensure_ascii=False, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
-

@@ -66,6 +66,7 @@ def pick(namespace: argparse.Namespace, verbs: Sequence[Verb]) -> tuple[Verb, di
     for verb in verbs:
         if all(a.name in given for a in verb.args if a.required):
             return verb, {a.name: given[a.name] for a in verb.args if a.name in given}
-    needs = "; or ".join(" ".join(a.flags[0] if a.flags else a.name.upper() for a in v.args if a.required)
-                         for v in verbs)
+    needs = "; or ".join(
+        " ".join(a.flags[0] if a.flags else a.name.upper() for a in v.args if a.required) for v in verbs
+    )
     raise VerbUsageError(f"{verbs[0].cli} needs {needs}")

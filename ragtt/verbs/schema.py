@@ -23,7 +23,8 @@ def body_model(verb: Verb, front: str, *, exclude: frozenset[str] = frozenset())
     """One model per verb; unknown fields are rejected so a misspelt one is a 422 that names it."""
     fields: dict[str, Any] = {
         a.name: (annotation(a), ... if a.required else a.default)
-        for a in verb.args if front in a.fronts and a.name not in exclude
+        for a in verb.args
+        if front in a.fronts and a.name not in exclude
     }
     name = "".join(part.title() for part in verb.name.split("_")) + "Body"
     return create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=verb.help, **fields)

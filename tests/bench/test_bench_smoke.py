@@ -31,17 +31,35 @@ def test_bench_embedder_copy_matches_ragtt() -> None:
 def test_bench_quick_no_peer(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
     proc = subprocess.run(
-        [sys.executable, str(BENCH / "run.py"), "--quick", "--no-peer", "--no-extra", "--docs", "60",
-         "--versions", "14", "--queries", "3", "--json", str(out)],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            str(BENCH / "run.py"),
+            "--quick",
+            "--no-peer",
+            "--no-extra",
+            "--docs",
+            "60",
+            "--versions",
+            "14",
+            "--queries",
+            "3",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "replay p50 / live query p50" in proc.stdout
     data = json.loads(out.read_text())
     statuses = {r["metric"]: r["status"] for r in data["rows"]}
     assert sum(1 for r in data["rows"] if r["target"] == "1") == 3
-    assert all(s == "n/a" for m, s in statuses.items() if "ragtt / peer" in m and "query p50" in m
-               and ("bm25" in m or "hybrid" in m))
+    assert all(
+        s == "n/a"
+        for m, s in statuses.items()
+        if "ragtt / peer" in m and "query p50" in m and ("bm25" in m or "hybrid" in m)
+    )
     versions = data["ragtt"]["versions"]
     assert versions["large"]["table_version"] == 14
     assert versions["mismatches"] == 0

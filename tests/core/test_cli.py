@@ -62,9 +62,15 @@ def test_cli_user_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_cli_project_from_environment_and_no_torch_needed(tmp_path: Path) -> None:
     env = {**os.environ, "RAGTT_PROJECT": str(tmp_path / "envproj")}
-    code = ("import sys, ragtt.cli; rc = ragtt.cli.main(sys.argv[1:]); "
-            "assert 'torch' not in sys.modules, 'hash embedder must not import torch'; sys.exit(rc)")
-    done = subprocess.run([sys.executable, "-c", code, "ingest", str(SAMPLE / "release-1"), "--embedder", "hash"],
-                          env=env, capture_output=True, text=True)
+    code = (
+        "import sys, ragtt.cli; rc = ragtt.cli.main(sys.argv[1:]); "
+        "assert 'torch' not in sys.modules, 'hash embedder must not import torch'; sys.exit(rc)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "ingest", str(SAMPLE / "release-1"), "--embedder", "hash"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "envproj" / "events.db").exists()

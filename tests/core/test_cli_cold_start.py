@@ -20,8 +20,10 @@ REST_CLIENT = ("lance_namespace_urllib3_client.api", "lance_namespace_urllib3_cl
 WATCHED = MODEL_STACK + THE_MODEL + REST_CLIENT
 
 # runs one CLI verb in this process, then reports which watched modules it imported
-PROBE = ("import json, sys; from ragtt.cli import main; rc = main(sys.argv[1:]); "
-         f"print(json.dumps([m for m in {WATCHED!r} if m in sys.modules]), file=sys.stderr); sys.exit(rc)")
+PROBE = (
+    "import json, sys; from ragtt.cli import main; rc = main(sys.argv[1:]); "
+    f"print(json.dumps([m for m in {WATCHED!r} if m in sys.modules]), file=sys.stderr); sys.exit(rc)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +31,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     """The demo project, built by `ragtt demo` with the default (ONNX) embedder."""
     root = tmp_path_factory.mktemp("cold")
     env = {**os.environ, "RAGTT_CACHE_DIR": str(root / "cache")}
-    subprocess.run([sys.executable, "-m", "ragtt.cli", "demo", "--out", str(root / "demo")], env=env,
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "ragtt.cli", "demo", "--out", str(root / "demo")],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     project = root / "demo" / "project"
     with sqlite3.connect(project / "events.db") as conn:
         ids = [r[0] for r in conn.execute("SELECT query_id FROM events WHERE type = 'query.completed' ORDER BY seq")]
@@ -38,15 +45,17 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
 
 
 def imported_by(verb: list[str], project: Path, env: dict[str, str]) -> tuple[set[str], str]:
-    done = subprocess.run([sys.executable, "-c", PROBE, *verb, "--project", str(project)], env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *verb, "--project", str(project)], env=env, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     return set(json.loads(done.stderr.strip().splitlines()[-1])), done.stdout
 
 
 @pytest.mark.slow
-def test_reading_verbs_import_neither_torch_nor_litellm_nor_the_model(demo: tuple[Path, dict[str, str],
-                                                                                  list[str]]) -> None:
+def test_reading_verbs_import_neither_torch_nor_litellm_nor_the_model(
+    demo: tuple[Path, dict[str, str], list[str]],
+) -> None:
     project, env, ids = demo
     then, now = ids[0], ids[-1]
     verbs = {
@@ -75,9 +84,11 @@ def test_a_new_query_text_embeds_with_onnx_runtime_only(demo: tuple[Path, dict[s
 
 
 def test_lancedb_loads_without_its_rest_client_until_someone_uses_it() -> None:
-    code = ("import sys; from ragtt._lazy import import_lancedb; db = import_lancedb(); "
-            "before = [m for m in sys.modules if m.startswith('lance_namespace_urllib3_client.api')]; "
-            "import lance_namespace_urllib3_client as client; name = client.ApiClient.__name__; "
-            "print(before, name, 'lance_namespace_urllib3_client.api' in sys.modules, hasattr(db, 'connect'))")
+    code = (
+        "import sys; from ragtt._lazy import import_lancedb; db = import_lancedb(); "
+        "before = [m for m in sys.modules if m.startswith('lance_namespace_urllib3_client.api')]; "
+        "import lance_namespace_urllib3_client as client; name = client.ApiClient.__name__; "
+        "print(before, name, 'lance_namespace_urllib3_client.api' in sys.modules, hasattr(db, 'connect'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["[]", "ApiClient", "True", "True"]

@@ -11,8 +11,12 @@ import pytest
 @pytest.mark.slow
 def test_demo_runs_offline_with_the_real_embedder(tmp_path: Path) -> None:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ragtt.cli", "demo", "--out", str(tmp_path)],
-                          capture_output=True, text=True, env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"})
+    done = subprocess.run(
+        [sys.executable, "-m", "ragtt.cli", "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "HF_HUB_OFFLINE": "1"},
+    )
     elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     out = done.stdout

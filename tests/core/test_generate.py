@@ -24,8 +24,10 @@ def chunk(text: str, rank: int) -> RetrievedChunk:
 
 def test_extractive_answer_quotes_the_passage_that_names_the_subject() -> None:
     gen = ExtractiveGenerator()
-    out = gen.generate("What is the default value of SEND_FILE_MAX_AGE_DEFAULT?",
-                       [chunk(CONFIG, 1), chunk("Unrelated text about templates and default filters.", 2)])
+    out = gen.generate(
+        "What is the default value of SEND_FILE_MAX_AGE_DEFAULT?",
+        [chunk(CONFIG, 1), chunk("Unrelated text about templates and default filters.", 2)],
+    )
     assert out.model == "extractive" and out.answer.startswith(EXTRACTIVE_LABEL)
     body = out.answer.removeprefix(EXTRACTIVE_LABEL)
     assert "43200" in body  # the rare identifier wins, and the lines after it come with it
@@ -44,8 +46,10 @@ FLASK_QA = [
     ("How do I enable debug mode?", "use the ``--debug`` option on the ``flask`` or ``flask run`` command"),
     ("What does SESSION_COOKIE_SAMESITE do?", "Restrict how cookies are sent with requests from external sites"),
     ("What error is raised when a request exceeds MAX_CONTENT_LENGTH?", "If this limit is exceeded, a 413"),
-    ("When does a permanent session cookie expire?",
-     "the cookie's expiration will be set this number of seconds in the future"),
+    (
+        "When does a permanent session cookie expire?",
+        "the cookie's expiration will be set this number of seconds in the future",
+    ),
     ("How do I create a virtual environment?", "module to create virtual environments"),
     ("What does ItsDangerous do?", "securely signs data to ensure its integrity"),
     ("What does HSTS do?", "Tells the browser to convert all HTTP requests to HTTPS"),
@@ -79,12 +83,16 @@ def test_extractive_answers_quote_the_answer_sentence_on_flask(tmp_path) -> None
 
 
 def test_extractive_passages_keep_document_order_and_quote_a_repeated_sentence_once() -> None:
-    text = ("Refunds\n=======\n\nYou can ask for a refund within 30 days of purchase. Refunds go back to the card.\n\n"
-            "Shipping\n========\n\nParcels ship within two days of purchase. Refund requests for shipping fees "
-            "are refused.")
+    text = (
+        "Refunds\n=======\n\nYou can ask for a refund within 30 days of purchase. Refunds go back to the card.\n\n"
+        "Shipping\n========\n\nParcels ship within two days of purchase. Refund requests for shipping fees "
+        "are refused."
+    )
     overlap = "Parcels ship within two days of purchase. Refund requests for shipping fees are refused."
-    chunks = [RetrievedChunk("b", "d", "policy.md", overlap, 1, 1.0, {}, (len(text) - len(overlap), len(text))),
-              RetrievedChunk("a", "d", "policy.md", text, 2, 0.5, {}, (0, len(text)))]
+    chunks = [
+        RetrievedChunk("b", "d", "policy.md", overlap, 1, 1.0, {}, (len(text) - len(overlap), len(text))),
+        RetrievedChunk("a", "d", "policy.md", text, 2, 0.5, {}, (0, len(text))),
+    ]
     out = ExtractiveGenerator().generate("refund purchase days", chunks)
     body = out.answer.removeprefix(EXTRACTIVE_LABEL + "\n").splitlines()
     assert len(body) == 2 and body[0].startswith("You can ask for a refund within 30 days") and body[0].endswith("[2]")
@@ -99,8 +107,12 @@ def test_the_secret_key_question_quotes_the_definition_not_the_introduction(tmp_
 
     question, checked = "How do I set the secret key?", 0
     with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False) as proj:
-        for release in ("2018-04-26_flask-1.0", "2021-05-11_flask-2.0.0", "2023-04-25_flask-2.3.0",
-                        "2023-09-30_flask-3.0.0"):
+        for release in (
+            "2018-04-26_flask-1.0",
+            "2021-05-11_flask-2.0.0",
+            "2023-04-25_flask-2.3.0",
+            "2023-09-30_flask-3.0.0",
+        ):
             proj.ingest(corpus("evolving", "flask", release))
             for mode in ("bm25", "hybrid"):
                 result = proj.query(question, mode=mode)
@@ -114,9 +126,11 @@ def test_the_secret_key_question_quotes_the_definition_not_the_introduction(tmp_
 
 
 def test_markdown_headings_are_context_and_quotations_are_prose() -> None:
-    text = ("## Refund window\nYou can ask for a refund within 30 days of purchase.\n\n"
-            "> Refunds for annual plans are prorated by the days left.\n\n"
-            "```\nrefunds list annual plans\n\nrefund window annual plans\n```\n\nAnnual plans renew each year.")
+    text = (
+        "## Refund window\nYou can ask for a refund within 30 days of purchase.\n\n"
+        "> Refunds for annual plans are prorated by the days left.\n\n"
+        "```\nrefunds list annual plans\n\nrefund window annual plans\n```\n\nAnnual plans renew each year."
+    )
     out = ExtractiveGenerator().generate("refund window annual plans", [chunk(text, 1)])
     body = out.answer.removeprefix(EXTRACTIVE_LABEL + "\n")
     assert "## Refund window" not in body and "You can ask for a refund within 30 days" in body

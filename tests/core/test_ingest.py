@@ -7,8 +7,17 @@ import pytest
 import ragtt
 
 REPORT_FIELDS = {
-    "documents_added", "documents_updated", "documents_unchanged", "failed", "chunks_added", "chunks_removed",
-    "chunks_kept", "embeddings_computed", "embeddings_reused", "index_version_before", "index_version_after",
+    "documents_added",
+    "documents_updated",
+    "documents_unchanged",
+    "failed",
+    "chunks_added",
+    "chunks_removed",
+    "chunks_kept",
+    "embeddings_computed",
+    "embeddings_reused",
+    "index_version_before",
+    "index_version_after",
     "elapsed_s",
 }
 
@@ -22,8 +31,7 @@ def write(root: Path, files: dict[str, str | bytes]) -> Path:
 
 
 def long_text(topic: str, n: int = 12) -> str:
-    return "\n\n".join(f"{topic} paragraph {i}: " + " ".join(f"{topic}{i}word{j}" for j in range(18))
-                       for i in range(n))
+    return "\n\n".join(f"{topic} paragraph {i}: " + " ".join(f"{topic}{i}word{j}" for j in range(18)) for i in range(n))
 
 
 def test_folder_and_file_sources_and_report_fields(project: ragtt.Project, tmp_path: Path) -> None:
@@ -62,7 +70,7 @@ def test_reingest_replaces_chunks_and_keeps_ids_of_unchanged_passages(project: r
     doc = project.document("a.md")
     assert doc.text == changed
     for row in after.iter_rows(named=True):
-        assert doc.text[row["char_start"]:row["char_end"]] == row["text"]
+        assert doc.text[row["char_start"] : row["char_end"]] == row["text"]
 
 
 def test_unchanged_document_writes_nothing_and_embeds_nothing(project: ragtt.Project) -> None:

@@ -6,18 +6,73 @@ import sys
 import ragtt
 
 EXPECTED = [
-    "BisectReport", "Block", "ConfigComparison", "ConfigError", "DiffReport", "Document", "DriftReport", "Embedder",
-    "ExtractiveGenerator", "GoldenSuite", "HashEmbedder", "HistoryError", "IngestError", "IngestReport",
-    "LineageReport", "LiteLLMEmbedder", "LiteLLMGenerator", "LoggedRun", "NamespaceLockedError", "NotAProjectError",
-    "NotFoundError", "OnnxEmbedder", "PageRoute", "ParsedDocument", "PipelineConfig", "Project", "ProjectBusyError",
-    "ProjectDamagedError", "QueryResult", "RagttError", "Region", "RegressionReport", "ReplayError", "ReplayResult",
-    "RetrievedChunk", "SentenceTransformerEmbedder", "Snapshot", "SnapshotDiff", "StoreError", "SupersessionError",
-    "ValidationError", "VerifyReport", "__version__", "build_chunks", "compare_configs", "register_loader",
+    "BisectReport",
+    "Block",
+    "ConfigComparison",
+    "ConfigError",
+    "DiffReport",
+    "Document",
+    "DriftReport",
+    "Embedder",
+    "ExtractiveGenerator",
+    "GoldenSuite",
+    "HashEmbedder",
+    "HistoryError",
+    "IngestError",
+    "IngestReport",
+    "LineageReport",
+    "LiteLLMEmbedder",
+    "LiteLLMGenerator",
+    "LoggedRun",
+    "NamespaceLockedError",
+    "NotAProjectError",
+    "NotFoundError",
+    "OnnxEmbedder",
+    "PageRoute",
+    "ParsedDocument",
+    "PipelineConfig",
+    "Project",
+    "ProjectBusyError",
+    "ProjectDamagedError",
+    "QueryResult",
+    "RagttError",
+    "Region",
+    "RegressionReport",
+    "ReplayError",
+    "ReplayResult",
+    "RetrievedChunk",
+    "SentenceTransformerEmbedder",
+    "Snapshot",
+    "SnapshotDiff",
+    "StoreError",
+    "SupersessionError",
+    "ValidationError",
+    "VerifyReport",
+    "__version__",
+    "build_chunks",
+    "compare_configs",
+    "register_loader",
 ]
-EXPECTED_NB = ["ChunkDiff", "DriftScatter", "PdfOverlay", "RagttMagics", "Timeline", "export_report",
-               "load_ipython_extension"]
-EXPECTED_INGEST = ["IngestOptions", "LocatedChunks", "RegionIndex", "RouteThresholds", "build_chunks",
-                   "locate_chunks", "parse", "pixel_box", "render_page"]
+EXPECTED_NB = [
+    "ChunkDiff",
+    "DriftScatter",
+    "PdfOverlay",
+    "RagttMagics",
+    "Timeline",
+    "export_report",
+    "load_ipython_extension",
+]
+EXPECTED_INGEST = [
+    "IngestOptions",
+    "LocatedChunks",
+    "RegionIndex",
+    "RouteThresholds",
+    "build_chunks",
+    "locate_chunks",
+    "parse",
+    "pixel_box",
+    "render_page",
+]
 
 
 def test_public_names_are_pinned() -> None:
@@ -39,15 +94,27 @@ def test_type_checking_imports_match_the_exports() -> None:
 
     tree = ast.parse(inspect.getsource(ragtt))
     block = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
-    imported = {(node.module, a.name) for node in ast.walk(block) if isinstance(node, ast.ImportFrom)
-                for a in node.names}
+    imported = {
+        (node.module, a.name) for node in ast.walk(block) if isinstance(node, ast.ImportFrom) for a in node.names
+    }
     assert imported == {(module, name) for name, module in ragtt._EXPORTS.items()}
 
 
 def test_error_tree() -> None:
-    for cls in (ragtt.ConfigError, ragtt.IngestError, ragtt.NotFoundError, ragtt.ReplayError, ragtt.StoreError,
-                ragtt.ValidationError, ragtt.SupersessionError, ragtt.NamespaceLockedError, ragtt.HistoryError,
-                ragtt.NotAProjectError, ragtt.ProjectDamagedError, ragtt.ProjectBusyError):
+    for cls in (
+        ragtt.ConfigError,
+        ragtt.IngestError,
+        ragtt.NotFoundError,
+        ragtt.ReplayError,
+        ragtt.StoreError,
+        ragtt.ValidationError,
+        ragtt.SupersessionError,
+        ragtt.NamespaceLockedError,
+        ragtt.HistoryError,
+        ragtt.NotAProjectError,
+        ragtt.ProjectDamagedError,
+        ragtt.ProjectBusyError,
+    ):
         assert issubclass(cls, ragtt.RagttError)
     for cls in (ragtt.NotAProjectError, ragtt.ProjectDamagedError, ragtt.ProjectBusyError, ragtt.HistoryError):
         assert issubclass(cls, ragtt.StoreError)
@@ -60,8 +127,9 @@ def test_import_is_fast_and_light() -> None:
         "'IPython', 'ipywidgets', 'anywidget') if m in sys.modules]; print(d, heavy)"
     )
     best = min(
-        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-              .stdout.split()[0])
+        float(
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[0]
+        )
         for _ in range(3)
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

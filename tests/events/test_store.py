@@ -44,12 +44,25 @@ def test_wal_busy_timeout_and_migrations(tmp_path: Path) -> None:
 def test_frame_filters(tmp_path: Path) -> None:
     store = EventStore(tmp_path / "events.db")
     t0 = datetime(2025, 1, 1, tzinfo=UTC)
-    store.append_many([Event("query.received", {"text": "a"}, query_id="q1", ts=t0),
-                       Event("retrieval.executed", {}, query_id="q1", index_version=2, ts=t0 + timedelta(seconds=1)),
-                       Event("query.received", {"text": "b"}, query_id="q2", ts=t0 + timedelta(days=1))])
+    store.append_many(
+        [
+            Event("query.received", {"text": "a"}, query_id="q1", ts=t0),
+            Event("retrieval.executed", {}, query_id="q1", index_version=2, ts=t0 + timedelta(seconds=1)),
+            Event("query.received", {"text": "b"}, query_id="q2", ts=t0 + timedelta(days=1)),
+        ]
+    )
     frame = store.frame()
-    assert frame.columns == ["seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload",
-                             "source"]
+    assert frame.columns == [
+        "seq",
+        "event_id",
+        "ts",
+        "type",
+        "query_id",
+        "index_version",
+        "doc_id",
+        "payload",
+        "source",
+    ]
     assert str(frame.schema["ts"]) == "Datetime(time_unit='us', time_zone='UTC')"
     assert store.frame(types=["query.received"]).height == 2
     assert store.frame(query_id="q1").height == 2

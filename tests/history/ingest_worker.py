@@ -22,8 +22,17 @@ def main() -> None:
             if i % 4 == 3:  # and now and then change a document it wrote before
                 texts[f"{name}-{i - 3:04d}.md"] = f"# {name} note {i - 3}\n\nRevised by {name} at step {i}.\n"
             report = proj.ingest_texts(texts)
-            print(json.dumps({"added": report.documents_added, "version": report.index_version_after,
-                              "failed": report.failed, "warnings": report.warnings}), flush=True)
+            print(
+                json.dumps(
+                    {
+                        "added": report.documents_added,
+                        "version": report.index_version_after,
+                        "failed": report.failed,
+                        "warnings": report.warnings,
+                    }
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -30,20 +30,36 @@ def _latest_manifest(path: Path) -> Path:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "ragtt.cli", *args, "--embedder", "hash"], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "ragtt.cli", *args, "--embedder", "hash"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.parametrize("damage, named", [
-    (lambda p: (p / "events.db").unlink(), "events.db"),
-    (lambda p: (p / "events.db").write_bytes(b"this is not a database" * 100), "events.db"),
-    (lambda p: shutil.rmtree(p / "lancedb"), "chunks.lance"),
-    (lambda p: _latest_manifest(p).unlink(), "manifests are missing"),
-    (lambda p: _latest_manifest(p).write_bytes(b"garbage" * 10), "chunks.lance"),
-    (lambda p: (p / "assertions.db").unlink(), "assertions.db"),
-    (lambda p: (p / "ragtt.json").write_text("{not json"), "ragtt.json"),
-], ids=["events.db deleted", "events.db garbage", "lancedb deleted", "latest manifest deleted",
-        "latest manifest corrupt", "assertions.db deleted", "marker corrupt"])
+@pytest.mark.parametrize(
+    "damage, named",
+    [
+        (lambda p: (p / "events.db").unlink(), "events.db"),
+        (lambda p: (p / "events.db").write_bytes(b"this is not a database" * 100), "events.db"),
+        (lambda p: shutil.rmtree(p / "lancedb"), "chunks.lance"),
+        (lambda p: _latest_manifest(p).unlink(), "manifests are missing"),
+        (lambda p: _latest_manifest(p).write_bytes(b"garbage" * 10), "chunks.lance"),
+        (lambda p: (p / "assertions.db").unlink(), "assertions.db"),
+        (lambda p: (p / "ragtt.json").write_text("{not json"), "ragtt.json"),
+    ],
+    ids=[
+        "events.db deleted",
+        "events.db garbage",
+        "lancedb deleted",
+        "latest manifest deleted",
+        "latest manifest corrupt",
+        "assertions.db deleted",
+        "marker corrupt",
+    ],
+)
 def test_a_missing_or_damaged_store_is_a_named_error(proj_path: Path, damage, named: str) -> None:  # type: ignore[no-untyped-def]
     damage(proj_path)
     for create in (True, False):
@@ -137,11 +153,14 @@ def test_a_project_from_before_the_marker_is_adopted(tmp_path: Path) -> None:
     conn.execute("PRAGMA user_version = 1")
     ChunkTable.create(path / "lancedb", "chunks", 256)
     for version in (1, 2):
-        conn.execute("INSERT INTO index_versions VALUES ('chunks', ?, '2025-01-01T00:00:00.000000Z', 'create')",
-                     (version,))
-    conn.execute("INSERT INTO events (event_id, ts, type, query_id, index_version, doc_id, payload) VALUES "
-                 "('e1', '2025-01-01T00:00:01.000000Z', 'query.received', 'q1', 2, NULL, ?)",
-                 (json.dumps({"text": "hello"}),))
+        conn.execute(
+            "INSERT INTO index_versions VALUES ('chunks', ?, '2025-01-01T00:00:00.000000Z', 'create')", (version,)
+        )
+    conn.execute(
+        "INSERT INTO events (event_id, ts, type, query_id, index_version, doc_id, payload) VALUES "
+        "('e1', '2025-01-01T00:00:01.000000Z', 'query.received', 'q1', 2, NULL, ?)",
+        (json.dumps({"text": "hello"}),),
+    )
     conn.close()
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=False) as proj:
         assert (path / "ragtt.json").exists()

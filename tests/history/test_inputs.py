@@ -47,8 +47,9 @@ def _collect_as_nobody(docs: Path) -> list[tuple[str, str]]:
     return [tuple(f) for f in json.loads(out)]  # type: ignore[misc]
 
 
-def test_an_unlistable_subfolder_fails_and_prunes_nothing(project: ragtt.Project,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unlistable_subfolder_fails_and_prunes_nothing(
+    project: ragtt.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = Path(tempfile.mkdtemp(prefix="ragtt-perm-"))
     os.chmod(work, 0o755)
     docs = _docs(work / "docs", ["top.md", "secret/inner.md"])
@@ -111,33 +112,51 @@ def test_symlinks_outside_are_skipped_dangling_and_loops_reported(tmp_path: Path
 def test_a_query_id_that_is_not_a_str_is_a_type_error(project: ragtt.Project, bad: object) -> None:
     project.ingest_texts({"a.md": "refund window"})
     project.query("refund window", generate=False)
-    calls = [lambda: project.replay(bad), lambda: project.trace(bad), lambda: project.diff(bad, bad),
-             lambda: project.plan_of(bad), lambda: project.lineage(bad, bad), lambda: project.run(bad)]
+    calls = [
+        lambda: project.replay(bad),
+        lambda: project.trace(bad),
+        lambda: project.diff(bad, bad),
+        lambda: project.plan_of(bad),
+        lambda: project.lineage(bad, bad),
+        lambda: project.run(bad),
+    ]
     for call in calls:
         with pytest.raises(TypeError, match="query id must be a str"):
             call()  # type: ignore[no-untyped-call]
 
 
-@pytest.mark.parametrize("args, expected", [
-    (["replay", "--text", "x", "--as-of", "²"], "no snapshot labelled '²'"),
-    (["query", "x", "--top-k", "9223372036854775808"], "--top-k"),
-    (["query", "x", "--top-k", "²"], "--top-k"),
-    (["drift", "1", "2", "--threshold", "nan"], "--threshold"),
-    (["bisect", "x", "--predicate", "source:a.md", "--versions", "1,²"], "--versions"),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["replay", "--text", "x", "--as-of", "²"], "no snapshot labelled '²'"),
+        (["query", "x", "--top-k", "9223372036854775808"], "--top-k"),
+        (["query", "x", "--top-k", "²"], "--top-k"),
+        (["drift", "1", "2", "--threshold", "nan"], "--threshold"),
+        (["bisect", "x", "--predicate", "source:a.md", "--versions", "1,²"], "--versions"),
+    ],
+)
 def test_odd_cli_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str], expected: str) -> None:
     path = tmp_path / "proj"
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         proj.ingest_texts({"a.md": "some text"})
-    done = subprocess.run([sys.executable, "-m", "ragtt.cli", *args, "--project", str(path), "--embedder", "hash"],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragtt.cli", *args, "--project", str(path), "--embedder", "hash"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and expected in done.stderr, done.stderr
 
 
 def test_a_non_utf8_argument_gets_one_line_and_exit_2(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable.encode(), b"-m", b"ragtt.cli", b"query", b"caf\xe9", b"--project",
-                           os.fsencode(tmp_path / "p")], cwd=REPO, capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable.encode(), b"-m", b"ragtt.cli", b"query", b"caf\xe9", b"--project", os.fsencode(tmp_path / "p")],
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+    )
     err = done.stderr.decode()
     assert done.returncode == 2 and err.count("\n") == 1 and "not valid UTF-8" in err, err
 

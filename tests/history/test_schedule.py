@@ -56,9 +56,24 @@ def test_cli_snapshot_if_changed(tmp_path: Path) -> None:
         proj.ingest_texts({"a.md": "first"})
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "ragtt.cli", "snapshot", "--if-changed", "ci-{ts}",
-                               "--project", str(path), "--embedder", "hash"], cwd=REPO, capture_output=True,
-                              text=True, timeout=120)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ragtt.cli",
+                "snapshot",
+                "--if-changed",
+                "ci-{ts}",
+                "--project",
+                str(path),
+                "--embedder",
+                "hash",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     done = run()
     assert done.returncode == 0 and "ci-20" in done.stdout, done.stderr

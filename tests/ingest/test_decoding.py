@@ -22,26 +22,33 @@ def _pdf_text(name: str) -> str:
 README = (flask_releases()[-1] / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(("bom", "codec", "name"), [
-    (b"", "utf-8", "utf-8"),
-    (codecs.BOM_UTF8, "utf-8", "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16"),
-    (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16"),
-    (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
-    (codecs.BOM_UTF32_BE, "utf-32-be", "utf-32"),
-])
+@pytest.mark.parametrize(
+    ("bom", "codec", "name"),
+    [
+        (b"", "utf-8", "utf-8"),
+        (codecs.BOM_UTF8, "utf-8", "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le", "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16-be", "utf-16"),
+        (codecs.BOM_UTF32_LE, "utf-32-le", "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32-be", "utf-32"),
+    ],
+)
 def test_unicode_with_or_without_a_bom_decodes_silently(bom: bytes, codec: str, name: str) -> None:
     for text in (README, _pdf_text("udhr__udhr_Hans.CMN_Sans_12.pdf")):
         decoded = decode(bom + text.encode(codec), "x.md")
         assert decoded.text == text.replace("\r\n", "\n") and decoded.encoding == name and decoded.warning is None
 
 
-@pytest.mark.parametrize(("pdf", "codec", "detected"), [
-    ("udhr__udhr_Jpan.JPN_Sans_12.pdf", "shift_jis", "cp932"),
-    ("udhr__udhr_Hans.CMN_Sans_12.pdf", "gb18030", "gb18030"),
-])
-def test_legacy_encodings_are_detected_and_named_in_the_report(tmp_path: Path, pdf: str, codec: str,
-                                                               detected: str) -> None:
+@pytest.mark.parametrize(
+    ("pdf", "codec", "detected"),
+    [
+        ("udhr__udhr_Jpan.JPN_Sans_12.pdf", "shift_jis", "cp932"),
+        ("udhr__udhr_Hans.CMN_Sans_12.pdf", "gb18030", "gb18030"),
+    ],
+)
+def test_legacy_encodings_are_detected_and_named_in_the_report(
+    tmp_path: Path, pdf: str, codec: str, detected: str
+) -> None:
     text = _pdf_text(pdf)
     path = tmp_path / "docs" / "udhr.txt"
     path.parent.mkdir()

@@ -13,8 +13,14 @@ from ragtt.ingest.provenance import RegionIndex
 from ragtt.ingest.types import Block, IngestOptions, ParsedDocument
 from tests.conftest import corpus, flask_releases
 
-PDFS = ["pdfplumber__federal-register-2020-17221.pdf", "docling__multi_page.pdf", "pymupdf__2201.00069.pdf",
-        "udhr__udhr_Jpan.JPN_Sans_12.pdf", "pdfjs__vertical.pdf", "pdfplumber__nics-background-checks-2015-11.pdf"]
+PDFS = [
+    "pdfplumber__federal-register-2020-17221.pdf",
+    "docling__multi_page.pdf",
+    "pymupdf__2201.00069.pdf",
+    "udhr__udhr_Jpan.JPN_Sans_12.pdf",
+    "pdfjs__vertical.pdf",
+    "pdfplumber__nics-background-checks-2015-11.pdf",
+]
 
 
 def _pdf(name: str) -> ParsedDocument:
@@ -30,20 +36,22 @@ def test_structural_chunks_are_whole_blocks_with_the_blocks_boxes(name: str) -> 
     doc = _pdf(name)
     size = 300
     chunks = build_chunks(doc.markdown, doc.blocks, max_size=size, overlap=40, strategy="structural")
-    assert chunks and all(doc.markdown[c.char_start:c.char_end] == c.text for c in chunks)
+    assert chunks and all(doc.markdown[c.char_start : c.char_end] == c.text for c in chunks)
     assert all(len(c.text) <= size for c in chunks if c.kind == "text")
     index = RegionIndex(doc.blocks)
     for block in doc.blocks:
         holders = _holders(chunks, block)
-        if len(doc.markdown[block.char_start:block.char_end].strip()) <= size:
+        if len(doc.markdown[block.char_start : block.char_end].strip()) <= size:
             assert len(holders) == 1, (block, [c.text[:40] for c in holders])  # never split mid-block
     for chunk in chunks:
         within = index.blocks_for(chunk.char_start, chunk.char_end)
         assert chunk.regions == tuple((b.page, *map(float, b.bbox)) for b in within)
     headings = [b for b in doc.blocks if b.kind == "heading"]
     starts = {c.char_start for c in chunks}
-    assert all(doc.markdown[b.char_start:b.char_end].strip() == "" or _holders(chunks, b)[0].char_start in starts
-               for b in headings)
+    assert all(
+        doc.markdown[b.char_start : b.char_end].strip() == "" or _holders(chunks, b)[0].char_start in starts
+        for b in headings
+    )
 
 
 def test_structural_merges_small_blocks_and_splits_only_a_block_that_alone_is_too_long() -> None:
@@ -52,7 +60,7 @@ def test_structural_merges_small_blocks_and_splits_only_a_block_that_alone_is_to
     size = (longest.char_end - longest.char_start) - 1  # only the longest block cannot fit
     chunks = build_chunks(doc.markdown, doc.blocks, max_size=size, overlap=0, strategy="structural")
     split = [b for b in doc.blocks if len(_holders(chunks, b)) > 1]
-    assert all(len(doc.markdown[b.char_start:b.char_end].strip()) > size for b in split) and longest in split
+    assert all(len(doc.markdown[b.char_start : b.char_end].strip()) > size for b in split) and longest in split
     merged = build_chunks(doc.markdown, doc.blocks, max_size=300, overlap=0, strategy="structural")
     assert len(merged) < len(doc.blocks) / 3  # this file's blocks are lines: merged up to the size
     recursive = build_chunks(doc.markdown, doc.blocks, max_size=300, overlap=40, strategy="recursive")
@@ -63,7 +71,7 @@ def test_structural_on_markdown_keeps_paragraphs_headings_and_code_fences_whole(
     text = (flask_releases()[-1] / "README.md").read_text(encoding="utf-8")
     assert "```" in text and "\n# " in "\n" + text
     chunks = build_chunks(text, None, max_size=200, overlap=0, strategy="structural")
-    assert all(text[c.char_start:c.char_end] == c.text for c in chunks)
+    assert all(text[c.char_start : c.char_end] == c.text for c in chunks)
     fence = text.index("```")
     end = text.index("```", fence + 3) + 3
     assert end - fence <= 200  # the README's example fits one chunk, so it must stay whole
@@ -80,8 +88,13 @@ def test_structural_on_markdown_keeps_paragraphs_headings_and_code_fences_whole(
 
 def test_structural_is_a_pipeline_strategy(tmp_path: Path) -> None:
     config = ragtt.PipelineConfig(chunk_strategy="structural", chunk_size=400, chunk_overlap=0)
-    with ragtt.Project.open(tmp_path / "p", config=config, embedder=ragtt.HashEmbedder(), progress=False,
-                            ingest_options=IngestOptions(engines=())) as proj:
+    with ragtt.Project.open(
+        tmp_path / "p",
+        config=config,
+        embedder=ragtt.HashEmbedder(),
+        progress=False,
+        ingest_options=IngestOptions(engines=()),
+    ) as proj:
         report = proj.ingest(corpus("pdfs", "docling__multi_page.pdf"))
         assert report.failed == [] and report.chunks_added > 0
         regions = proj.chunks()["regions"].to_list()
@@ -110,6 +123,9 @@ def test_no_region_is_narrower_than_one_glyph() -> None:
                     assert whole or along >= across, (name, block, s, e, region)
                     if whole and (s, e) != (block.char_start, block.char_end):
                         fallbacks += 1
-                        assert any(r.x0 <= region.x0 and r.x1 >= region.x1 and r.y0 <= region.y0
-                                   and r.y1 >= region.y1 for r in chunk.regions if r.page == region.page)
+                        assert any(
+                            r.x0 <= region.x0 and r.x1 >= region.x1 and r.y0 <= region.y0 and r.y1 >= region.y1
+                            for r in chunk.regions
+                            if r.page == region.page
+                        )
     assert fallbacks >= 10  # measured: 28 one- to three-character clips in these files fell back

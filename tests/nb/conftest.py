@@ -17,8 +17,14 @@ from ragtt.demo import sample_releases
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How many days do I have to ask for a refund?"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--no-first-run", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def build_sample(path: Path) -> dict[str, Any]:
@@ -75,8 +81,12 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """notebooks/quickstart.ipynb executed with the hash embedder and exported (about 15 s)."""
     os.environ["RAGTT_EMBEDDER"] = "hash"  # the kernel inherits it
     try:
-        return export(REPO / "notebooks" / "quickstart.ipynb", tmp_path_factory.mktemp("report") / "quickstart.html",
-                      execute=True, timeout=300)
+        return export(
+            REPO / "notebooks" / "quickstart.ipynb",
+            tmp_path_factory.mktemp("report") / "quickstart.html",
+            execute=True,
+            timeout=300,
+        )
     finally:
         os.environ.pop("RAGTT_EMBEDDER", None)
 
@@ -84,8 +94,9 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.fail(f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` "
-                    "(./dev test does this)")
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` (./dev test does this)"
+        )
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -111,8 +111,14 @@ def test_a_changed_passage_is_one_card_with_grouped_runs(quickstart_report: Path
 def _inside(inner: Any, outer: Any) -> bool:
     """Whether `inner`'s box lies within `outer`'s visible box (no scrolling needed)."""
     a, b = inner.bounding_box(), outer.bounding_box()
-    return bool(a and b and a["height"] > 0 and b["y"] - 1 <= a["y"]
-                and a["y"] + a["height"] <= b["y"] + b["height"] + 1 and b["x"] - 1 <= a["x"] <= b["x"] + b["width"])
+    return bool(
+        a
+        and b
+        and a["height"] > 0
+        and b["y"] - 1 <= a["y"]
+        and a["y"] + a["height"] <= b["y"] + b["height"] + 1
+        and b["x"] - 1 <= a["x"] <= b["x"] + b["width"]
+    )
 
 
 VISIBLE_HL = """card => { const body = card.querySelector('.ragtt-chunk-text').getBoundingClientRect();
@@ -120,8 +126,9 @@ VISIBLE_HL = """card => { const body = card.querySelector('.ragtt-chunk-text').g
     return r.height > 0 && r.top >= body.top - 1 && r.bottom <= body.bottom + 1; }); }"""
 
 
-def test_timeline_cards_show_the_query_terms_without_scrolling(quickstart_report: Path, offline: Offline,
-                                                               screens: Path) -> None:
+def test_timeline_cards_show_the_query_terms_without_scrolling(
+    quickstart_report: Path, offline: Offline, screens: Path
+) -> None:
     page = _open_quickstart(offline, quickstart_report)
     page.set_viewport_size({"width": 1400, "height": 900})
     timeline = page.locator(".ragtt-timeline")
@@ -180,16 +187,16 @@ def test_timeline_axis_names_versions_by_label(quickstart_report: Path, offline:
     assert "release-1 (v" in timeline.locator(".ragtt-tl-chunks .ragtt-tl-pane-title").inner_text()
     timeline.focus()
     page.keyboard.press("End")
-    assert [b["text"] for b in json.loads(timeline.get_attribute("data-label-boxes"))
-            if b["label"] == "release-3"] == ["release-3"]
+    assert [b["text"] for b in json.loads(timeline.get_attribute("data-label-boxes")) if b["label"] == "release-3"] == [
+        "release-3"
+    ]
 
 
 def test_chunk_diff_screenshot(quickstart_report: Path, offline: Offline, screens: Path) -> None:
     page = _open_quickstart(offline, quickstart_report)
     diff = page.locator(".ragtt-chunk-diff")
     diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-changed").first.click()
-    assert diff.locator(".ragtt-cd-pairs .ragtt-chunk").first.evaluate(
-        "c => c.querySelector('del, ins') !== null")
+    assert diff.locator(".ragtt-cd-pairs .ragtt-chunk").first.evaluate("c => c.querySelector('del, ins') !== null")
     screenshot(page, diff.locator(".ragtt-cd-cols"), screens / "chunk_diff.png")
     screenshot(page, diff.locator(".ragtt-cd-changes"), screens / "chunk_diff_changes.png")
     assert offline.errors == []
@@ -199,7 +206,7 @@ PAYLOADS = {
     "evil.md": "# Refund\n\nRefunds: <script>window.__pwned = 'script'</script> within 30 days.\n",
     "img.md": "# Refund image\n\nRefund <img src=x onerror=\"window.__pwned = 'img'\"> window policy.\n",
     "link.md": "# Refund link\n\nRefund [click](javascript:window.__pwned='link') "
-               "<a href=\"javascript:window.__pwned='href'\">refund</a>.\n",
+    "<a href=\"javascript:window.__pwned='href'\">refund</a>.\n",
 }
 QUERY = "refund <img src=x onerror=\"window.__pwned='query'\">"
 
@@ -207,17 +214,20 @@ QUERY = "refund <img src=x onerror=\"window.__pwned='query'\">"
 def xss_notebook(folder: Path) -> Path:
     """A notebook that builds a project from script payloads and shows every view of it."""
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in (
-        "import ragtt\nfrom ragtt_nb import ChunkDiff, Timeline\n"
-        f"proj = ragtt.Project.open({str(folder / 'proj')!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
-        f"first = proj.ingest_texts({ {k: v for k, v in list(PAYLOADS.items())[:2]}!r})",
-        f"then = proj.query({QUERY!r})\nthen",
-        f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
-        f"now = proj.query({QUERY!r})\nnow",
-        "Timeline(proj, then.query_id, version=then.index_version)",
-        "ChunkDiff(proj, then.query_id, now.query_id)",
-        "proj.diff(then.query_id, now.query_id)",
-    )]
+    nb.cells = [
+        nbformat.v4.new_code_cell(source)
+        for source in (
+            "import ragtt\nfrom ragtt_nb import ChunkDiff, Timeline\n"
+            f"proj = ragtt.Project.open({str(folder / 'proj')!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
+            f"first = proj.ingest_texts({ {k: v for k, v in list(PAYLOADS.items())[:2]}!r})",
+            f"then = proj.query({QUERY!r})\nthen",
+            f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
+            f"now = proj.query({QUERY!r})\nnow",
+            "Timeline(proj, then.query_id, version=then.index_version)",
+            "ChunkDiff(proj, then.query_id, now.query_id)",
+            "proj.diff(then.query_id, now.query_id)",
+        )
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     path = folder / "xss.ipynb"
     nbformat.write(nb, path)

@@ -25,7 +25,7 @@ from .test_widgets import _buffers, _no_number_lists
 # the refund window is superseded an hour ago, the uptime claim closed half an hour ago
 # without a successor, a note has no entity. Run as-is in the tests and in the exported
 # notebook's kernel. Payloads in a claim's content and in an entity id must run nowhere.
-SETUP = '''
+SETUP = """
 import time
 import ragtt
 from ragtt.temporal import Assertion, Citation, Episode
@@ -54,7 +54,7 @@ store.write_episode(Episode("ep2", "other", T, "2024-01-01T00:00:00+00:00", "doc
 store.write_assertion(Assertion(id="elsewhere", namespace="other", type="fact", content="Not in policy.",
                                 valid_from=T, confidence=1.0, source_episode_id="ep2",
                                 citations=(Citation("c-x", "ep2", "x", "Not in policy."),)))
-'''
+"""
 
 
 def _build(path: Path) -> dict[str, Any]:
@@ -79,8 +79,7 @@ def test_lanes_and_bars_match_the_store(claims_project: dict[str, Any]) -> None:
     tl = Timeline(proj, assertions="policy")
     assert tl.namespace == "policy" and "4 claims in 'policy'" in repr(tl)
     # one lane per entity (in order of their first claim), then one per type for entity-less claims
-    assert tl.claim_lanes == [("entity", "refund-window"), ("entity", claims_project["EVIL_ENTITY"]),
-                              ("type", "note")]
+    assert tl.claim_lanes == [("entity", "refund-window"), ("entity", claims_project["EVIL_ENTITY"]), ("type", "note")]
     wire = tl._data["claims"]
     _no_number_lists(tl._data)
     assert {b["dtype"] for b in _buffers(wire)} <= {"int32", "float32"}
@@ -139,7 +138,10 @@ def test_magics_timeline_and_assertions_at(shell: Any, claims_project: dict[str,
         assert isinstance(at, pl.DataFrame) and sorted(at["id"]) == ["note", "refund-r1", "uptime"]
         iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(T - 3000))
         assert sorted(shell.run_line_magic("ragtt", f"assertions policy --at {iso}")["id"]) == [
-            "note", "refund-r2", "uptime"]
+            "note",
+            "refund-r2",
+            "uptime",
+        ]
         for line in ("assertions policy --at now", "assertions policy"):
             assert sorted(shell.run_line_magic("ragtt", line)["id"]) == ["note", "refund-r2"]
         everything = shell.run_line_magic("ragtt", "assertions policy --at now --include-superseded")
@@ -158,8 +160,10 @@ def test_magics_timeline_and_assertions_at(shell: Any, claims_project: dict[str,
 def claims_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("claims-report")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"PATH = {str(folder / 'proj')!r}\n" + SETUP),
-                nbformat.v4.new_code_cell("from ragtt_nb import Timeline\nTimeline(proj, assertions='policy')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"PATH = {str(folder / 'proj')!r}\n" + SETUP),
+        nbformat.v4.new_code_cell("from ragtt_nb import Timeline\nTimeline(proj, assertions='policy')"),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, folder / "claims.ipynb")
     return export(folder / "claims.ipynb", folder / "claims.html", execute=True, timeout=120)

@@ -23,22 +23,38 @@ EXECUTABLE = "script:not([type]), script[type='text/javascript'], script[type='m
 
 
 def test_public_names_are_pinned_and_lazy() -> None:
-    assert ragtt_nb.__all__ == ["ChunkDiff", "DriftScatter", "PdfOverlay", "RagttMagics", "Timeline", "export_report",
-                                "load_ipython_extension"]
+    assert ragtt_nb.__all__ == [
+        "ChunkDiff",
+        "DriftScatter",
+        "PdfOverlay",
+        "RagttMagics",
+        "Timeline",
+        "export_report",
+        "load_ipython_extension",
+    ]
     code = "import sys, ragtt_nb; assert 'anywidget' not in sys.modules and 'IPython' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_wheel_contains_the_widget_js_and_the_template(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("ragtt-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for js in ("timeline.js", "timeline.css", "chunk_diff.js", "chunk_diff.css"):
         assert f"ragtt_nb/static/{js}" in names
     data = "ragtt-0.1.0.data/data/share/jupyter/nbconvert/templates/ragtt/"
-    for part in ("conf.json", "index.html.j2", "static/require.js", "static/embed-amd.js", "static/anywidget.js",
-                 "static/THIRD_PARTY_LICENSES.md"):
+    for part in (
+        "conf.json",
+        "index.html.j2",
+        "static/require.js",
+        "static/embed-amd.js",
+        "static/anywidget.js",
+        "static/THIRD_PARTY_LICENSES.md",
+    ):
         assert f"ragtt_nb/templates/ragtt/{part}" in names and data + part in names
 
 
@@ -54,8 +70,22 @@ def test_installed_template_matches_the_repo() -> None:
 
 def test_plain_nbconvert_finds_the_template(tmp_path: Path, offline: Offline) -> None:
     notebook = corpus("notebooks", "anywidget__counter.ipynb")
-    subprocess.run([str(VENV_BIN / "jupyter-nbconvert"), "--to", "html", "--template", "ragtt", str(notebook),
-                    "--output-dir", str(tmp_path), "--output", "counter"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            str(VENV_BIN / "jupyter-nbconvert"),
+            "--to",
+            "html",
+            "--template",
+            "ragtt",
+            str(notebook),
+            "--output-dir",
+            str(tmp_path),
+            "--output",
+            "counter",
+        ],
+        check=True,
+        capture_output=True,
+    )
     page = offline.open(tmp_path / "counter.html")
     page.wait_for_selector(".widget-subarea button", timeout=20_000)
     page.locator(".widget-subarea button").first.click()
@@ -67,8 +97,9 @@ def test_plain_nbconvert_finds_the_template(tmp_path: Path, offline: Offline) ->
 def test_ragtt_report_prints_the_size(tmp_path: Path) -> None:
     notebook = corpus("notebooks", "anywidget__counter.ipynb")
     out = tmp_path / "r.html"
-    done = subprocess.run([str(VENV_BIN / "ragtt"), "report", str(notebook), "-o", str(out)], check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(VENV_BIN / "ragtt"), "report", str(notebook), "-o", str(out)], check=True, capture_output=True, text=True
+    )
     assert done.stdout.strip() == f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB)"
     html = out.read_text()
     assert "cdn.jsdelivr.net/npm/@jupyter-widgets" not in html.split("define(")[0]  # no CDN script tags
@@ -76,8 +107,9 @@ def test_ragtt_report_prints_the_size(tmp_path: Path) -> None:
 
 
 def test_report_usage_errors(tmp_path: Path) -> None:
-    done = subprocess.run([str(VENV_BIN / "ragtt"), "report", str(tmp_path / "missing.ipynb")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(VENV_BIN / "ragtt"), "report", str(tmp_path / "missing.ipynb")], capture_output=True, text=True
+    )
     assert done.returncode == 2 and "no notebook at" in done.stderr
     with pytest.raises(ValueError, match=r"expected a \.ipynb"):
         export(tmp_path / "x.txt", tmp_path / "x.html")

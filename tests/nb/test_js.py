@@ -28,14 +28,20 @@ def _node_tool(name: str) -> Path:
 
 def test_built_widgets_are_fresh() -> None:
     _node_tool("esbuild")
-    done = subprocess.run(["node", str(JS / "build.mjs"), "--check"], cwd=REPO, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        ["node", str(JS / "build.mjs"), "--check"], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
 
 
 def test_every_module_type_checks() -> None:
-    done = subprocess.run([str(_node_tool("tsc")), "-p", str(JS / "jsconfig.json"), "--checkJs", "--noEmit"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [str(_node_tool("tsc")), "-p", str(JS / "jsconfig.json"), "--checkJs", "--noEmit"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     for path in SRC.glob("*.js"):
         assert path.read_text().startswith("// @ts-check\n"), f"{path.name} does not start with // @ts-check"
@@ -43,8 +49,13 @@ def test_every_module_type_checks() -> None:
 
 def test_shared_helpers_exist_once() -> None:
     sources = {p.name: p.read_text() for p in SRC.glob("*.js")}
-    for helper, home in (("typed", "wire.js"), ("strings", "wire.js"), ("el", "dom.js"),
-                         ("chunkCard", "chunk_card.js"), ("versionLabel", "labels.js")):
+    for helper, home in (
+        ("typed", "wire.js"),
+        ("strings", "wire.js"),
+        ("el", "dom.js"),
+        ("chunkCard", "chunk_card.js"),
+        ("versionLabel", "labels.js"),
+    ):
         defined = [name for name, text in sources.items() if re.search(rf"^(export )?function {helper}\(", text, re.M)]
         assert defined == [home], (helper, defined)
     for name in WIDGETS:  # each widget's bundle has one copy of each helper it uses, from its source

@@ -40,15 +40,32 @@ def _free_port() -> int:
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[str]:
     port = _free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
-           "RAGTT_EMBEDDER": "hash"}
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+        "RAGTT_EMBEDDER": "hash",
+    }
     log = (tmp_path / "lab.log").open("w")
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         "--allow-root", "--IdentityProvider.token=", "--ServerApp.password=", f"--ServerApp.root_dir={tmp_path}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-         "jupyterlab.NeverCheckForUpdate", f"--LabServerApp.workspaces_dir={tmp_path / 'ws'}"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            str(Path(sys.executable).parent / "jupyter-lab"),
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--allow-root",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            f"--ServerApp.root_dir={tmp_path}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            f"--LabServerApp.workspaces_dir={tmp_path / 'ws'}",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -71,26 +88,31 @@ def lab(tmp_path: Path) -> Iterator[str]:
         log.close()
 
 
-DOLLARS = ("# Install\n\nAt the prompt type $ pip install flask and then $ flask run. "
-           "It costs $0 today and $5 a month later.\n")
+DOLLARS = (
+    "# Install\n\nAt the prompt type $ pip install flask and then $ flask run. "
+    "It costs $0 today and $5 a month later.\n"
+)
 
 
-def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Path, browser: Any,
-                                                         screens: Path) -> None:
+def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Path, browser: Any, screens: Path) -> None:
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(
-        "%load_ext ragtt_nb\n"
-        f"proj = %ragtt open {tmp_path / 'proj'} --create\n"
-        f"proj.ingest_texts({PAYLOADS!r})\n"
-        "res = %ragtt query refund window\n"
-        f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
-        "tl = %ragtt timeline last\n"
-        "tl"),
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "%load_ext ragtt_nb\n"
+            f"proj = %ragtt open {tmp_path / 'proj'} --create\n"
+            f"proj.ingest_texts({PAYLOADS!r})\n"
+            "res = %ragtt query refund window\n"
+            f"proj.ingest_texts({ {k: v.replace('30', '45') for k, v in PAYLOADS.items()}!r})\n"
+            "tl = %ragtt timeline last\n"
+            "tl"
+        ),
         nbformat.v4.new_code_cell("from IPython.display import HTML\nHTML('<p>MathJax is on: $x^2 + y^2$</p>')"),
         nbformat.v4.new_code_cell(
             f"proj.ingest_texts({ {'install.md': DOLLARS}!r})\n"
             "shell = proj.query('pip install flask prompt costs')\n"
-            "shell")]
+            "shell"
+        ),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "live.ipynb")
 
@@ -100,8 +122,11 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
         page.goto(f"{lab}/lab/tree/live.ipynb")
-        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget"
-                               " && window.jupyterapp.shell.currentWidget.sessionContext", timeout=90_000)
+        page.wait_for_function(
+            "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+            " && window.jupyterapp.shell.currentWidget.sessionContext",
+            timeout=90_000,
+        )
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
         page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=90_000)
@@ -127,7 +152,8 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
         # Python moves the cursor back; the page follows
         page.evaluate(READ_BACK, f"tl.version = {start}")
         page.wait_for_function(
-            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{start}'")
+            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{start}'"
+        )
         # payloads stayed text
         assert page.evaluate("window.__pwned") is None and dialogs == []
         assert page.locator(".ragtt-timeline img, .ragtt-timeline [onerror]").count() == 0

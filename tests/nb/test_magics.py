@@ -28,8 +28,24 @@ def opened(shell: Any, sample: dict[str, Any]) -> Any:
 
 
 def test_every_verb_is_registered_and_documented(shell: Any) -> None:
-    assert set(VERBS) == {"open", "ingest", "query", "snapshot", "snapshots", "replay", "diff", "timeline", "events",
-                          "trace", "lineage", "drift", "bisect", "assertions", "pdf", "help"}
+    assert set(VERBS) == {
+        "open",
+        "ingest",
+        "query",
+        "snapshot",
+        "snapshots",
+        "replay",
+        "diff",
+        "timeline",
+        "events",
+        "trace",
+        "lineage",
+        "drift",
+        "bisect",
+        "assertions",
+        "pdf",
+        "help",
+    }
     listing = str(ragtt_line(shell, "help"))
     assert all(f"  {name} " in listing for name in VERBS)
     assert "--top-k" in str(ragtt_line(shell, "help query"))
@@ -127,11 +143,28 @@ def test_assertions_as_of(shell: Any, tmp_path: Path) -> None:
     assert isinstance(ragtt_line(shell, "assertions policies"), pl.DataFrame)
 
 
-@pytest.mark.parametrize("line", [
-    "", "nope", "query", "query --top-k x hi", "query -h", "replay", "replay --text hi", "diff onlyone",
-    "timeline no-such-query", "events --since yesterday", "snapshot", "snapshot 123", "open", "ingest",
-    "trace no-such-query", "bisect q not-a-callable", "replay last",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "nope",
+        "query",
+        "query --top-k x hi",
+        "query -h",
+        "replay",
+        "replay --text hi",
+        "diff onlyone",
+        "timeline no-such-query",
+        "events --since yesterday",
+        "snapshot",
+        "snapshot 123",
+        "open",
+        "ingest",
+        "trace no-such-query",
+        "bisect q not-a-callable",
+        "replay last",
+    ],
+)
 def test_bad_arguments_raise_usage_error(opened: Any, line: str) -> None:
     opened.magics_manager.registry["RagttMagics"].last_query_id = None
     with pytest.raises(UsageError):

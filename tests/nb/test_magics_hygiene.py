@@ -38,7 +38,8 @@ def test_a_trailing_question_mark_is_part_of_the_question(shell: Any, sample: di
 
 
 def test_pdf_on_a_text_source_or_a_moved_file_is_a_usage_error_that_says_which(
-        shell: Any, sample: dict[str, Any], tmp_path: Path) -> None:
+    shell: Any, sample: dict[str, Any], tmp_path: Path
+) -> None:
     shell.run_line_magic("ragtt", f"open {sample['path']}")
     proj = shell.magics_manager.registry["RagttMagics"].proj
     text_source = proj.chunks()["source"][0]
@@ -61,7 +62,8 @@ def test_pdf_on_a_text_source_or_a_moved_file_is_a_usage_error_that_says_which(
 
 
 def test_progress_is_on_by_default_and_shows_for_real_work_only(
-        shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     magics = shell.magics_manager.registry["RagttMagics"]
     assert magics.progress is True
     shell.run_line_magic("ragtt", f"open {tmp_path / 'p'} --embedder hash --create")
@@ -79,8 +81,7 @@ def test_progress_is_on_by_default_and_shows_for_real_work_only(
     assert "ragtt embed" in err and f"/{report.embeddings_computed} [" in err
 
 
-def test_status_lines_reach_the_notebook_while_progress_is_on(
-        shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
+def test_status_lines_reach_the_notebook_while_progress_is_on(shell: Any, capsys: pytest.CaptureFixture[str]) -> None:
     magics = shell.magics_manager.registry["RagttMagics"]
     logging.getLogger("ragtt").info("loading model %s …", "all-MiniLM-L6-v2")
     assert "ragtt: loading model all-MiniLM-L6-v2 …" in capsys.readouterr().err
@@ -112,16 +113,26 @@ def test_assertion_frames_show_validity_as_utc_datetimes(shell: Any, tmp_path: P
     store.init_namespace("policy")
     start = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
     store.write_episode(Episode("ep", "policy", start.timestamp(), start.isoformat(), "doc", "policy.md"))
-    store.write_assertion(Assertion(id="a1", namespace="policy", type="fact", content="Refunds within 30 days.",
-                                    valid_from=start.timestamp(), confidence=1.0, source_episode_id="ep",
-                                    citations=(Citation("c1", "ep", "policy.md", "Refunds within 30 days."),)))
+    store.write_assertion(
+        Assertion(
+            id="a1",
+            namespace="policy",
+            type="fact",
+            content="Refunds within 30 days.",
+            valid_from=start.timestamp(),
+            confidence=1.0,
+            source_episode_id="ep",
+            citations=(Citation("c1", "ep", "policy.md", "Refunds within 30 days."),),
+        )
+    )
     frame = shell.run_line_magic("ragtt", "assertions policy")
     assert frame.schema["valid_from"] == pl.Datetime("us", "UTC") and frame["valid_from"][0] == start
     assert frame["valid_until"][0] is None and "2026-05-01 12:00:00" in frame.select("valid_from")._repr_html_()
 
 
-def test_drift_table_says_what_the_cli_says(shell: Any, sample: dict[str, Any],
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_drift_table_says_what_the_cli_says(
+    shell: Any, sample: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     from ragtt.cli import main
 
     shell.run_line_magic("ragtt", f"open {sample['path']}")

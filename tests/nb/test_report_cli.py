@@ -40,8 +40,11 @@ def test_a_notebook_saved_without_widget_state_is_refused_with_what_to_do(tmp_pa
 def test_execute_allow_errors_keeps_going_and_no_kernel_warning_is_printed(tmp_path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("print('before the failure')"), nbformat.v4.new_code_cell("1 / 0"),
-                nbformat.v4.new_code_cell("print('after the failure')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("print('before the failure')"),
+        nbformat.v4.new_code_cell("1 / 0"),
+        nbformat.v4.new_code_cell("print('after the failure')"),
+    ]
     notebook = tmp_path / "fails.ipynb"
     nbformat.write(nb, notebook)
     out = tmp_path / "fails.html"

@@ -12,16 +12,26 @@ import ragtt
 LAB_CSS = Path(sys.prefix) / "share" / "jupyter" / "nbconvert" / "templates" / "lab" / "static" / "index.css"
 
 
-def test_text_columns_stay_left_aligned_under_jupyterlab_css(browser: Any, proj: ragtt.Project,
-                                                             sample: dict[str, Any], tmp_path: Path) -> None:
+def test_text_columns_stay_left_aligned_under_jupyterlab_css(
+    browser: Any, proj: ragtt.Project, sample: dict[str, Any], tmp_path: Path
+) -> None:
     assert LAB_CSS.is_file(), LAB_CSS
-    reports = [proj.diff(sample["then"], sample["now"]), proj.lineage(sample["then"], sample["now"]),
-               proj.snapshots(), proj.drift("release-1", "release-3")]
-    body = "".join(f"<div class='jp-OutputArea-output jp-RenderedHTMLCommon jp-RenderedHTML'>{r._repr_html_()}</div>"
-                   for r in reports)
+    reports = [
+        proj.diff(sample["then"], sample["now"]),
+        proj.lineage(sample["then"], sample["now"]),
+        proj.snapshots(),
+        proj.drift("release-1", "release-3"),
+    ]
+    body = "".join(
+        f"<div class='jp-OutputArea-output jp-RenderedHTMLCommon jp-RenderedHTML'>{r._repr_html_()}</div>"
+        for r in reports
+    )
     page_file = tmp_path / "reprs.html"
-    page_file.write_text(f"<!DOCTYPE html><html><head><link rel='stylesheet' href='{LAB_CSS.as_uri()}'></head>"
-                         f"<body class='jp-Notebook'>{body}</body></html>", encoding="utf-8")
+    page_file.write_text(
+        f"<!DOCTYPE html><html><head><link rel='stylesheet' href='{LAB_CSS.as_uri()}'></head>"
+        f"<body class='jp-Notebook'>{body}</body></html>",
+        encoding="utf-8",
+    )
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
         page = context.new_page()
@@ -32,8 +42,9 @@ def test_text_columns_stay_left_aligned_under_jupyterlab_css(browser: Any, proj:
             document.body.appendChild(d); return getComputedStyle(d.querySelector('td')).textAlign; }""")
         assert plain == "right"
         # ... but not ragtt's: every cell of every report table is left-aligned.
-        aligns = page.eval_on_selector_all(".ragtt-r td, .ragtt-r th",
-                                           "els => els.map(e => getComputedStyle(e).textAlign)")
+        aligns = page.eval_on_selector_all(
+            ".ragtt-r td, .ragtt-r th", "els => els.map(e => getComputedStyle(e).textAlign)"
+        )
         assert aligns and set(aligns) == {"left"}
     finally:
         context.close()

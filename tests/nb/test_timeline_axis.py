@@ -106,7 +106,7 @@ def test_magic_axis_flag(shell: Any, sample: dict[str, Any]) -> None:
 
 # The quickstart's shape with a real model: the project created, a pause (the model loading),
 # then three releases, each snapshotted, within a fraction of a second.
-BURST = '''
+BURST = """
 import time
 import ragtt
 from ragtt.demo import sample_releases
@@ -122,15 +122,17 @@ for number, release in enumerate(releases[1:], start=2):
     proj.ingest(release)
     proj.snapshot(f"release-{number}")
 now = proj.query("How many days do I have to ask for a refund?")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def burst_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("burst-report")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"PATH = {str(folder / 'proj')!r}\n" + BURST),
-                nbformat.v4.new_code_cell("Timeline(proj, then.query_id, version=then.index_version)")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"PATH = {str(folder / 'proj')!r}\n" + BURST),
+        nbformat.v4.new_code_cell("Timeline(proj, then.query_id, version=then.index_version)"),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, folder / "burst.ipynb")
     return export(folder / "burst.ipynb", folder / "burst.html", execute=True, timeout=120)
@@ -159,7 +161,8 @@ def _assert_apart(boxes: list[dict[str, Any]], right: float) -> None:
         # the label, or its distinguishing part, maybe cut with "…"
         cut = b["text"][:-1] if b["text"].endswith("…") else None
         assert b["text"] in (b["label"], b["short"]) or (
-            cut is not None and (b["label"].startswith(cut) or b["short"].startswith(cut)))
+            cut is not None and (b["label"].startswith(cut) or b["short"].startswith(cut))
+        )
 
 
 def _chunk_ids(page: Any) -> list[str]:
@@ -261,13 +264,14 @@ def test_toggle_and_drag_in_the_quickstart_report(quickstart_report: Path, offli
     assert cursor.get_attribute("aria-valuenow") == cursor.get_attribute("aria-valuemax")
     now_ids = _chunk_ids(page)
     assert now_ids != then_ids
-    assert now_ids == page.eval_on_selector_all(".ragtt-chunk-diff .ragtt-cd-right .ragtt-chunk",
-                                                "els => els.map(e => e.dataset.chunkId)")
+    assert now_ids == page.eval_on_selector_all(
+        ".ragtt-chunk-diff .ragtt-cd-right .ragtt-chunk", "els => els.map(e => e.dataset.chunkId)"
+    )
     assert offline.aborted == [] and offline.errors == []
 
 
 # Flask's docs at 22 releases, each snapshotted by its name: labels that share "flask-".
-FLASK = '''
+FLASK = """
 import ragtt
 from ragtt_nb import Timeline
 from tests.conftest import flask_releases
@@ -279,23 +283,28 @@ for release in flask_releases():
     proj.snapshot(release.name.split("_", 1)[1])
     if release.name.endswith("flask-1.0"):
         asked = proj.query("How do I set the secret key?")
-'''
+"""
 
 
 @pytest.fixture(scope="module")
 def flask_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("flask-report")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(f"import sys\nsys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
-                                          f"PATH = {str(folder / 'proj')!r}\n" + FLASK),
-                nbformat.v4.new_code_cell("Timeline(proj, asked.query_id)")]
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            f"import sys\nsys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+            f"PATH = {str(folder / 'proj')!r}\n" + FLASK
+        ),
+        nbformat.v4.new_code_cell("Timeline(proj, asked.query_id)"),
+    ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, folder / "flask.ipynb")
     return export(folder / "flask.ipynb", folder / "flask.html", execute=True, timeout=300)
 
 
-def test_22_flask_releases_read_by_their_distinguishing_part(flask_report: Path, offline: Offline,
-                                                             screens: Path) -> None:
+def test_22_flask_releases_read_by_their_distinguishing_part(
+    flask_report: Path, offline: Offline, screens: Path
+) -> None:
     page = offline.open(flask_report)
     page.set_viewport_size({"width": 1400, "height": 900})
     page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)

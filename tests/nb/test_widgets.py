@@ -132,13 +132,15 @@ def test_chunk_diff_state(proj: ragtt.Project, sample: dict[str, Any]) -> None:
     runs = widget.word_diff(added.chunk_id)
     assert runs == widget.word_diff(pair.left.chunk_id) == pair.runs
     assert any(op == "delete" and "30" in text for op, text in runs) and any(
-        op == "insert" and "14" in text for op, text in runs)
+        op == "insert" and "14" in text for op, text in runs
+    )
     assert all(a[0] != b[0] for a, b in pairwise(runs))  # runs, not interleaved words
     wire = widget._data["pairs"]
     k = wire["runs"].index([text for _, text in pair.runs])
-    assert [chunks["ids"][i] for i in (np.frombuffer(wire["left"]["view"], "<i4")[k],
-                                       np.frombuffer(wire["right"]["view"], "<i4")[k])] == [
-        pair.left.chunk_id, added.chunk_id]
+    assert [
+        chunks["ids"][i]
+        for i in (np.frombuffer(wire["left"]["view"], "<i4")[k], np.frombuffer(wire["right"]["view"], "<i4")[k])
+    ] == [pair.left.chunk_id, added.chunk_id]
     assert widget._data["summary"]["changed"] == len(report.changed) >= 1
     assert widget._data["summary"]["added"] == len(report.added) - len(report.changed)
     # lineage explains each change in a sentence (the core has it)

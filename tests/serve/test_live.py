@@ -26,8 +26,14 @@ def base_url(tmp_path: Path) -> Iterator[str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(tmp_path / "proj", embedder=ragtt.HashEmbedder()),
-                                           host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(tmp_path / "proj", embedder=ragtt.HashEmbedder()),
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+        )
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -58,8 +64,9 @@ def test_live_server_query_replay_and_concurrent_clients(base_url: str) -> None:
 
     def writer(i: int) -> int:
         with httpx.Client(base_url=base_url, timeout=30) as c:
-            return int(c.post("/ingest", json={"texts": {f"w{i}.md": f"writer {i} text"}}).json()
-                       ["index_version_after"])
+            return int(
+                c.post("/ingest", json={"texts": {f"w{i}.md": f"writer {i} text"}}).json()["index_version_after"]
+            )
 
     with ThreadPoolExecutor(8) as pool:  # 16 readers and 4 writers at once, bounded
         reads = [pool.submit(reader, i) for i in range(16)]
@@ -78,9 +85,24 @@ def test_ragtt_serve_from_the_command_line(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "ragtt.cli", "serve", "--project", str(tmp_path / "p"), "--embedder", "hash",
-         "--port", str(port), "--token", "s3cret"],
-        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stderr=log)
+        [
+            sys.executable,
+            "-m",
+            "ragtt.cli",
+            "serve",
+            "--project",
+            str(tmp_path / "p"),
+            "--embedder",
+            "hash",
+            "--port",
+            str(port),
+            "--token",
+            "s3cret",
+        ],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        stderr=log,
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60

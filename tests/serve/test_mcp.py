@@ -20,10 +20,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "ragtt.cli", "mcp", "--project", str(tmp_path / "p"), "--embedder", "hash"],
-        env={"PYTHONPATH": str(ROOT), "RUST_LOG": "error", "HF_HUB_OFFLINE": "1",
-             "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
-        cwd=str(ROOT))
+        command=sys.executable,
+        args=["-m", "ragtt.cli", "mcp", "--project", str(tmp_path / "p"), "--embedder", "hash"],
+        env={
+            "PYTHONPATH": str(ROOT),
+            "RUST_LOG": "error",
+            "HF_HUB_OFFLINE": "1",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        },
+        cwd=str(ROOT),
+    )
 
     async def session() -> None:
         async with asyncio.timeout(120), Client(params) as client:

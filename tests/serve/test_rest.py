@@ -57,8 +57,9 @@ def test_bad_bodies_are_422_naming_the_field(client: TestClient) -> None:
     assert fields(client.get("/drift/1/1", params={"threshold": 2})) == ["threshold"]
 
 
-def test_missing_ids_are_404_with_the_cli_message(client: TestClient, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_ids_are_404_with_the_cli_message(
+    client: TestClient, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     response = client.post("/replay", json={"query_id": "nope"})
     assert response.status_code == 404
     assert main(["replay", "--query-id", "nope", "--project", str(tmp_path / "proj"), "--embedder", "hash"]) == 2
@@ -86,8 +87,9 @@ def test_events_as_json_arrow_and_parquet(client: TestClient) -> None:
 
 def test_regression_capture_then_run(client: TestClient, tmp_path: Path) -> None:
     out = tmp_path / "golden.json"
-    suite = client.post("/regression/capture", json={"queries": ["refund days", "shipping"], "name": SCRIPT,
-                                                     "out": str(out)}).json()
+    suite = client.post(
+        "/regression/capture", json={"queries": ["refund days", "shipping"], "name": SCRIPT, "out": str(out)}
+    ).json()
     assert suite["name"] == SCRIPT and out.exists()
     report = client.post("/regression/run", json={"suite": str(out)}).json()
     assert report["exit_code"] == 0 and report["suite"] == SCRIPT

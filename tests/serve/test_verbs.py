@@ -14,17 +14,41 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_table_imports_nothing_heavy() -> None:
-    code = ("import sys, ragtt.verbs, ragtt.verbs.cli; heavy = [m for m in ('lancedb', 'polars', 'torch', "
-            "'fastapi', 'IPython', 'pydantic', 'litellm') if m in sys.modules]; print(heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
+    code = (
+        "import sys, ragtt.verbs, ragtt.verbs.cli; heavy = [m for m in ('lancedb', 'polars', 'torch', "
+        "'fastapi', 'IPython', 'pydantic', 'litellm') if m in sys.modules]; print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
     assert out.stdout.strip() == "[]"
 
 
 def test_the_issue_verbs_are_declared_with_the_same_argument_names() -> None:
-    assert {"ingest", "query", "replay", "replay_as_of", "diff", "trace", "events", "snapshot", "snapshots",
-            "lineage", "snapshot_diff", "drift", "bisect", "regression_run", "regression_capture",
-            "verify"} <= set(VERBS)
+    assert {
+        "ingest",
+        "query",
+        "replay",
+        "replay_as_of",
+        "diff",
+        "trace",
+        "events",
+        "snapshot",
+        "snapshots",
+        "lineage",
+        "snapshot_diff",
+        "drift",
+        "bisect",
+        "regression_run",
+        "regression_capture",
+        "verify",
+    } <= set(VERBS)
     assert [a.name for a in VERBS["query"].args][:1] == ["text"]
     assert [a.name for a in VERBS["replay"].args][:1] == ["query_id"]
     assert [a.name for a in VERBS["diff"].args] == ["left", "right"]

@@ -42,23 +42,32 @@ def test_every_flag_of_todays_cli_is_in_the_table(cli: str) -> None:
     assert today <= table, f"ragtt {cli}: the table lacks {sorted(today - table)}"
 
 
-@pytest.mark.parametrize(("line", "name", "values"), [
-    ("query refund --top-k 3 --no-generate", "query", {"text": "refund", "top_k": 3, "generate": False}),
-    ("replay --query-id Q1", "replay", {"query_id": "Q1", "generate": False}),
-    ("replay --text refund --as-of r1", "replay_as_of", {"text": "refund", "at": "r1", "generate": False}),
-    ("replay --text refund --at 3 --mode bm25", "replay_as_of", {"text": "refund", "at": "3", "mode": "bm25",
-                                                                  "generate": False}),
-    ("diff --left L --right R", "diff", {"left": "L", "right": "R"}),
-    ("drift a b --threshold 0.5", "drift", {"a": "a", "b": "b", "threshold": 0.5}),
-    ("bisect Q --predicate source:x --versions 3", "bisect", {"query": "Q", "predicate": "source:x",
-                                                              "versions": [3]}),
-    ("ingest docs/ --no-prune", "ingest", {"paths": ["docs/"], "prune": False, "follow_symlinks": False}),
-    ("test capture --name g --query a --query b", "regression_capture", {"name": "g", "queries": ["a", "b"]}),
-])
+@pytest.mark.parametrize(
+    ("line", "name", "values"),
+    [
+        ("query refund --top-k 3 --no-generate", "query", {"text": "refund", "top_k": 3, "generate": False}),
+        ("replay --query-id Q1", "replay", {"query_id": "Q1", "generate": False}),
+        ("replay --text refund --as-of r1", "replay_as_of", {"text": "refund", "at": "r1", "generate": False}),
+        (
+            "replay --text refund --at 3 --mode bm25",
+            "replay_as_of",
+            {"text": "refund", "at": "3", "mode": "bm25", "generate": False},
+        ),
+        ("diff --left L --right R", "diff", {"left": "L", "right": "R"}),
+        ("drift a b --threshold 0.5", "drift", {"a": "a", "b": "b", "threshold": 0.5}),
+        (
+            "bisect Q --predicate source:x --versions 3",
+            "bisect",
+            {"query": "Q", "predicate": "source:x", "versions": [3]},
+        ),
+        ("ingest docs/ --no-prune", "ingest", {"paths": ["docs/"], "prune": False, "follow_symlinks": False}),
+        ("test capture --name g --query a --query b", "regression_capture", {"name": "g", "queries": ["a", "b"]}),
+    ],
+)
 def test_todays_command_lines_pick_the_verb_and_values(line: str, name: str, values: dict[str, object]) -> None:
     words = line.split()
     cli = " ".join(words[:2]) if words[0] == "test" else words[0]
-    rest = words[len(cli.split()):]
+    rest = words[len(cli.split()) :]
     verb, got = pick(generated(cli).parse_args(rest), groups()[cli])
     assert verb.name == name and got == values
 

@@ -56,18 +56,34 @@ def _write_history(store: AssertionStore) -> History:
         tag = release.name.split("_flask-")[1]
         history.position[tag] = float(pos)
         settings = _settings(release)
-        episode = Episode(f"flask-{tag}", NS, float(pos), f"{release.name[:10]}T00:00:00+00:00", "release",
-                          f"Flask {tag} docs/config.rst")
+        episode = Episode(
+            f"flask-{tag}",
+            NS,
+            float(pos),
+            f"{release.name[:10]}T00:00:00+00:00",
+            "release",
+            f"Flask {tag} docs/config.rst",
+        )
         written = []
         for name, text in settings.items():
             before = current.get(name)
             if before is not None and before[1] == text:
                 continue
             aid = f"{name}@{tag}"
-            written.append(Assertion(aid, NS, "config", f"{name}: {text}", float(pos), 0.9, episode.id,
-                                     (Citation(f"cite-{aid}", episode.id, f"{release.name}/docs/config.rst",
-                                               text[:120]),),
-                                     supersedes_id=before[0] if before else None, entity_id=name))
+            written.append(
+                Assertion(
+                    aid,
+                    NS,
+                    "config",
+                    f"{name}: {text}",
+                    float(pos),
+                    0.9,
+                    episode.id,
+                    (Citation(f"cite-{aid}", episode.id, f"{release.name}/docs/config.rst", text[:120]),),
+                    supersedes_id=before[0] if before else None,
+                    entity_id=name,
+                )
+            )
             current[name] = (aid, text)
         store.write_episode_bundle(episode, written)
         for name in [n for n in current if n not in settings]:
@@ -114,13 +130,25 @@ def test_a_citation_of_another_namespaces_episode_is_refused(flask_store: tuple[
     store.init_namespace("django", 64)
     store.write_episode(Episode("django-4.2", "django", 1.0, "2023-04-03T00:00:00+00:00", "release", "Django docs"))
     stolen = Citation("c-stolen", "django-4.2", "django/docs/settings.txt", "SECRET_KEY")
-    claim = Assertion("SECRET_KEY@cross", NS, "config", "SECRET_KEY signs cookies", 30.0, 0.9, "flask-3.1.3",
-                      (stolen,), entity_id="SECRET_KEY")
-    for write in (lambda: store.write_assertion(claim),
-                  lambda: store.write_episode_bundle(
-                      Episode("flask-next", NS, 31.0, "2026-03-01T00:00:00+00:00", "release", "next"),
-                      [Assertion("SECRET_KEY@next", NS, "config", "SECRET_KEY", 31.0, 0.9, "flask-next", (stolen,))]),
-                  lambda: store.write_citation(h.claim[("SECRET_KEY", "3.1.3")], stolen)):
+    claim = Assertion(
+        "SECRET_KEY@cross",
+        NS,
+        "config",
+        "SECRET_KEY signs cookies",
+        30.0,
+        0.9,
+        "flask-3.1.3",
+        (stolen,),
+        entity_id="SECRET_KEY",
+    )
+    for write in (
+        lambda: store.write_assertion(claim),
+        lambda: store.write_episode_bundle(
+            Episode("flask-next", NS, 31.0, "2026-03-01T00:00:00+00:00", "release", "next"),
+            [Assertion("SECRET_KEY@next", NS, "config", "SECRET_KEY", 31.0, 0.9, "flask-next", (stolen,))],
+        ),
+        lambda: store.write_citation(h.claim[("SECRET_KEY", "3.1.3")], stolen),
+    ):
         with pytest.raises(ValidationError) as info:
             write()
         assert "'django'" in str(info.value) and f"'{NS}'" in str(info.value)
@@ -130,12 +158,14 @@ def test_a_citation_of_another_namespaces_episode_is_refused(flask_store: tuple[
 
 
 def test_connected_walks_expired_links_and_superseded_claims_with_include_superseded(
-        flask_store: tuple[AssertionStore, History]) -> None:
+    flask_store: tuple[AssertionStore, History],
+) -> None:
     store, h = flask_store
     json_ascii, json_sort = h.claim[("JSON_AS_ASCII", "2.2.3")], h.claim[("JSON_SORT_KEYS", "2.2.3")]
     removed_at = h.position["2.3.0"]
-    store.write_link(Link("json-family", NS, json_ascii, json_sort, "documented_with", h.position["2.2.0"],
-                          removed_at))  # the docs dropped both in 2.3.0
+    store.write_link(
+        Link("json-family", NS, json_ascii, json_sort, "documented_with", h.position["2.2.0"], removed_at)
+    )  # the docs dropped both in 2.3.0
     server_name, old_domain = h.claim[("SERVER_NAME", "2.2.3")], h.claim[("SESSION_COOKIE_DOMAIN", "2.2.3")]
     store.write_link(Link("domain-fallback", NS, server_name, old_domain, "affects", h.position["1.0"]))
     after = h.position["3.0.0"]
@@ -151,21 +181,31 @@ def test_connected_walks_expired_links_and_superseded_claims_with_include_supers
     assert reached(json_ascii, at=h.position["2.1.0"], include_superseded=True) == []  # link not started yet
     assert reached(json_ascii, include_superseded=True) == [json_sort]  # None: the whole history
     assert store.find_path(json_ascii, json_sort, at=after) is None
-    assert [link.id for link in store.find_path(json_ascii, json_sort, at=after, include_superseded=True) or []] \
-        == ["json-family"]
+    assert [link.id for link in store.find_path(json_ascii, json_sort, at=after, include_superseded=True) or []] == [
+        "json-family"
+    ]
     # SESSION_COOKIE_DOMAIN was rewritten in 2.3.0: its old claim is superseded, not valid after
     assert store.get_assertion(server_name).valid_until is not None  # type: ignore[union-attr]
     assert old_domain not in reached(server_name, at=after, max_depth=1)
     assert old_domain in reached(server_name, at=after, max_depth=1, include_superseded=True)
 
 
-def test_per_call_middleware_runs_inside_the_global_list(flask_store: tuple[AssertionStore, History],
-                                                          calls: list[str]) -> None:
+def test_per_call_middleware_runs_inside_the_global_list(
+    flask_store: tuple[AssertionStore, History], calls: list[str]
+) -> None:
     store, h = flask_store
     query = RetrievalQuery(NS, h.position["2.2.3"], "JSON_AS_ASCII serialize ASCII")
     result = store.retrieve(query, middleware=[Recorder("call1", calls), Recorder("call2", calls)])
-    assert calls == ["global1.before", "global2.before", "call1.before", "call2.before",
-                     "call2.after", "call1.after", "global2.after", "global1.after"]
+    assert calls == [
+        "global1.before",
+        "global2.before",
+        "call1.before",
+        "call2.before",
+        "call2.after",
+        "call1.after",
+        "global2.after",
+        "global1.after",
+    ]
     assert result.results[0].entity_id == "JSON_AS_ASCII"
     calls.clear()
     store.retrieve(query)
@@ -182,17 +222,23 @@ class _Scorer:
         return list(self.make(len(candidates)))
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda n: [float("nan")] * n, "non-finite"),
-    (lambda n: [1.0] * (n - 1) + [float("inf")], "non-finite"),
-    (lambda n: [1.0] * (n + 1), "scores for"),
-    (lambda n: ["high"] * n, "not a number"),
-])
-def test_a_scorer_with_nan_inf_or_the_wrong_count_raises(flask_store: tuple[AssertionStore, History], tmp_path: Path,
-                                                         make: Any, message: str) -> None:
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda n: [float("nan")] * n, "non-finite"),
+        (lambda n: [1.0] * (n - 1) + [float("inf")], "non-finite"),
+        (lambda n: [1.0] * (n + 1), "scores for"),
+        (lambda n: ["high"] * n, "not a number"),
+    ],
+)
+def test_a_scorer_with_nan_inf_or_the_wrong_count_raises(
+    flask_store: tuple[AssertionStore, History], tmp_path: Path, make: Any, message: str
+) -> None:
     _, h = flask_store
-    with (AssertionStore.open(tmp_path / "flask.db", embedder=HashEmbedder(64), scorer=_Scorer(make)) as bad,
-          pytest.raises(ValidationError, match=message)):
+    with (
+        AssertionStore.open(tmp_path / "flask.db", embedder=HashEmbedder(64), scorer=_Scorer(make)) as bad,
+        pytest.raises(ValidationError, match=message),
+    ):
         bad.retrieve(RetrievalQuery(NS, h.position["2.2.3"], "JSON_SORT_KEYS"))
 
 
@@ -207,12 +253,15 @@ class _Zero:
 
 
 def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_warning(
-        flask_store: tuple[AssertionStore, History], tmp_path: Path) -> None:
+    flask_store: tuple[AssertionStore, History], tmp_path: Path
+) -> None:
     store, h = flask_store
     at = h.position["3.1.3"]
     assert store.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector")).results  # it works with one
-    with (AssertionStore.open(tmp_path / "flask.db") as no_embedder,
-          pytest.raises(ValidationError, match=r"strategy 'vector' needs a query vector.*no embedder")):
+    with (
+        AssertionStore.open(tmp_path / "flask.db") as no_embedder,
+        pytest.raises(ValidationError, match=r"strategy 'vector' needs a query vector.*no embedder"),
+    ):
         no_embedder.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
     for empty in (False, True):
         with AssertionStore.open(tmp_path / "flask.db", embedder=_Zero(empty)) as zero:  # type: ignore[arg-type]
@@ -223,8 +272,18 @@ def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_wa
             assert any("vector search skipped" in w for w in hybrid.meta["warnings"])
     store.init_namespace("flask-text")  # vectorless
     store.write_episode(Episode("t1", "flask-text", 1.0, "2023-04-25T00:00:00+00:00", "release", "2.3.0"))
-    store.write_assertion(Assertion("t-secret", "flask-text", "config", "SECRET_KEY signs the session cookie", 1.0,
-                                    0.9, "t1", (Citation("ct", "t1", "docs/config.rst", "SECRET_KEY"),)))
+    store.write_assertion(
+        Assertion(
+            "t-secret",
+            "flask-text",
+            "config",
+            "SECRET_KEY signs the session cookie",
+            1.0,
+            0.9,
+            "t1",
+            (Citation("ct", "t1", "docs/config.rst", "SECRET_KEY"),),
+        )
+    )
     with pytest.raises(ValidationError, match="vectorless"):
         store.retrieve(RetrievalQuery("flask-text", 2.0, "SECRET_KEY", strategy="vector"))
     assert store.retrieve(RetrievalQuery("flask-text", 2.0, "SECRET_KEY", strategy="hybrid")).results
@@ -232,18 +291,33 @@ def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_wa
 
 def test_extension_names_that_are_sql_keywords_work(tmp_path: Path) -> None:
     extensions = SchemaExtensions(
-        columns=[ExtensionColumn("assertions", "order", "INTEGER", 0),
-                 ExtensionColumn("episodes", "select", "TEXT", "none")],
-        tables=[ExtensionTable("where", [("group", "TEXT"), ("index", "INTEGER")])])
+        columns=[
+            ExtensionColumn("assertions", "order", "INTEGER", 0),
+            ExtensionColumn("episodes", "select", "TEXT", "none"),
+        ],
+        tables=[ExtensionTable("where", [("group", "TEXT"), ("index", "INTEGER")])],
+    )
     with AssertionStore.open(tmp_path / "kw.db", embedder=HashEmbedder(64), schema_extensions=extensions) as store:
         h = _write_history(store)
         aid = h.claim[("SECRET_KEY", "3.1.3")]
         assert store.get_assertion(aid).extensions == {"order": 0}  # type: ignore[union-attr]
         assert store.get_episode("flask-3.1.3").extensions == {"select": "none"}  # type: ignore[union-attr]
-        store.write_episode(Episode("flask-x", NS, 99.0, "2026-03-01T00:00:00+00:00", "release", "x",
-                                    extensions={"select": "picked"}))
-        store.write_assertion(Assertion("x", NS, "config", "SECRET_KEY x", 99.0, 0.9, "flask-x",
-                                        (Citation("cx", "flask-x", "r", "x"),), extensions={"order": 7}))
+        store.write_episode(
+            Episode("flask-x", NS, 99.0, "2026-03-01T00:00:00+00:00", "release", "x", extensions={"select": "picked"})
+        )
+        store.write_assertion(
+            Assertion(
+                "x",
+                NS,
+                "config",
+                "SECRET_KEY x",
+                99.0,
+                0.9,
+                "flask-x",
+                (Citation("cx", "flask-x", "r", "x"),),
+                extensions={"order": 7},
+            )
+        )
         assert store.get_assertion("x").extensions == {"order": 7}  # type: ignore[union-attr]
         frame = store.snapshot(NS, 99.0)
         assert "order" in frame.columns and 7 in frame["order"].to_list()

@@ -137,8 +137,14 @@ def test_golden_suite_gate_via_cli(flask, tmp_path: Path, capsys: pytest.Capture
 def test_regression_report_frame_and_one_error_does_not_stop_the_rest(flask) -> None:  # type: ignore[no-untyped-def]
     proj, *_ = flask
     suite = proj.regression.capture(QUERIES[:2], "two")
-    broken = ragtt.GoldenSuite(suite.name, suite.created_at, suite.index_version, suite.config_id,
-                               {**suite.plan, "mode": "nonsense"}, suite.queries)
+    broken = ragtt.GoldenSuite(
+        suite.name,
+        suite.created_at,
+        suite.index_version,
+        suite.config_id,
+        {**suite.plan, "mode": "nonsense"},
+        suite.queries,
+    )
     report = proj.regression.run(broken)
     assert [o.status for o in report.outcomes] == ["error", "error"] and report.exit_code == 2
     ok = proj.regression.run(suite)
@@ -170,8 +176,12 @@ def test_bisect_finds_the_release_where_a_config_default_changed(flask) -> None:
 def test_compare_configs_shares_the_embedding_cache(tmp_path: Path) -> None:
     release = flask_releases()[-1]
     comparison = ragtt.compare_configs(
-        release, ragtt.PipelineConfig(retrieval_mode="vector"), ragtt.PipelineConfig(retrieval_mode="hybrid"),
-        QUERIES, embedder=ragtt.HashEmbedder())
+        release,
+        ragtt.PipelineConfig(retrieval_mode="vector"),
+        ragtt.PipelineConfig(retrieval_mode="hybrid"),
+        QUERIES,
+        embedder=ragtt.HashEmbedder(),
+    )
     assert comparison.embeddings_reused >= comparison.embeddings_computed > 0  # side b embedded nothing new
     assert len(comparison.queries) == len(QUERIES) and 0 <= comparison.mean_overlap <= 1
     assert -1 <= comparison.mean_rank_correlation <= 1 and comparison.frame().height == len(QUERIES)

@@ -11,8 +11,9 @@ from ragtt.cli import main
 from tests.conftest import flask_releases
 
 
-def test_bisect_over_one_version_says_so_and_the_cli_exits_0(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_bisect_over_one_version_says_so_and_the_cli_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     release = flask_releases()[-1]
     with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False) as proj:
         proj.ingest(release)
@@ -25,12 +26,27 @@ def test_bisect_over_one_version_says_so_and_the_cli_exits_0(tmp_path: Path,
         with pytest.raises(ragtt.ConfigError, match="empty list of versions"):
             proj.bisect(query_id, "source:docs/config.rst", versions=[])
     capsys.readouterr()
-    assert main(["bisect", query_id, "--predicate", "source:docs/config.rst", "--project", str(tmp_path / "p"),
-                 "--embedder", "hash"]) == 0
+    assert (
+        main(
+            [
+                "bisect",
+                query_id,
+                "--predicate",
+                "source:docs/config.rst",
+                "--project",
+                str(tmp_path / "p"),
+                "--embedder",
+                "hash",
+            ]
+        )
+        == 0
+    )
     assert "nothing to bisect: one version" in capsys.readouterr().out
 
 
 def test_bisect_on_a_project_with_no_data_says_ingest_first(tmp_path: Path) -> None:
-    with ragtt.Project.open(tmp_path / "empty", embedder=ragtt.HashEmbedder(), progress=False) as proj, \
-            pytest.raises(ragtt.ConfigError, match="ingest before bisecting"):
+    with (
+        ragtt.Project.open(tmp_path / "empty", embedder=ragtt.HashEmbedder(), progress=False) as proj,
+        pytest.raises(ragtt.ConfigError, match="ingest before bisecting"),
+    ):
         proj.bisect("SECRET_KEY", "source:docs/config.rst")

@@ -17,8 +17,9 @@ QUERY = "SEND_FILE_MAX_AGE_DEFAULT default cache timeout"
 @pytest.fixture(scope="module")
 def flask(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     root = corpus("evolving", "flask")
-    proj = ragtt.Project.open(tmp_path_factory.mktemp("diff-flask") / "proj", embedder=ragtt.HashEmbedder(),
-                              progress=False)
+    proj = ragtt.Project.open(
+        tmp_path_factory.mktemp("diff-flask") / "proj", embedder=ragtt.HashEmbedder(), progress=False
+    )
     proj.ingest(root / "2020-04-03_flask-1.1.2")
     proj.snapshot("flask-1.1.2")
     then = proj.query(QUERY, mode="bm25", top_k=20)
@@ -75,8 +76,22 @@ def test_cli_diff_without_flags_shows_both_answers(flask, capsys: pytest.Capture
     from ragtt.cli import main
 
     proj, then, now = flask
-    assert main(["diff", "--left", then.query_id, "--right", now.query_id, "--project", str(Path(proj.path)),
-                 "--embedder", "hash"]) == 0
+    assert (
+        main(
+            [
+                "diff",
+                "--left",
+                then.query_id,
+                "--right",
+                now.query_id,
+                "--project",
+                str(Path(proj.path)),
+                "--embedder",
+                "hash",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "answer then: [extractive answer" in out and "answer now:" in out and "flask-1.1.2 (v" in out
 
@@ -89,9 +104,11 @@ def test_lineage_reasons_are_sentences_with_labels(flask) -> None:  # type: igno
     diff = proj.diff(then.query_id, now.query_id)
     edited = next(p for p in diff.changed if "43200" in p.left.text)
     assert reasons[edited.left.chunk_id].endswith(
-        f"left the top 20: docs/config.rst was re-ingested at {label} and this passage changed")
+        f"left the top 20: docs/config.rst was re-ingested at {label} and this passage changed"
+    )
     assert reasons[edited.right.chunk_id].endswith(
-        f"entered the top 20: docs/config.rst was re-ingested at {label} and this passage changed")
+        f"entered the top 20: docs/config.rst was re-ingested at {label} and this passage changed"
+    )
     assert f"(docs/config.rst, was #{edited.left.rank})" in reasons[edited.left.chunk_id]
     gone = [e for e in report.entries if e.passage == "gone"]
     assert gone  # the Windows "set SECRET_KEY" passage went away in 2.0.0

@@ -14,30 +14,62 @@ from ragtt.timetravel.regression import GoldenSuite
 from tests.conftest import flask_releases
 
 # Settings 2.3.0 removed from docs/config.rst (their answer passages are gone or rewritten).
-REMOVED = ["JSON_AS_ASCII serialize objects to ASCII-encoded JSON",
-           "JSON_SORT_KEYS sort the keys of JSON objects alphabetically",
-           "JSONIFY_PRETTYPRINT_REGULAR jsonify responses newlines indentation",
-           "JSONIFY_MIMETYPE mimetype of jsonify responses"]
+REMOVED = [
+    "JSON_AS_ASCII serialize objects to ASCII-encoded JSON",
+    "JSON_SORT_KEYS sort the keys of JSON objects alphabetically",
+    "JSONIFY_PRETTYPRINT_REGULAR jsonify responses newlines indentation",
+    "JSONIFY_MIMETYPE mimetype of jsonify responses",
+]
 # Candidates for the re-chunk check; the test keeps those whose captured passages 2.3.0 keeps verbatim.
-KEPT = ["PERMANENT_SESSION_LIFETIME", "SECRET_KEY", "SEND_FILE_MAX_AGE_DEFAULT", "SESSION_REFRESH_EACH_REQUEST",
-        "TRAP_BAD_REQUEST_ERRORS", "TRAP_HTTP_EXCEPTIONS", "USE_X_SENDFILE", "security headers cross-site scripting",
-        "MAX_CONTENT_LENGTH", "SERVER_NAME", "APPLICATION_ROOT"]
+KEPT = [
+    "PERMANENT_SESSION_LIFETIME",
+    "SECRET_KEY",
+    "SEND_FILE_MAX_AGE_DEFAULT",
+    "SESSION_REFRESH_EACH_REQUEST",
+    "TRAP_BAD_REQUEST_ERRORS",
+    "TRAP_HTTP_EXCEPTIONS",
+    "USE_X_SENDFILE",
+    "security headers cross-site scripting",
+    "MAX_CONTENT_LENGTH",
+    "SERVER_NAME",
+    "APPLICATION_ROOT",
+]
 
 
 def _release(tag: str) -> Path:
     return next(p for p in flask_releases() if p.name.endswith(f"_flask-{tag}"))
 
 
-def test_removed_settings_fail_the_gate_and_name_the_missing_passage(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_removed_settings_fail_the_gate_and_name_the_missing_passage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     common = ["--project", str(tmp_path / "proj"), "--embedder", "hash"]
     assert main(["ingest", str(_release("2.2.3")), *common]) == 0
     assert main(["snapshot", "flask-2.2.3", *common]) == 0
     assert main(["ingest", str(_release("2.3.0")), *common]) == 0
     suite_path = tmp_path / "golden.json"
     queries = [a for q in REMOVED for a in ("--query", q)]
-    assert main(["test", "capture", "--name", "json", "-o", str(suite_path), "--at", "flask-2.2.3", *queries,
-                 "--mode", "bm25", "--top-k", "3", *common]) == 0
+    assert (
+        main(
+            [
+                "test",
+                "capture",
+                "--name",
+                "json",
+                "-o",
+                str(suite_path),
+                "--at",
+                "flask-2.2.3",
+                *queries,
+                "--mode",
+                "bm25",
+                "--top-k",
+                "3",
+                *common,
+            ]
+        )
+        == 0
+    )
     suite = GoldenSuite.load(suite_path)
     first = suite.queries[0].expected_passages[0]
     assert "JSON_AS_ASCII" in first.text and first.source == "docs/config.rst"
@@ -56,16 +88,19 @@ def test_removed_settings_fail_the_gate_and_name_the_missing_passage(tmp_path: P
 
 
 def test_passages_kept_verbatim_but_rechunked_by_ten_percent_pass(tmp_path: Path) -> None:
-    new_texts = {p.relative_to(_release("2.3.0")).as_posix(): p.read_text(encoding="utf-8")
-                 for p in _release("2.3.0").rglob("*") if p.is_file()}
+    new_texts = {
+        p.relative_to(_release("2.3.0")).as_posix(): p.read_text(encoding="utf-8")
+        for p in _release("2.3.0").rglob("*")
+        if p.is_file()
+    }
     with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False) as proj:
         proj.ingest(_release("2.2.3"))
         captured = proj.regression.capture(KEPT, "kept", mode="bm25", top_k=3)
-    kept = [q for q in captured.queries
-            if all(p.text in new_texts.get(p.source, "") for p in q.expected_passages)]
+    kept = [q for q in captured.queries if all(p.text in new_texts.get(p.source, "") for p in q.expected_passages)]
     assert len(kept) >= 6, [q.text for q in kept]
-    suite = GoldenSuite(captured.name, captured.created_at, captured.index_version, captured.config_id,
-                        captured.plan, kept)
+    suite = GoldenSuite(
+        captured.name, captured.created_at, captured.index_version, captured.config_id, captured.plan, kept
+    )
     config = ragtt.PipelineConfig(chunk_size=880)  # the default 800 plus 10%
     with ragtt.Project.open(tmp_path / "p", config=config, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         ingest = proj.ingest(_release("2.3.0"))
@@ -113,8 +148,10 @@ def test_match_values_and_the_html_report_is_escaped(tmp_path: Path) -> None:
 
 
 def test_score_passages_counts_a_straddled_passage_and_refuses_a_rewritten_one() -> None:
-    text = ("Sessions last thirty one days unless PERMANENT_SESSION_LIFETIME says otherwise, and the cookie is "
-            "refreshed on each request when SESSION_REFRESH_EACH_REQUEST is set to true for permanent sessions.")
+    text = (
+        "Sessions last thirty one days unless PERMANENT_SESSION_LIFETIME says otherwise, and the cookie is "
+        "refreshed on each request when SESSION_REFRESH_EACH_REQUEST is set to true for permanent sessions."
+    )
     golden = GoldenPassage("old-id", "config.rst", "h", text)
 
     def chunk(cid: str, body: str) -> ragtt.RetrievedChunk:

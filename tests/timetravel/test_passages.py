@@ -26,10 +26,14 @@ def test_word_runs_are_grouped_not_interleaved() -> None:
 
 
 def test_word_runs_one_delete_and_one_insert_per_edit_and_whitespace_is_not_an_edit() -> None:
-    a = "SESSION_COOKIE_SAMESITE  restricts how cookies are sent\nwith requests from external sites. " \
+    a = (
+        "SESSION_COOKIE_SAMESITE  restricts how cookies are sent\nwith requests from external sites. "
         "Can be set to 'Lax' or 'Strict'."
-    b = "SESSION_COOKIE_SAMESITE restricts how cookies are sent with requests from external sites. " \
+    )
+    b = (
+        "SESSION_COOKIE_SAMESITE restricts how cookies are sent with requests from external sites. "
         "Can be set to 'Lax' (recommended) or 'Strict'. See Set-Cookie options."
+    )
     runs = word_runs(a, b)
     ops = [op for op, _ in runs]
     assert ops == ["equal", "insert", "equal", "insert"]  # two pure insertions stay two
@@ -44,16 +48,28 @@ def test_word_runs_one_delete_and_one_insert_per_edit_and_whitespace_is_not_an_e
 
 def test_pair_passages_pairs_edits_of_the_same_source_and_leaves_rewrites_unpaired() -> None:
     left = [
-        {"chunk_id": "l1", "source": "refund-policy.md", "text": "Refunds are available within 30 days of "
-         "purchase for monthly and annual plans. Contact billing to start a refund request today."},
+        {
+            "chunk_id": "l1",
+            "source": "refund-policy.md",
+            "text": "Refunds are available within 30 days of "
+            "purchase for monthly and annual plans. Contact billing to start a refund request today.",
+        },
         {"chunk_id": "l2", "source": "refund-policy.md", "text": "Gift cards cannot be refunded."},
-        {"chunk_id": "l3", "source": "other.md", "text": "Refunds are available within 30 days of purchase "
-         "for monthly and annual plans. Contact billing to start a refund request today."},
+        {
+            "chunk_id": "l3",
+            "source": "other.md",
+            "text": "Refunds are available within 30 days of purchase "
+            "for monthly and annual plans. Contact billing to start a refund request today.",
+        },
     ]
     right = [
         {"chunk_id": "r1", "source": "refund-policy.md", "text": "Our office hours are nine to five."},
-        {"chunk_id": "r2", "source": "refund-policy.md", "text": "Refunds are available within 14 days of "
-         "purchase for monthly and annual plans. Contact billing to start a refund request today."},
+        {
+            "chunk_id": "r2",
+            "source": "refund-policy.md",
+            "text": "Refunds are available within 14 days of "
+            "purchase for monthly and annual plans. Contact billing to start a refund request today.",
+        },
     ]
     pairs = pair_passages(left, right)
     assert len(pairs) == 1 and isinstance(pairs[0], PassagePair)

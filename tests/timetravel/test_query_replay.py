@@ -24,12 +24,18 @@ def test_query_logs_one_transaction_of_events(project: ragtt.Project) -> None:
     assert all(isinstance(v, float) for c in res.chunks for v in c.scores.values())
     assert res.model == "extractive" and "extractive" in (res.answer or "")
     types = project.trace(res.query_id)["type"].to_list()
-    assert types == ["query.received", "retrieval.executed", "context.assembled", "generation.executed",
-                     "query.completed"]
+    assert types == [
+        "query.received",
+        "retrieval.executed",
+        "context.assembled",
+        "generation.executed",
+        "query.completed",
+    ]
     retrieval = project.events.query(query_id=res.query_id, types="retrieval.executed")[0].payload
     assert retrieval["index_version"] == res.index_version
-    assert {"mode", "top_k", "candidate_pool", "hybrid_alpha", "reranker", "reranker_version",
-            "embedder_id"} <= set(retrieval["plan"])
+    assert {"mode", "top_k", "candidate_pool", "hybrid_alpha", "reranker", "reranker_version", "embedder_id"} <= set(
+        retrieval["plan"]
+    )
     assert [c["chunk_id"] for c in retrieval["chunks"]] == res.chunk_ids
     no_gen = project.query("refund", generate=False)
     assert no_gen.answer is None and "generation.executed" not in project.trace(no_gen.query_id)["type"].to_list()
@@ -117,8 +123,11 @@ def test_auto_snapshot_every_n_documents(open_project) -> None:  # type: ignore[
 def test_ties_are_cut_deterministically(project: ragtt.Project) -> None:
     boiler = "Contact support at the help desk for any question about your account."
     project.ingest_texts({f"copy{i:02d}.md": boiler for i in range(30)} | {"other.md": "unrelated words"})
-    runs = [project.query("help desk support", top_k=4, mode=mode, generate=False)
-            for mode in ("vector", "bm25", "hybrid") for _ in range(3)]
+    runs = [
+        project.query("help desk support", top_k=4, mode=mode, generate=False)
+        for mode in ("vector", "bm25", "hybrid")
+        for _ in range(3)
+    ]
     for i in range(0, 9, 3):
         ids = [r.chunk_ids for r in runs[i : i + 3]]
         assert ids[0] == ids[1] == ids[2]
@@ -155,8 +164,10 @@ def test_rank_biased_overlap_properties() -> None:
 
 
 def test_litellm_generation_with_mock_response(open_project) -> None:  # type: ignore[no-untyped-def]
-    proj = open_project(config=ragtt.PipelineConfig(model="gpt-4o-mini"),
-                        generator=ragtt.LiteLLMGenerator("gpt-4o-mini", mock_response="Thirty days. [1]"))
+    proj = open_project(
+        config=ragtt.PipelineConfig(model="gpt-4o-mini"),
+        generator=ragtt.LiteLLMGenerator("gpt-4o-mini", mock_response="Thirty days. [1]"),
+    )
     proj.ingest_texts(DOCS)
     res = proj.query("refund window?")
     assert res.answer == "Thirty days. [1]" and res.model == "gpt-4o-mini"

@@ -17,17 +17,26 @@ DOCS = {
 def _labelled(project: ragtt.Project) -> tuple[int, int]:
     project.ingest_texts(DOCS)
     first = project.snapshot("flask-1.0").index_version
-    project.ingest_texts({"refund-policy.md": "Refunds: you can ask for a refund within 14 days of purchase. "
-                                              "Prices start at $5 and $10.", "new.md": "A new page about $HOME."})
+    project.ingest_texts(
+        {
+            "refund-policy.md": "Refunds: you can ask for a refund within 14 days of purchase. "
+            "Prices start at $5 and $10.",
+            "new.md": "A new page about $HOME.",
+        }
+    )
     project.remove("install.md")
     return first, project.version
 
 
 def test_version_label_names_a_snapshot_or_falls_back_to_the_number() -> None:
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
-    snaps = [Snapshot("a", "auto-v6", 6, t0, 1, 1), Snapshot("b", "flask-1.0", 6, t0 + timedelta(1), 1, 1),
-             Snapshot("c", "auto-v9", 9, t0 + timedelta(2), 1, 1), Snapshot("d", "rc", 7, t0, 1, 1),
-             Snapshot("e", "final", 7, t0 + timedelta(3), 1, 1)]
+    snaps = [
+        Snapshot("a", "auto-v6", 6, t0, 1, 1),
+        Snapshot("b", "flask-1.0", 6, t0 + timedelta(1), 1, 1),
+        Snapshot("c", "auto-v9", 9, t0 + timedelta(2), 1, 1),
+        Snapshot("d", "rc", 7, t0, 1, 1),
+        Snapshot("e", "final", 7, t0 + timedelta(3), 1, 1),
+    ]
     names = version_names(reversed(snaps))
     assert names == {6: "flask-1.0", 7: "final", 9: "auto-v9"}  # a chosen name beats auto-v*; latest wins
     assert version_label(6, names) == "flask-1.0 (v6)" and version_label(8, names) == "v8"
@@ -69,9 +78,14 @@ def test_html_reprs_keep_dollars_away_from_mathjax_and_left_align_text(project: 
     first, last = _labelled(project)
     result = project.query("refund prices", generate=True)
     assert any("$5 and $10" in c.text for c in result.chunks)
-    reports = [result, project.diff(result.query_id, project.replay(result.query_id).query_id),
-               project.snapshots(), project.drift(first, last), project.snapshot_diff(first, last),
-               project.ingest_texts({"x.md": "Costs $3 and $4."})]
+    reports = [
+        result,
+        project.diff(result.query_id, project.replay(result.query_id).query_id),
+        project.snapshots(),
+        project.drift(first, last),
+        project.snapshot_diff(first, last),
+        project.ingest_texts({"x.md": "Costs $3 and $4."}),
+    ]
     for report in reports:
         html = report._repr_html_()
         # Every report sits in one element MathJax skips, and its tables carry the class the CSS targets.
@@ -91,10 +105,20 @@ def test_claim_retrieval_html_shows_iso_windows_and_skips_mathjax(project: ragtt
     start = datetime(2026, 5, 1, 12, 0, tzinfo=UTC).timestamp()
     store.write_episode(Episode("ep", "policy", start, "2026-05-01T12:00:00+00:00", "doc", "policy.md"))
     content = "Plans cost $5 and $10 a month."
-    store.write_assertion(Assertion(id="price", namespace="policy", type="fact", content=content, valid_from=start,
-                                    confidence=1.0, source_episode_id="ep",
-                                    citations=(Citation("c", "ep", "policy.md", content),)))
-    html = store.retrieve(RetrievalQuery(namespace="policy", temporal_anchor=start + 60, query_text="plans cost",
-                                         strategy="bm25"))._repr_html_()
+    store.write_assertion(
+        Assertion(
+            id="price",
+            namespace="policy",
+            type="fact",
+            content=content,
+            valid_from=start,
+            confidence=1.0,
+            source_episode_id="ep",
+            citations=(Citation("c", "ep", "policy.md", content),),
+        )
+    )
+    html = store.retrieve(
+        RetrievalQuery(namespace="policy", temporal_anchor=start + 60, query_text="plans cost", strategy="bm25")
+    )._repr_html_()
     assert "[2026-05-01T12:00:00Z, open)" in html and "1.7779e+09" not in html
     assert "tex2jax_ignore mathjax_ignore" in html and "<table class='ragtt-t'>" in html and "$5 and $10" in html

@@ -20,8 +20,11 @@ from tests.conftest import corpus
 from tests.nb.conftest import Offline, export
 
 REAL_PDF = "docling__normal_4pages.pdf"
-PAYLOADS = ("<script>window.__ran.push('script')</script>", "<img src=x onerror=\"window.__ran.push('img')\">",
-            "<a href=\"javascript:window.__ran.push('href')\">click</a>")
+PAYLOADS = (
+    "<script>window.__ran.push('script')</script>",
+    "<img src=x onerror=\"window.__ran.push('img')\">",
+    "<a href=\"javascript:window.__ran.push('href')\">click</a>",
+)
 QUESTION = "How many days do I have to ask for a refund?"
 
 

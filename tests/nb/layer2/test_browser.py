@@ -33,10 +33,13 @@ def _drawn_at(page: Any, ds: DriftScatter) -> tuple[np.ndarray, np.ndarray]:
 def _centre_in_view(image: Any, y: float) -> None:
     """Scroll the overlay's viewport, then the page, so that ``y`` px below the image's top is
     on screen (mouse clicks do not scroll)."""
-    image.evaluate("""(el, y) => { const sc = el.closest('.ragtt-po-viewport');
+    image.evaluate(
+        """(el, y) => { const sc = el.closest('.ragtt-po-viewport');
         const r = el.getBoundingClientRect(), s = sc.getBoundingClientRect();
         sc.scrollTop += r.top + y - s.top - sc.clientHeight / 2;
-        sc.scrollIntoView({block: 'center'}); }""", y)
+        sc.scrollIntoView({block: 'center'}); }""",
+        y,
+    )
 
 
 def _no_errors(offline: Offline) -> None:
@@ -60,8 +63,9 @@ def test_report_renders_both_widgets_offline(report_page: Any, offline: Offline)
     _no_errors(offline)
 
 
-def test_lasso_in_the_report_selects_points(report_page: Any, offline: Offline, wproj: ragtt.Project,
-                                            widget_project: dict[str, Any]) -> None:
+def test_lasso_in_the_report_selects_points(
+    report_page: Any, offline: Offline, wproj: ragtt.Project, widget_project: dict[str, Any]
+) -> None:
     page = report_page
     canvas = page.locator(".ragtt-drift-scatter .ragtt-ds-overlay")
     box = canvas.bounding_box()
@@ -73,8 +77,11 @@ def test_lasso_in_the_report_selects_points(report_page: Any, offline: Offline, 
         page.mouse.move(box["x"] + x, box["y"] + y, steps=8)
     page.mouse.up()
     status = page.locator(".ragtt-drift-scatter .ragtt-ds-status").inner_text()
-    selected = set(page.eval_on_selector_all(".ragtt-drift-scatter .ragtt-ds-list .ragtt-chunk",
-                                             "els => els.map(e => e.dataset.chunkId)"))
+    selected = set(
+        page.eval_on_selector_all(
+            ".ragtt-drift-scatter .ragtt-ds-list .ragtt-chunk", "els => els.map(e => e.dataset.chunkId)"
+        )
+    )
     # what lies left of the split, from the widget's own coordinates (1 px of slack at the edge)
     ds = DriftScatter(wproj, widget_project["v_a"], widget_project["v_b"], query=widget_project["query_id"])
     px, _ = _drawn_at(page, ds)
@@ -87,8 +94,9 @@ def test_lasso_in_the_report_selects_points(report_page: Any, offline: Offline, 
     _no_errors(offline)
 
 
-def test_click_on_a_chunks_words_selects_it(report_page: Any, offline: Offline, wproj: ragtt.Project,
-                                            widget_project: dict[str, Any]) -> None:
+def test_click_on_a_chunks_words_selects_it(
+    report_page: Any, offline: Offline, wproj: ragtt.Project, widget_project: dict[str, Any]
+) -> None:
     """The centre of a known chunk's region on the real PDF, located from PyMuPDF's own box,
     not from the overlay's elements."""
     page = report_page
@@ -96,8 +104,12 @@ def test_click_on_a_chunks_words_selects_it(report_page: Any, offline: Offline, 
     overlay = page.locator(".ragtt-pdf-overlay").first
     shown = int(overlay.get_attribute("data-page"))
     chunks = wproj.chunks(source=REAL_PDF)
-    regions = [(row["chunk_id"], Region(r["page"], r["x0"], r["y0"], r["x1"], r["y1"]))
-               for row in chunks.iter_rows(named=True) for r in row["regions"] if r["page"] == shown]
+    regions = [
+        (row["chunk_id"], Region(r["page"], r["x0"], r["y0"], r["x1"], r["y1"]))
+        for row in chunks.iter_rows(named=True)
+        for r in row["regions"]
+        if r["page"] == shown
+    ]
     target = None
     for chunk_id, reg in sorted(regions, key=lambda cr: -(cr[1].x1 - cr[1].x0) * (cr[1].y1 - cr[1].y0)):
         cx, cy = (reg.x0 + reg.x1) / 2, (reg.y0 + reg.y1) / 2
@@ -120,7 +132,8 @@ def test_click_on_a_chunks_words_selects_it(report_page: Any, offline: Offline, 
     page.mouse.click(img["x"] + (x0 + x1) / 2 * s, img["y"] + (y0 + y1) / 2 * s)
     assert overlay.locator(".ragtt-po-status").inner_text() == "1 selected"
     assert overlay.locator(".ragtt-po-list .ragtt-chunk").evaluate_all("els => els.map(e => e.dataset.chunkId)") == [
-        chunk_id]
+        chunk_id
+    ]
     _no_errors(offline)
 
 
@@ -160,8 +173,12 @@ def test_no_injected_script_runs(report_page: Any, offline: Offline) -> None:
     assert all(p in listed for p in PAYLOADS[:2])
     page.wait_for_timeout(500)
     assert page.evaluate("window.__ran") == []
-    assert page.locator(".ragtt-drift-scatter img, .ragtt-pdf-overlay img[onerror], "
-                        ".ragtt-pdf-overlay a, .ragtt-drift-scatter a").count() == 0
+    assert (
+        page.locator(
+            ".ragtt-drift-scatter img, .ragtt-pdf-overlay img[onerror], .ragtt-pdf-overlay a, .ragtt-drift-scatter a"
+        ).count()
+        == 0
+    )
     _no_errors(offline)
 
 
@@ -198,15 +215,17 @@ def test_selection_is_ringed_and_the_rest_dimmed(report_page: Any, offline: Offl
     assert "selected" in legend.inner_text() and "centroid" in legend.inner_text()
     # no legend text is clipped
     assert legend.locator(".ragtt-ds-legend-text").evaluate_all(
-        "els => els.every(e => e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1)")
+        "els => els.every(e => e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1)"
+    )
     screenshot(page, page.locator(".ragtt-drift-scatter"), screens / "drift_scatter.png")
     page.locator(".ragtt-drift-scatter button", has_text="Clear").click()
     assert set(page.evaluate(ALPHAS, ".ragtt-ds-points")["hist"]) == {"217"}
     _no_errors(offline)
 
 
-def test_scatter_axes_share_one_scale(report_page: Any, offline: Offline, wproj: ragtt.Project,
-                                      widget_project: dict[str, Any]) -> None:
+def test_scatter_axes_share_one_scale(
+    report_page: Any, offline: Offline, wproj: ragtt.Project, widget_project: dict[str, Any]
+) -> None:
     """The painted cloud has the data's aspect ratio: an axis with little variance is not stretched."""
     page = report_page
     ds = DriftScatter(wproj, widget_project["v_a"], widget_project["v_b"], query=widget_project["query_id"])

@@ -44,8 +44,15 @@ def flask(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         proj.reembed(Salted())
         salted = proj.version
         proj.reembed(ragtt.HashEmbedder(128))
-        return {"path": path, "first": first, "unchanged": unchanged, "second": second, "salted": salted,
-                "resized": proj.version, "query_id": query.query_id}
+        return {
+            "path": path,
+            "first": first,
+            "unchanged": unchanged,
+            "second": second,
+            "salted": salted,
+            "resized": proj.version,
+            "query_id": query.query_id,
+        }
 
 
 @pytest.fixture
@@ -144,8 +151,10 @@ def test_200k_points_build_fast_and_small() -> None:
     base = rng.normal(size=(n, 64)).astype(np.float32)
     ids = [f"c{i}" for i in range(n)]
     started = time.perf_counter()
-    ds = DriftScatter.from_vectors({"ids": ids, "vectors": base, "sources": [f"s{i % 50}" for i in range(n)]},
-                                   {"ids": ids, "vectors": base + 0.3, "sources": [f"s{i % 50}" for i in range(n)]})
+    ds = DriftScatter.from_vectors(
+        {"ids": ids, "vectors": base, "sources": [f"s{i % 50}" for i in range(n)]},
+        {"ids": ids, "vectors": base + 0.3, "sources": [f"s{i % 50}" for i in range(n)]},
+    )
     elapsed = time.perf_counter() - started
     d = ds._data
     assert d["n_left"] + d["n_right"] == 200_000 and d["n_common"] == n

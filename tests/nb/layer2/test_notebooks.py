@@ -16,8 +16,12 @@ def demo_report(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     os.environ["RAGTT_EMBEDDER"] = "hash"  # the kernel inherits both
     os.environ["RAGTT_REPORT"] = "1"
     try:
-        return export(REPO / "notebooks" / f"{request.param}.ipynb",
-                      tmp_path_factory.mktemp("demo") / f"{request.param}.html", execute=True, timeout=300)
+        return export(
+            REPO / "notebooks" / f"{request.param}.ipynb",
+            tmp_path_factory.mktemp("demo") / f"{request.param}.html",
+            execute=True,
+            timeout=300,
+        )
     finally:
         os.environ.pop("RAGTT_EMBEDDER", None)
         os.environ.pop("RAGTT_REPORT", None)
@@ -53,6 +57,7 @@ def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> Non
         assert "superseded later" not in claims and "99.9% uptime" in claims and "$29 a month" in claims
         assert timeline.locator(".ragtt-tl-where").inner_text().startswith("release-3 (v")
         charts = 1
-    page.wait_for_function(f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}",
-                           timeout=30_000)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.vega-embed svg, .vega-embed canvas').length >= {charts}", timeout=30_000
+    )
     assert offline.errors == [] and offline.aborted == []

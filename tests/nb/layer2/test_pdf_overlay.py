@@ -70,13 +70,15 @@ def test_routes_show_the_scanned_page_went_to_ocr(sproj: ragtt.Project, sample_p
     retrieved = [c["chunk_id"] for c in sproj.replay(sample_pdf["query_id"]).to_dict()["chunks"]]
     ids = ov._data["chunks"]["ids"]
     assert [ids[i] for i in np.argsort(np.where(ranks > 0, ranks, 999))[: int((ranks > 0).sum())]] == [
-        c for c in retrieved if c in ids]
+        c for c in retrieved if c in ids
+    ]
     text = " ".join(ov._data["chunks"]["text"][ids.index(c)] for c in ov.chunks_on(SCANNED_PAGE))
     assert "35 days" in text
 
 
-def test_pages_are_lazy_live_and_embedded_for_reports(sproj: ragtt.Project, sample_pdf: dict[str, Any],
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pages_are_lazy_live_and_embedded_for_reports(
+    sproj: ragtt.Project, sample_pdf: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("RAGTT_REPORT", raising=False)
     lazy = PdfOverlay(sproj, "acme-policy.pdf", path=sample_pdf["pdf"], page=2)
     assert lazy.embedded_pages == [2]

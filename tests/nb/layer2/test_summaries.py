@@ -20,7 +20,8 @@ def test_queries_and_latency_frames(proj: ragtt.Project) -> None:
     replay = proj.replay(proj.events.frame(types=["query.received"])["query_id"][0])
     queries = summaries.queries_frame(proj, every="1d")
     assert queries.filter(queries["kind"] == "query")["queries"].sum() == len(
-        proj.events.frame(types=["query.received"]))
+        proj.events.frame(types=["query.received"])
+    )
     assert queries.filter(queries["kind"] == "replay")["queries"].sum() >= 1
     lat = summaries.latency_frame(proj)
     assert replay.query_id in lat["query_id"].to_list()
@@ -43,8 +44,11 @@ def test_overlap_against_a_baseline_suite(proj: ragtt.Project, sample: dict[str,
 
 
 def test_charts_render_offline(proj: ragtt.Project) -> None:
-    charts = [summaries.queries_over_time(proj, "1d"), summaries.latency(proj),
-              summaries.retrieval_overlap(proj, SUITE, baseline="release-1")]
+    charts = [
+        summaries.queries_over_time(proj, "1d"),
+        summaries.latency(proj),
+        summaries.retrieval_overlap(proj, SUITE, baseline="release-1"),
+    ]
     for chart in charts:
         svg = vlc.vegalite_to_svg(chart.to_json())
         assert svg.startswith("<svg") and "http" not in svg.split(">", 1)[1].replace("http://www.w3.org", "")
