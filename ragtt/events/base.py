@@ -122,6 +122,16 @@ class EventLog(ABC):
         the whole transaction on an error; SQLite undoes only the statement)."""
         return contextlib.nullcontext()
 
+    def use_table(self, table_name: str) -> None:
+        """Point ``versions`` at ``table_name``'s history (known only once the config is read)."""
+        from ragtt.events.versions import Versions
+
+        self.versions = Versions(self._conn, table_name)
+
+    def table_names(self) -> list[str]:
+        """The chunk tables this log holds a history of."""
+        return sorted(str(r[0]) for r in self._conn.execute("SELECT DISTINCT table_name FROM index_versions"))
+
     # -- the write lock -------------------------------------------------------------------
 
     @contextlib.contextmanager
