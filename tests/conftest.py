@@ -51,3 +51,22 @@ def open_project(tmp_path: Path):  # type: ignore[no-untyped-def]
     yield _open
     for proj in opened:
         proj.close()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the whole session (started on first use)."""
+    from tests.backends import postgres_server
+
+    with postgres_server() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a storage-facing module against both event-log backends (see tests/backends.py)."""
+    from tests.backends import use_backend
+
+    server = request.getfixturevalue("postgres") if request.param == "postgres" else None
+    with use_backend(request.param, server) as name:
+        yield name
