@@ -41,9 +41,12 @@ def open_project(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Open projects under tmp_path with the hash embedder; all closed at teardown."""
     opened: list[ragtt.Project] = []
 
+    from tests.backends import events_uri
+
     def _open(name: str = "proj", **kwargs):  # type: ignore[no-untyped-def]
         kwargs.setdefault("embedder", ragtt.HashEmbedder())
         kwargs.setdefault("progress", False)
+        kwargs.setdefault("events_uri", events_uri(tmp_path / name))  # the module's backend, if it has one
         proj = ragtt.Project.open(tmp_path / name, **kwargs)
         opened.append(proj)
         return proj

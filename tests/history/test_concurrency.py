@@ -1,5 +1,6 @@
 """Two processes ingest into one project for 30 s while a third runs CLI queries: no
-exception escapes, nothing is lost, every query replays, and the history verifies."""
+exception escapes, nothing is lost, every query replays, and the history verifies: with the
+log in SQLite, and in Postgres (the children get only ``RAGTT_EVENTS_URI``)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ import time
 from pathlib import Path
 
 import ragtt
+from tests.backends import child_env, events_uri
 
 REPO = Path(__file__).resolve().parents[2]
 SECONDS = 30.0
 
 
-def test_two_writers_and_a_cli_reader(tmp_path: Path) -> None:
+def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
     path = tmp_path / "proj"
-    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+    uri = events_uri(path)
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, events_uri=uri) as proj:
         proj.ingest_texts({"seed.md": "# Seed\n\nThe first document, so queries have something to find.\n"})
-    env = {**os.environ, "PYTHONPATH": str(REPO), "RUST_LOG": "error"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "RUST_LOG": "error", **child_env(path)}
     writers = [subprocess.Popen([sys.executable, "-m", "tests.history.ingest_worker", str(path), name, str(SECONDS)],
                                 cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for name in ("alpha", "beta")]
@@ -44,7 +47,8 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path) -> None:
             assert not line["failed"], line
             added.update(line["added"])
     assert len(query_ids) >= 3
-    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=False) as proj:
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=False,
+                            events_uri=uri) as proj:
         report = proj.verify()
         assert report.ok, report.problems
         indexed = set(proj.chunks()["source"])
