@@ -28,7 +28,7 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
 
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
     return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create,
-                              events_uri=args.events_uri)
+                              events_uri=args.events_uri, index_uri=args.index_uri)
 
 
 def _print_json(obj: Any) -> None:
@@ -291,6 +291,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--events-uri", default=None, metavar="URI",
                         help="event log in Postgres (postgresql://...; default: $RAGTT_EVENTS_URI, else the "
                              "project's events.db)")
+    common.add_argument("--index-uri", default=None, metavar="URI",
+                        help="index on object storage (s3://bucket/prefix; credentials from the AWS_* environment; "
+                             "default: $RAGTT_INDEX_URI, else the project's lancedb/)")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     parser = _Parser(prog="ragtt", description="Time-travel debugging for RAG.")

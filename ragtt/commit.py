@@ -113,11 +113,11 @@ def recover(log: EventLog, table: ChunkTable) -> list[str]:
     latest = table.latest_version()
     if logged > latest:
         raise ProjectDamagedError(
-            f"the index {table.folder} is at version {latest} but the event log records version {logged}: "
+            f"the index {table.where} is at version {latest} but the event log records version {logged}: "
             "the table's newest manifests are missing. Restore the index folder from a backup")
     if latest > logged:
         raise ProjectDamagedError(
-            f"index versions {logged + 1}..{latest} of {table.folder} are not in the event log (written "
+            f"index versions {logged + 1}..{latest} of {table.where} are not in the event log (written "
             "outside ragtt?); ragtt will not write on top of history it cannot account for. `ragtt verify` "
             "lists the problems")
     return done

@@ -1,10 +1,12 @@
 """The event-log backends the storage-facing tests run against, and a throwaway PostgreSQL.
 
-A test parametrized over ``BACKENDS`` opens its projects through ``events_uri(path)``: None
+A test parametrized over the backends opens its projects through ``events_uri(path)``: None
 (the SQLite ``events.db`` in the folder) or a database of its own on a PostgreSQL server the
 tests started (initdb + pg_ctl as an unprivileged user on a free loopback port, stopped by
 PID at the end). The server's admin URI travels in ``RAGTT_TEST_PG``, so child processes
-(crash children, ingest workers, the CLI) find the same databases.
+(crash children, ingest workers, the CLI) find the same databases. Under "postgres+s3" the
+index is on an S3-compatible server too (``moto_server`` on loopback): ``index_args(path)``
+gives each project a prefix of its own in one bucket.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from typing import Any
 
 import pytest
 
-BACKENDS = ["sqlite", "postgres"]
 PG_ENV = "RAGTT_TEST_PG"
+S3_ENV = "RAGTT_TEST_S3"  # JSON: the storage_options of the test's S3-compatible server
+BUCKET = "ragtt-test"
 
 
 def _pg_bin() -> Path:
@@ -71,14 +74,21 @@ def postgres_server() -> Iterator[str]:
     try:
         yield f"postgresql://ragtt@127.0.0.1:{port}/postgres"
     finally:
-        os.kill(pid, signal.SIGINT)  # fast shutdown: sessions are ended, nothing to keep
+        os.kill(pid, signal.SIGQUIT)  # immediate shutdown: a throwaway cluster needs no checkpoint
         for _ in range(600):
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
+            if not _alive(pid):
                 break
             time.sleep(0.05)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie no one reaps, as under a container's init, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _user_exists(name: str) -> bool:
@@ -112,7 +122,7 @@ def events_uri(project: Path) -> str | None:
     name = _db_name(project)
     with _admin() as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}" STRATEGY FILE_COPY')  # no WAL for the copy: fast
     return _with_db(admin_uri, name)
 
 
@@ -132,7 +142,7 @@ def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
     if os.environ.get(PG_ENV) is not None:
         with _CLONING, _admin() as conn:
             conn.execute(f'CREATE DATABASE "{_db_name(dst_root / project)}" TEMPLATE '
-                         f'"{_db_name(src_root / project)}"')
+                         f'"{_db_name(src_root / project)}" STRATEGY FILE_COPY')
     return dst_root
 
 
@@ -161,16 +171,82 @@ def drop_guards(conn: Any) -> None:
         conn.execute(f"DROP TRIGGER {name} ON {table}")
 
 
+def index_args(project: Path) -> dict[str, Any]:
+    """``Project.open`` keywords that put ``project``'s index on the test's S3 server (none when
+    the backend keeps it in the folder)."""
+    import json
+
+    options = os.environ.get(S3_ENV)
+    if options is None:
+        return {}
+    return {"index_uri": f"s3://{BUCKET}/{_db_name(project)}", "storage_options": json.loads(options)}
+
+
+def s3_env() -> dict[str, str]:
+    """The test S3 server's credentials as the standard ``AWS_*`` variables, for child
+    processes that get no storage_options (empty when the index is in the folder)."""
+    import json
+
+    options = os.environ.get(S3_ENV)
+    return {} if options is None else {k.upper(): v for k, v in json.loads(options).items()}
+
+
 @contextlib.contextmanager
-def use_backend(name: str, server: str | None) -> Iterator[str]:
-    """Set the backend for the tests inside (and their children)."""
-    before = os.environ.pop(PG_ENV, None)
-    if name == "postgres":
+def use_backend(name: str, server: str | None, s3: dict[str, str] | None = None) -> Iterator[str]:
+    """Set the backend for the tests inside (and their children): "sqlite", "postgres", or
+    "postgres+s3"."""
+    import json
+
+    before = {k: os.environ.pop(k, None) for k in (PG_ENV, S3_ENV)}
+    if name.startswith("postgres"):
         assert server is not None
         os.environ[PG_ENV] = server
+    if name.endswith("+s3"):
+        assert s3 is not None
+        os.environ[S3_ENV] = json.dumps(s3)
     try:
         yield name
     finally:
-        os.environ.pop(PG_ENV, None)
-        if before is not None:
-            os.environ[PG_ENV] = before
+        for key, value in before.items():
+            os.environ.pop(key, None)
+            if value is not None:
+                os.environ[key] = value
+
+
+@contextlib.contextmanager
+def backend_for(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The body of a ``backend`` fixture parametrized with backend names."""
+    name = request.param
+    server = request.getfixturevalue("postgres") if name.startswith("postgres") else None
+    s3 = request.getfixturevalue("s3") if name.endswith("+s3") else None
+    with use_backend(name, server, s3) as active:
+        yield active
+
+
+@contextlib.contextmanager
+def s3_server() -> Iterator[dict[str, str]]:
+    """``moto_server`` on a free loopback port with one bucket; yields the storage_options
+    LanceDB needs to reach it (stopped by PID at the end)."""
+    import sys
+
+    port = _free_port()
+    server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p",
+                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail("moto_server exited at start: pip install 'moto[server]'")
+                time.sleep(0.1)
+        import urllib.request
+
+        urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT"), timeout=10).close()
+        yield {"aws_endpoint": endpoint, "aws_access_key_id": "testing", "aws_secret_access_key": "testing",
+               "aws_region": "us-east-1", "allow_http": "true"}
+    finally:
+        os.kill(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)

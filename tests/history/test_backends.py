@@ -101,3 +101,52 @@ def test_the_cli_takes_events_uri(tmp_path: Path, uri) -> None:  # type: ignore[
     done = subprocess.run([sys.executable, "-m", "ragtt.cli", "verify", "--project", str(tmp_path / "p"),
                            "--embedder", "hash"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "--events-uri" in done.stderr + done.stdout
+
+
+def test_an_index_on_object_storage_keeps_its_history_there(tmp_path: Path, s3: dict[str, str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    index = "s3://ragtt-test/objects-" + os.urandom(4).hex()
+    with _open(tmp_path / "p", index_uri=index, storage_options=s3) as proj:
+        proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n", "b.md": "# B\n\nBackups: Dublin.\n"})
+        asked = proj.query("refund window", generate=False)
+        proj.snapshot("before")
+        proj.ingest_texts({"a.md": "# A\n\nThe refund window is 14 days.\n"})
+        assert proj.optimize()
+        assert proj.replay(asked.query_id).matches_original
+        assert "30 days" in proj.replay_text("refund window", at="before").chunks[0].text
+        assert proj.verify().ok
+    assert not (tmp_path / "p" / "lancedb").exists()
+    with _open(tmp_path / "p", storage_options=s3) as again:  # the project remembers where its index is
+        assert again.replay(asked.query_id).matches_original and "before" in [s.label for s in again.snapshots()]
+    with pytest.raises(ragtt.ConfigError, match="keeps its index in s3://"):
+        _open(tmp_path / "p", index_uri=index + "-other", storage_options=s3)
+    with pytest.raises(ragtt.ProjectDamagedError, match="already holds a table"):
+        _open(tmp_path / "stranger", index_uri=index, storage_options=s3)
+    with _open(tmp_path / "p", storage_options=s3) as again:  # refusing it deleted nothing
+        assert again.verify().ok
+    monkeypatch.setenv("RAGTT_INDEX_URI", index + "-env")
+    with _open(tmp_path / "env", storage_options=s3) as from_env:
+        from_env.ingest_texts({"c.md": "text"})
+    assert "-env" in (tmp_path / "env" / "ragtt.json").read_text()
+    with pytest.raises(ragtt.ConfigError, match="object-store URI"):
+        _open(tmp_path / "q", index_uri=str(tmp_path / "folder"))
+
+
+def test_a_new_folder_joins_a_postgres_project_only_through_object_storage(tmp_path: Path, uri,  # type: ignore[no-untyped-def]
+                                                                           s3: dict[str, str]) -> None:
+    local = uri("local-index")
+    with _open(tmp_path / "a", events_uri=local) as proj:
+        proj.ingest_texts({"a.md": "text"})
+    with pytest.raises(ragtt.ConfigError, match="index on object storage"):
+        _open(tmp_path / "b", events_uri=local)
+    assert not (tmp_path / "b" / "ragtt.json").exists()
+    shared = uri("shared-index")
+    index = "s3://ragtt-test/joined-" + os.urandom(4).hex()
+    with _open(tmp_path / "c", events_uri=shared, index_uri=index, storage_options=s3) as proj:
+        proj.ingest_texts({"c.md": "# C\n\nThe refund window is 30 days.\n"})
+        asked = proj.query("refund window", generate=False)
+    with _open(tmp_path / "d", events_uri=shared, storage_options=s3) as joined:  # only the URI and credentials
+        assert joined.replay(asked.query_id).matches_original
+        joined.ingest_texts({"d.md": "written from the second workspace"})
+    with _open(tmp_path / "c", events_uri=shared, storage_options=s3) as proj:
+        assert set(proj.chunks()["source"]) == {"c.md", "d.md"} and proj.verify().ok
