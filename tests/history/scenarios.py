@@ -13,7 +13,7 @@ from typing import Any
 
 import ragtt
 from ragtt.index.embedders import HashEmbedder
-from tests.backends import events_uri
+from tests.backends import events_uri, index_args
 
 QUESTIONS = ["How long is the refund window?", "Where is customer data stored?", "Who approves a refund?"]
 
@@ -56,6 +56,8 @@ def open_project(path: Path, **kwargs: Any) -> ragtt.Project:
     on the event-log backend the test runs against."""
     kwargs.setdefault("progress", False)
     kwargs.setdefault("events_uri", events_uri(path))
+    for key, value in index_args(path).items():
+        kwargs.setdefault(key, value)
     try:
         return ragtt.Project.open(path, **kwargs)
     except ragtt.ConfigError:
@@ -67,7 +69,7 @@ def build_base(root: Path) -> Path:
     docs = write_docs(root / "docs_v1", DOCS_V1)
     write_docs(root / "docs_v2", DOCS_V2)
     with ragtt.Project.open(root / "proj", embedder=HashEmbedder(), progress=False,
-                            events_uri=events_uri(root / "proj")) as proj:
+                            events_uri=events_uri(root / "proj"), **index_args(root / "proj")) as proj:
         proj.ingest(docs)
         for q in QUESTIONS:
             proj.query(q, generate=False)

@@ -1,6 +1,7 @@
 """The crash protocol's other promises: readers never see half a write, a write that
 raises after its table commit is still logged, maintenance never fails a committed write,
-and a writer that holds the lock too long is a clear error. On both event-log backends."""
+and a writer that holds the lock too long is a clear error. With the log in SQLite and in
+Postgres, and with the index in an S3 bucket."""
 
 from __future__ import annotations
 
@@ -14,10 +15,16 @@ import pytest
 
 import ragtt
 from ragtt.index.table import ChunkTable
-from tests.backends import events_uri
+from tests.backends import backend_for, events_uri
 from tests.history.scenarios import build_base, open_project
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres+s3"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    with backend_for(request) as name:
+        yield name
 
 
 @pytest.fixture
