@@ -132,8 +132,10 @@ class PostgresEventStore(EventLog):
     def _unlock(self) -> None:
         if self._locked:
             self._locked = False
-            if not self._pg.closed:
-                self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
+            # A session that broke has lost its locks with it; never hide the error that broke it.
+            with contextlib.suppress(self._psycopg.Error):
+                if not self._pg.closed:
+                    self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
 
     def guards(self) -> list[str]:
         rows = self._pg.execute("SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,31 @@ def test_a_new_folder_joins_a_postgres_project_only_through_object_storage(tmp_p
         joined.ingest_texts({"d.md": "written from the second workspace"})
     with _open(tmp_path / "c", events_uri=shared, storage_options=s3) as proj:
         assert set(proj.chunks()["source"]) == {"c.md", "d.md"} and proj.verify().ok
+
+
+def test_the_write_lock_ends_with_its_holders_session(tmp_path: Path, uri, postgres: str) -> None:  # type: ignore[no-untyped-def]
+    """What makes the lock safe across machines: the server, not the holder, releases it."""
+    import psycopg
+
+    from ragtt.opening import open_log
+
+    db = uri("session")
+    with _open(tmp_path / "p", events_uri=db):
+        pass
+    holder = open_log(tmp_path / "p", db, "chunks", create=False)
+    waiter = open_log(tmp_path / "p", db, "chunks", create=False)
+    with pytest.raises(psycopg.OperationalError), holder.write_lock():
+        with waiter.try_write_lock() as got:
+            assert not got
+        with psycopg.connect(postgres, autocommit=True) as admin:  # the holder's machine drops off the network
+            admin.execute("SELECT pg_terminate_backend(%s)", (holder._pg.info.backend_pid,))
+        for _ in range(100):  # the server ends the session a moment after it is told to
+            with waiter.try_write_lock() as got:
+                if got:
+                    break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the lock outlived its holder's session")
+        holder.get_meta("config")  # the holder finds out at its next statement, and that error is what it sees
+    holder.close()
+    waiter.close()
