@@ -27,7 +27,8 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
     import ragtt
 
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
-    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create)
+    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create,
+                              events_uri=args.events_uri, index_uri=args.index_uri)
 
 
 def _print_json(obj: Any) -> None:
@@ -317,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="project folder (default: $RAGTT_PROJECT or ./ragtt-project)")
     common.add_argument("--embedder", choices=["default", "hash"], default=None,
                         help="'hash' needs no torch; default: the embedder the project was built with")
+    common.add_argument("--events-uri", default=None, metavar="URI",
+                        help="event log in Postgres (postgresql://...; default: $RAGTT_EVENTS_URI, else the "
+                             "project's events.db)")
+    common.add_argument("--index-uri", default=None, metavar="URI",
+                        help="index on object storage (s3://bucket/prefix; credentials from the AWS_* environment; "
+                             "default: $RAGTT_INDEX_URI, else the project's lancedb/)")
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     parser = _Parser(prog="ragtt", description="Time-travel debugging for RAG.")

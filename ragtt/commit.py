@@ -34,9 +34,9 @@ from ragtt.events.time import utc_now
 
 if TYPE_CHECKING:
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
     from ragtt.events.documents import DocumentRow
     from ragtt.events.intents import Intent
-    from ragtt.events.store import EventStore
     from ragtt.index.table import ChunkTable
 
 __all__ = ["Write", "recover", "writing"]
@@ -102,7 +102,7 @@ def writing(ctx: Context, operation: str) -> Iterator[Write]:
             write.commit()
 
 
-def recover(log: EventStore, table: ChunkTable) -> list[str]:
+def recover(log: EventLog, table: ChunkTable) -> list[str]:
     """Settle every intent a dead writer left; the caller holds the write lock. Then the
     table and the log must agree on the newest version, or the project is damaged.
 
@@ -113,17 +113,17 @@ def recover(log: EventStore, table: ChunkTable) -> list[str]:
     latest = table.latest_version()
     if logged > latest:
         raise ProjectDamagedError(
-            f"the index {table.folder} is at version {latest} but the event log records version {logged}: "
+            f"the index {table.where} is at version {latest} but the event log records version {logged}: "
             "the table's newest manifests are missing. Restore the index folder from a backup")
     if latest > logged:
         raise ProjectDamagedError(
-            f"index versions {logged + 1}..{latest} of {table.folder} are not in the event log (written "
+            f"index versions {logged + 1}..{latest} of {table.where} are not in the event log (written "
             "outside ragtt?); ragtt will not write on top of history it cannot account for. `ragtt verify` "
             "lists the problems")
     return done
 
 
-def _settle(log: EventStore, table: ChunkTable, intent: Intent) -> str:
+def _settle(log: EventLog, table: ChunkTable, intent: Intent) -> str:
     tag = intent.body.get("tag")
     # A snapshot's table commit is its tag; any other write's is a newer version.
     happened = tag in table.tags() if tag is not None else table.latest_version() > intent.base_version
@@ -137,7 +137,7 @@ def _settle(log: EventStore, table: ChunkTable, intent: Intent) -> str:
     return f"completed an interrupted {intent.operation} (versions {versions or 'unchanged'})"
 
 
-def _complete(log: EventStore, table: ChunkTable, intent: Intent) -> list[int]:
+def _complete(log: EventLog, table: ChunkTable, intent: Intent) -> list[int]:
     latest = table.latest_version()
     versions = list(range(intent.base_version + 1, latest + 1)) if intent.body.get("tag") is None else []
     last = versions[-1] if versions else intent.base_version

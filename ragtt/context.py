@@ -16,8 +16,8 @@ from ragtt.errors import ConfigError, NotFoundError, ReplayError
 
 if TYPE_CHECKING:
     from ragtt.config import PipelineConfig
+    from ragtt.events.base import EventLog
     from ragtt.events.cache import EmbeddingCache
-    from ragtt.events.store import EventStore
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
@@ -37,7 +37,7 @@ class Context:
     generator: Generator
     ingest_options: IngestOptions
     progress: bool
-    log: EventStore
+    log: EventLog
     table: ChunkTable
     cache: EmbeddingCache
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
-    from ragtt.events.store import EventStore
+    from ragtt.events.base import EventLog
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
@@ -53,25 +53,33 @@ class Project:
     @classmethod
     def open(cls, path: str | Path, config: PipelineConfig | None = None, embedder: Embedder | None = None,
              *, generator: Generator | None = None, ingest_options: IngestOptions | None = None,
-             progress: bool = True, embedding_cache: str | Path | None = None, create: bool = True) -> Project:
+             progress: bool = True, embedding_cache: str | Path | None = None, create: bool = True,
+             events_uri: str | None = None, index_uri: str | None = None,
+             storage_options: dict[str, str] | None = None) -> Project:
         """Open the project in ``path``; with ``create`` (the default) make one if the folder holds none.
 
         ``config`` None reuses the project's last config (or the defaults); ``embedder`` None
         rebuilds the one the project was built with (or the config's default model).
         ``embedding_cache`` points several projects at one cache file (default: the project's own).
-        ``create=False`` raises NotAProjectError for a folder that is not a project. A store
-        the project has that is missing or damaged raises ProjectDamagedError, never a new,
-        empty store.
+        ``events_uri`` (``postgresql://...``, or ``$RAGTT_EVENTS_URI``) keeps the event log in a
+        Postgres database that many processes and machines share; None keeps it in the
+        folder's ``events.db``. ``index_uri`` (``s3://bucket/prefix``, ``gs://``, ``az://``, or
+        ``$RAGTT_INDEX_URI``) keeps the chunk table on object storage, with ``storage_options``
+        (endpoint, region, credentials) merged by LanceDB with the standard environment
+        variables; a project made with one remembers it. ``create=False`` raises
+        NotAProjectError for a folder that is not a project. A store the project has that is
+        missing or damaged raises ProjectDamagedError, never a new, empty store.
         """
         from ragtt.generate import ExtractiveGenerator, LiteLLMGenerator
         from ragtt.index.rerank import reranker_version
         from ragtt.ingest.types import IngestOptions
-        from ragtt.opening import open_stores
+        from ragtt.opening import IndexLocation, open_stores
 
         if config is not None and not isinstance(config, PipelineConfig):
             raise ConfigError(f"config must be a ragtt.PipelineConfig; got {type(config).__name__}")
         stores = open_stores(Path(path).expanduser(), config, embedder, create=create,
-                             embedding_cache=Path(embedding_cache) if embedding_cache is not None else None)
+                             embedding_cache=Path(embedding_cache) if embedding_cache is not None else None,
+                             events_uri=events_uri, index=IndexLocation.choose(index_uri, storage_options))
         try:
             reranker_version(stores.config.reranker)  # a cross-encoder folder that is not there fails now, by name
             if generator is None:
@@ -136,7 +144,7 @@ class Project:
         self._ctx.progress = bool(value)
 
     @property
-    def events(self) -> EventStore:
+    def events(self) -> EventLog:
         """The event log (append-only): ``proj.events.frame()`` is the log as a Polars frame."""
         return self._ctx.log
 

@@ -41,9 +41,14 @@ def open_project(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Open projects under tmp_path with the hash embedder; all closed at teardown."""
     opened: list[ragtt.Project] = []
 
+    from tests.backends import events_uri, index_args
+
     def _open(name: str = "proj", **kwargs):  # type: ignore[no-untyped-def]
         kwargs.setdefault("embedder", ragtt.HashEmbedder())
         kwargs.setdefault("progress", False)
+        kwargs.setdefault("events_uri", events_uri(tmp_path / name))  # the module's backend, if it has one
+        for key, value in index_args(tmp_path / name).items():
+            kwargs.setdefault(key, value)
         proj = ragtt.Project.open(tmp_path / name, **kwargs)
         opened.append(proj)
         return proj
@@ -51,3 +56,30 @@ def open_project(tmp_path: Path):  # type: ignore[no-untyped-def]
     yield _open
     for proj in opened:
         proj.close()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A throwaway PostgreSQL server for the whole session (started on first use)."""
+    from tests.backends import postgres_server
+
+    with postgres_server() as uri:
+        yield uri
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[dict[str, str]]:
+    """An S3-compatible server (moto) on loopback for the whole session; its storage_options."""
+    from tests.backends import s3_server
+
+    with s3_server() as options:
+        yield options
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Run a storage-facing module against both event-log backends (see tests/backends.py)."""
+    from tests.backends import backend_for
+
+    with backend_for(request) as name:
+        yield name

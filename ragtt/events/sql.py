@@ -1,4 +1,4 @@
-"""Small helpers shared by the SQLite repositories of the event log."""
+"""Small helpers shared by the repositories of the event log (both backends: their SQL uses ``?``)."""
 
 from __future__ import annotations
 

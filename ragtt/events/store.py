@@ -1,322 +1,103 @@
-"""The append-only event log: SQLite in WAL mode, hot fields as columns beside JSON.
+"""The append-only event log on SQLite (WAL mode): hot fields as columns beside JSON.
 
 The log is history: events, documents and version records refuse UPDATE, DELETE and
 REPLACE (triggers), every event's hash chains to the one before it (``verify_chain``), and
 a run's once-only events (its retrieval, its answer) cannot be appended twice. Writers of
-the chunk table serialize on ``write_lock()``. Schema changes are numbered migrations.
+the chunk table serialize on ``write_lock()``, a file lock beside the database. Schema
+changes are numbered migrations. What every backend shares is in ``ragtt/events/base.py``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
-import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-from ragtt._hashing import time_ordered_id
 from ragtt._sqlite import connect, driver
-from ragtt.errors import HistoryError, ProjectBusyError, ProjectDamagedError, StoreError
-from ragtt.events.chain import GENESIS, event_hash
+from ragtt.errors import ProjectDamagedError
+from ragtt.events.base import LOCK_TIMEOUT_S, Event, EventLog
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.migrations import migrate
-from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, ONCE_PER_QUERY
 from ragtt.events.versions import Versions
 
-if TYPE_CHECKING:
-    import polars as pl
-
-__all__ = ["Event", "EventStore", "format_ts", "parse_ts", "utc_now"]
-
-_COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
-# How long a writer waits for another process's write to finish before giving up.
-LOCK_TIMEOUT_S = 600.0
+__all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog", "EventStore", "format_ts", "parse_ts", "utc_now"]
 
 
-@dataclass(frozen=True)
-class Event:
-    type: str
-    payload: dict[str, Any] = field(default_factory=dict)
-    query_id: str | None = None
-    index_version: int | None = None
-    doc_id: str | None = None
-    ts: datetime = field(default_factory=utc_now)
-    event_id: str = field(default_factory=time_ordered_id)
-    seq: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq, "event_id": self.event_id, "ts": format_ts(self.ts), "type": self.type,
-            "query_id": self.query_id, "index_version": self.index_version, "doc_id": self.doc_id,
-            "payload": self.payload,
-        }
-
-
-class EventStore:
+class EventStore(EventLog):
     """One project's ``events.db``: the event log with its documents, version history and
     write intents (repositories ``documents``, ``versions``, ``intents``)."""
 
+    _SOURCE_SQL: ClassVar[str] = "json_extract(payload, '$.source')"
+
     def __init__(self, path: str | Path, *, table_name: str = "chunks", create: bool = True) -> None:
+        super().__init__()
         self.path = Path(path)
+        self.location = str(self.path.parent)
         if not create and not self.path.exists():
             raise ProjectDamagedError(f"the event log {self.path} is missing: this project's history is gone. "
                                       "Restore the file from a backup; ragtt never recreates it empty")
         try:
-            self._conn: Any = connect(self.path)
-            migrate(self._conn, str(self.path))
+            self._db: Any = connect(self.path)
+            migrate(self._db, str(self.path))
         except driver().DatabaseError as exc:
             with contextlib.suppress(Exception):
-                self._conn.close()
+                self._db.close()
             raise ProjectDamagedError(f"the event log {self.path} is damaged ({exc}); restore it from a backup") \
                 from None
-        self.documents = Documents(self._conn)
-        self.versions = Versions(self._conn, table_name)
-        self.intents = Intents(self._conn)
+        self.documents = Documents(self._db)
+        self.versions = Versions(self._db, table_name)
+        self.intents = Intents(self._db)
         self._lock_fd: int | None = None
-        self._lock_depth = 0
+
+    @property
+    def _conn(self) -> Any:
+        return self._db
+
+    @property
+    def _integrity_error(self) -> type[Exception]:
+        return driver().IntegrityError  # type: ignore[no-any-return]
 
     def close(self) -> None:
-        self._conn.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._db.close()
+        self._unlock()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
         """BEGIN IMMEDIATE ... COMMIT: writers queue on the busy timeout instead of failing."""
-        self._conn.execute("BEGIN IMMEDIATE")
+        self._db.execute("BEGIN IMMEDIATE")
         try:
-            yield self._conn
+            yield self._db
         except BaseException:
-            if self._conn.in_transaction:
-                self._conn.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
-        self._conn.execute("COMMIT")
+        self._db.execute("COMMIT")
 
-    @contextlib.contextmanager
-    def write_lock(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
-        """Serialize the writers of the chunk table across processes (re-entrant in one store).
-
-        A file lock beside the log: the kernel releases it when its process dies, so a
-        crashed writer never blocks the next one.
-        """
-        if self._lock_depth:
-            self._lock_depth += 1
-            try:
-                yield
-            finally:
-                self._lock_depth -= 1
-            return
+    def _try_lock(self) -> bool:
+        # A file lock beside the log: the kernel releases it when its process dies.
         fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise ProjectBusyError(f"another process has been writing to {self.path.parent} for over "
-                                           f"{timeout_s:.0f} s; try again when it is done") from None
-                time.sleep(0.05)
-        self._lock_fd, self._lock_depth = fd, 1
         try:
-            yield
-        finally:
-            self._lock_depth = 0
-            self._lock_fd = None
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        return True
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            fd, self._lock_fd = self._lock_fd, None
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
-    def try_write_lock(self) -> contextlib.AbstractContextManager[bool]:
-        """The write lock if it is free now (yields True), else nothing (yields False)."""
-        return _TryLock(self)
-
-    # -- events ----------------------------------------------------------------------------
-
-    def append(self, event: Event) -> Event:
-        return self.append_many([event])[0]
-
-    def append_many(self, events: Sequence[Event], conn: Any = None) -> list[Event]:
-        """Append events atomically (inside the caller's transaction when ``conn`` is given),
-        each hash-chained to the one before it."""
-        if conn is None:
-            with self.transaction() as c:
-                return self.append_many(events, conn=c)
-        row = conn.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        prev = row[0] if row else GENESIS
-        rows = []
-        for e in events:
-            fields = (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id,
-                      dump_json(e.payload))
-            prev = event_hash(prev, fields)
-            rows.append((*fields, prev))
-        try:
-            conn.executemany("INSERT INTO events (event_id, ts, type, query_id, index_version, doc_id, payload, "
-                             "hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        except driver().IntegrityError as exc:
-            raise HistoryError(self._refusal(conn, events, exc)) from None
-        return list(events)
-
-    def _refusal(self, conn: Any, events: Sequence[Event], exc: Exception) -> str:
-        for e in events:
-            if e.query_id is not None and e.type in ONCE_PER_QUERY and conn.execute(
-                    "SELECT 1 FROM events WHERE query_id = ? AND type = ?", (e.query_id, e.type)).fetchone():
-                return (f"query {e.query_id} already has a {e.type} event: a run's events are written once "
-                        "and never replaced")
-        return f"the event log refused the append ({exc}): events are immutable"
-
-    def query(
-        self,
-        *,
-        types: Iterable[str] | str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        query_id: str | None = None,
-        doc_id: str | None = None,
-        version_range: tuple[int, int] | None = None,
-        limit: int | None = None,
-        newest_first: bool = False,
-    ) -> list[Event]:
-        """Events in log order; ``version_range=(low, high)`` keeps low < index_version <= high."""
-        sql, params = self._select(types, since, until, query_id, doc_id, version_range)
-        sql += " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
-
-    def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
-        found = self.query(types=type_, limit=1, newest_first=True, **filters)
-        return found[0] if found else None
-
-    def last_ingest_of(self, source: str) -> Event | None:
-        """The newest ``document.ingested`` event of ``source``."""
-        row = self._conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM events WHERE type = 'document.ingested' "
-            "AND json_extract(payload, '$.source') = ? ORDER BY seq DESC LIMIT 1", (source,)).fetchone()
-        return None if row is None else _row_to_event(row)
-
-    def frame(
-        self,
-        types: Iterable[str] | str | None = None,
-        since: datetime | None = None,
-        until: datetime | None = None,
-        query_id: str | None = None,
-    ) -> pl.DataFrame:
-        """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text, and
-        ``source`` (of document events) pulled out of the payload."""
-        import polars as pl
-
-        sql, params = self._select(types, since, until, query_id, None, None)
-        rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
-        schema = {
-            "seq": pl.Int64, "event_id": pl.String, "ts": pl.String, "type": pl.String,
-            "query_id": pl.String, "index_version": pl.Int64, "doc_id": pl.String, "payload": pl.String,
-        }
-        frame = pl.DataFrame(rows, schema=schema, orient="row")
-        return frame.with_columns(
-            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ"),
-            pl.when(pl.col("type").is_in([DOCUMENT_INGESTED, DOCUMENT_REMOVED]))
-            .then(pl.col("payload").str.json_path_match("$.source"))
-            .alias("source"),
-        )
-
-    def _select(self, types: Iterable[str] | str | None, since: datetime | None, until: datetime | None,
-                query_id: str | None, doc_id: str | None,
-                version_range: tuple[int, int] | None) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        params: list[Any] = []
-        if types is not None:
-            wanted = [types] if isinstance(types, str) else list(types)
-            clauses.append(f"type IN ({','.join('?' * len(wanted))})")
-            params.extend(wanted)
-        if since is not None:
-            clauses.append("ts >= ?")
-            params.append(format_ts(since))
-        if until is not None:
-            clauses.append("ts <= ?")
-            params.append(format_ts(until))
-        if query_id is not None:
-            clauses.append("query_id = ?")
-            params.append(query_id)
-        if doc_id is not None:
-            clauses.append("doc_id = ?")
-            params.append(doc_id)
-        if version_range is not None:
-            clauses.append("index_version > ? AND index_version <= ?")
-            params.extend(version_range)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
-
-    def verify_chain(self) -> tuple[int, list[str]]:
-        """Re-walk the hash chain: (events checked, problems)."""
-        problems: list[str] = []
-        prev, checked, last_seq = GENESIS, 0, 0
-        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
-        for row in cursor:
-            seq, stored = int(row[0]), row[-1]
-            if seq != last_seq + 1 and not problems:
-                problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
-            expected = event_hash(prev, row[1:8])
-            if stored != expected and len(problems) < 20:
-                problems.append(f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
-                                "it was rewritten, or an event before it was")
-            prev, checked, last_seq = stored, checked + 1, seq
-        top = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-        if top is not None and int(top[0]) > last_seq:
-            problems.append(f"event log: the newest events (#{last_seq + 1}..#{top[0]}) are missing (deleted?)")
-        return checked, problems
-
     def guards(self) -> list[str]:
-        """The history guards (triggers) that are in place."""
-        return [r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]
+        return [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]
 
-    # -- small key/value state beside the log (project settings, never history) --
-
-    def get_meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str, conn: Any = None) -> None:
-        (conn or self._conn).execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-
-class _TryLock:
-    def __init__(self, store: EventStore) -> None:
-        self._store = store
-        self._held: contextlib.ExitStack | None = None
-
-    def __enter__(self) -> bool:
-        stack = contextlib.ExitStack()
-        try:
-            stack.enter_context(self._store.write_lock(timeout_s=0))
-        except ProjectBusyError:
-            return False
-        self._held = stack
-        return True
-
-    def __exit__(self, *exc: object) -> None:
-        if self._held is not None:
-            self._held.close()
-
-
-def _row_to_event(row: Sequence[Any]) -> Event:
-    seq, event_id, ts, type_, query_id, version, doc_id, payload = row[:8]
-    try:
-        data = json.loads(payload)
-    except json.JSONDecodeError as exc:
-        raise StoreError(f"event {event_id} has a corrupt payload: {exc}") from None
-    return Event(type=type_, payload=data, query_id=query_id, index_version=version, doc_id=doc_id,
-                 ts=parse_ts(ts), event_id=event_id, seq=seq)
-
+    def _top_seq(self) -> int | None:
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        return None if row is None else int(row[0])

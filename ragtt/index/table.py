@@ -1,7 +1,10 @@
 """The chunk table: a LanceDB table whose native versions are the index history.
 
 Writers go through one handle; every read of the past goes through a checked-out,
-read-only view of an exact version (cached: versions never change).
+read-only view of an exact version (cached: versions never change). The table lives in the
+project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
+LanceDB's own object-store support: ``storage_options`` are merged with the standard
+environment variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by LanceDB itself.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_COLUMNS", "KEEP_FOREVER", "ChunkTable", "chunk_schema", "sql_string_list"]
+__all__ = ["CHUNK_COLUMNS", "KEEP_FOREVER", "ChunkTable", "chunk_schema", "is_remote", "sql_string_list"]
 
 # Everything a retrieved chunk carries; the vector travels only when asked for.
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
@@ -49,11 +52,17 @@ def chunk_schema(dim: int) -> pa.Schema:
     ])
 
 
-def _connect(folder: Path) -> Any:
+def is_remote(location: str | Path) -> bool:
+    """Whether ``location`` is an object-store URI (``s3://bucket/prefix``) rather than a folder."""
+    return isinstance(location, str) and "://" in location
+
+
+def _connect(location: str | Path, storage_options: dict[str, str] | None) -> Any:
     os.environ.setdefault("RUST_LOG", "error")
     from ragtt._lazy import import_lancedb
 
-    return import_lancedb().connect(str(folder))  # lancedb minus its REST namespace client (see there)
+    # lancedb minus its REST namespace client (see there)
+    return import_lancedb().connect(str(location), storage_options=storage_options or None)
 
 
 def sql_string_list(values: list[str]) -> str:
@@ -61,33 +70,44 @@ def sql_string_list(values: list[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
+def table_exists(db: Any, folder: str | Path, table_name: str) -> bool:
+    if not is_remote(folder) and not Path(folder).is_dir():
+        return False
+    try:
+        return table_name in db.list_tables().tables
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise StoreError(f"cannot reach the index at {folder}: {str(exc).splitlines()[0]}") from None
+
+
 class ChunkTable:
     """One LanceDB table of chunks; ``view(version)`` is how the past is read.
 
-    ``ChunkTable(folder, name)`` opens an existing table (a missing or unreadable one is a
+    ``ChunkTable(location, name)`` opens an existing table (a missing or unreadable one is a
     ProjectDamagedError: ragtt never recreates an index silently); ``ChunkTable.create``
-    makes a new one.
+    makes a new one. ``location`` is a folder or an object-store URI.
     """
 
-    def __init__(self, folder: str | Path, table_name: str, *, _table: Any = None, _db: Any = None) -> None:
-        self.folder = Path(folder)
+    def __init__(self, folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None,
+                 _table: Any = None, _db: Any = None) -> None:
+        self.folder: str | Path = folder if is_remote(folder) else Path(folder)
         self.table_name = table_name
+        self.where = f"{str(self.folder).rstrip('/')}/{table_name}.lance"
         self._views: OrderedDict[int, Any] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
         if _table is not None:
             self._db, self._table = _db, _table
-        else:
-            self._db = _connect(self.folder)
-            if not self.folder.is_dir() or table_name not in self._db.list_tables().tables:
-                raise ProjectDamagedError(
-                    f"the index {self.folder / (table_name + '.lance')} is missing: this project's chunk table "
-                    "is gone. Restore the folder from a backup; ragtt never recreates it empty")
-            try:
-                self._table = self._db.open_table(table_name)
-                self._table.version  # noqa: B018 - reads the latest manifest now, not at the first query
-            except (RuntimeError, OSError, ValueError) as exc:
-                raise ProjectDamagedError(f"the index {self.folder / (table_name + '.lance')} cannot be read "
-                                          f"({str(exc).splitlines()[0]}); restore it from a backup") from None
+            return
+        self._db = _connect(self.folder, storage_options)
+        if not table_exists(self._db, self.folder, table_name):
+            raise ProjectDamagedError(
+                f"the index {self.where} is missing: this project's chunk table is gone. Restore it from a "
+                "backup; ragtt never recreates it empty")
+        try:
+            self._table = self._db.open_table(table_name)
+            self._table.version  # noqa: B018 - reads the latest manifest now, not at the first query
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise ProjectDamagedError(f"the index {self.where} cannot be read "
+                                      f"({str(exc).splitlines()[0]}); restore it from a backup") from None
 
     @property
     def dim(self) -> int:
@@ -96,17 +116,23 @@ class ChunkTable:
         return int(self._table.schema.field("vector").type.list_size)
 
     @classmethod
-    def create(cls, folder: str | Path, table_name: str, dim: int) -> tuple[ChunkTable, list[int]]:
+    def create(cls, folder: str | Path, table_name: str, dim: int, *,
+               storage_options: dict[str, str] | None = None) -> tuple[ChunkTable, list[int]]:
         """A new, empty table with its full-text index; returns it and the versions made."""
         from lancedb.index import FTS
 
-        db = _connect(Path(folder))
+        db = _connect(folder, storage_options)
         table = db.create_table(table_name, schema=chunk_schema(dim))
         made = [int(table.version)]
         # Full-text search fails at any version older than its index: build it before any row.
         table.create_index("text", config=FTS(with_position=False))
         made.append(int(table.version))
         return cls(folder, table_name, _table=table, _db=db), made
+
+    @staticmethod
+    def exists(folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None) -> bool:
+        """Whether a table ``table_name`` is at ``folder`` (a folder or an object-store URI)."""
+        return table_exists(_connect(folder, storage_options), folder, table_name)
 
     def check_dim(self, dim: int) -> None:
         if dim != self.dim:

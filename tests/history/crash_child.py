@@ -58,6 +58,7 @@ def install(kill_at: int | None) -> None:
     import lancedb.table
 
     from ragtt.events.cache import EmbeddingCache
+    from ragtt.events.postgres import PostgresEventStore
     from ragtt.events.store import EventStore
 
     for method in ("add", "delete", "create_index", "optimize"):
@@ -65,15 +66,21 @@ def install(kill_at: int | None) -> None:
     _wrap(lancedb.merge.LanceMergeInsertBuilder, "execute", kill_at)
     _wrap(lancedb.table.Tags, "create", kill_at)
     _wrap(EmbeddingCache, "_store", kill_at)
-    original = EventStore.transaction
+    for store in (EventStore, PostgresEventStore):
+        _wrap_commit(store, kill_at)
+
+
+def _wrap_commit(store: Any, kill_at: int | None) -> None:
+    """Both backends' commits are one boundary name, so the traces of the two runs match."""
+    original = store.transaction
 
     @contextlib.contextmanager
-    def transaction(self: EventStore) -> Iterator[Any]:
+    def transaction(self: Any) -> Iterator[Any]:
         with original(self) as conn:
             yield conn
         _boundary("EventStore.commit", kill_at)
 
-    EventStore.transaction = transaction  # type: ignore[method-assign]
+    store.transaction = transaction
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import ragtt
 from ragtt.index.embedders import HashEmbedder
+from tests.backends import events_uri, index_args
 
 QUESTIONS = ["How long is the refund window?", "Where is customer data stored?", "Who approves a refund?"]
 
@@ -51,8 +52,12 @@ def write_docs(folder: Path, docs: dict[str, str]) -> Path:
 
 
 def open_project(path: Path, **kwargs: Any) -> ragtt.Project:
-    """Open with the embedder the project now records (a killed re-embed may have switched it)."""
+    """Open with the embedder the project now records (a killed re-embed may have switched it),
+    on the event-log backend the test runs against."""
     kwargs.setdefault("progress", False)
+    kwargs.setdefault("events_uri", events_uri(path))
+    for key, value in index_args(path).items():
+        kwargs.setdefault(key, value)
     try:
         return ragtt.Project.open(path, **kwargs)
     except ragtt.ConfigError:
@@ -63,7 +68,8 @@ def build_base(root: Path) -> Path:
     """docs v1 ingested, three questions asked, a snapshot, a golden suite saved beside it."""
     docs = write_docs(root / "docs_v1", DOCS_V1)
     write_docs(root / "docs_v2", DOCS_V2)
-    with ragtt.Project.open(root / "proj", embedder=HashEmbedder(), progress=False) as proj:
+    with ragtt.Project.open(root / "proj", embedder=HashEmbedder(), progress=False,
+                            events_uri=events_uri(root / "proj"), **index_args(root / "proj")) as proj:
         proj.ingest(docs)
         for q in QUESTIONS:
             proj.query(q, generate=False)

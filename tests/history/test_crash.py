@@ -1,11 +1,11 @@
 """Every write path, killed (SIGKILL) right after each of its store boundaries returns:
 each LanceDB write, each committed log transaction, each embedding-cache write. After each
-kill the project reopens and every invariant of the crash protocol holds."""
+kill the project reopens and every invariant of the crash protocol holds, with the log in
+SQLite and in Postgres."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,22 +16,22 @@ from typing import Any
 
 import pytest
 
+from tests.backends import copy_project
 from tests.history.scenarios import SCENARIOS, build_base, open_project, state
 
 REPO = Path(__file__).resolve().parents[2]
-KILLS: dict[str, int] = {}
+KILLS: dict[tuple[str, str], int] = {}
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def base(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Path:
     root = tmp_path_factory.mktemp("crash-base")
     build_base(root)
     return root
 
 
 def _copy(base: Path, dest: Path) -> Path:
-    shutil.copytree(base, dest, symlinks=True)
-    return dest
+    return copy_project(base, dest)
 
 
 def _child(scenario: str, root: Path, mode: str) -> subprocess.CompletedProcess[str]:
@@ -55,7 +55,8 @@ def check_invariants(root: Path, scenario: str, expected: dict[str, Any], where:
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_a_kill_at_every_boundary_leaves_a_consistent_project(scenario: str, base: Path, tmp_path: Path) -> None:
+def test_a_kill_at_every_boundary_leaves_a_consistent_project(scenario: str, base: Path, tmp_path: Path,
+                                                               backend: str) -> None:
     ref = _copy(base, tmp_path / "ref")
     with open_project(ref / "proj") as proj:
         SCENARIOS[scenario](proj, ref)
@@ -75,10 +76,11 @@ def test_a_kill_at_every_boundary_leaves_a_consistent_project(scenario: str, bas
         where = f"#{n} {boundaries[n - 1]}"
         assert done.returncode == -signal.SIGKILL, f"{scenario}: the child was to die after {where}: {done.stderr}"
         check_invariants(root, scenario, expected, where)
-    KILLS[scenario] = len(runs)
+    KILLS[backend, scenario] = len(runs)
 
 
-def test_the_suite_kills_at_least_sixty_times() -> None:
-    if len(KILLS) < len(SCENARIOS):
-        pytest.fail(f"run the whole module: only {sorted(KILLS)} of the scenarios ran")
-    assert sum(KILLS.values()) >= 60, KILLS
+def test_the_suite_kills_at_least_sixty_times(backend: str) -> None:
+    ran = sorted(s for b, s in KILLS if b == backend)
+    if len(ran) < len(SCENARIOS):
+        pytest.fail(f"run the whole module: only {ran} of the scenarios ran on {backend}")
+    assert sum(n for (b, _), n in KILLS.items() if b == backend) >= 60, KILLS

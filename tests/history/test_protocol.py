@@ -1,24 +1,39 @@
 """The crash protocol's other promises: readers never see half a write, a write that
 raises after its table commit is still logged, maintenance never fails a committed write,
-and a writer that holds the lock too long is a clear error."""
+and a writer that holds the lock too long is a clear error. With the log in SQLite and in
+Postgres, and with the index in an S3 bucket."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import ragtt
 from ragtt.index.table import ChunkTable
+from tests.backends import backend_for, events_uri
 from tests.history.scenarios import build_base, open_project
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path) -> None:
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres+s3"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    with backend_for(request) as name:
+        yield name
+
+
+@pytest.fixture
+def project(tmp_path: Path, backend: str) -> Iterator[ragtt.Project]:
+    with open_project(tmp_path / "proj", embedder=ragtt.HashEmbedder()) as proj:
+        yield proj
+
+
+def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path, backend: str) -> None:
     build_base(tmp_path)
     with open_project(tmp_path / "proj") as reader:
         before = reader.version
@@ -47,10 +62,10 @@ def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path) -> None:
 
 def test_a_write_that_raises_after_its_table_commit_is_still_logged(project: ragtt.Project,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from ragtt.events.store import EventStore
+    from ragtt.events.base import EventLog
 
     project.ingest_texts({"a.md": "first text"})
-    original = EventStore.append_many
+    original = EventLog.append_many
     calls = {"n": 0}
 
     def failing(self, events, conn=None):  # type: ignore[no-untyped-def]
@@ -59,7 +74,7 @@ def test_a_write_that_raises_after_its_table_commit_is_still_logged(project: rag
             raise OSError("disk full while logging")
         return original(self, events, conn)
 
-    monkeypatch.setattr(EventStore, "append_many", failing)
+    monkeypatch.setattr(EventLog, "append_many", failing)
     with pytest.raises(OSError, match="disk full"):
         project.ingest_texts({"b.md": "second text"})
     # Settled on the spot: the table commit happened, so the write was rolled forward.
@@ -87,19 +102,22 @@ def test_maintenance_that_fails_never_fails_the_ingest(project: ragtt.Project,
     assert project.verify().ok
 
 
-def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path) -> None:
+def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path, backend: str) -> None:
     from ragtt.errors import ProjectBusyError
-    from ragtt.events.store import EventStore
+    from ragtt.opening import open_log
 
-    with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False):
+    path = tmp_path / "p"
+    with open_project(path, embedder=ragtt.HashEmbedder()):
         pass
+    uri = events_uri(path)
     holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from ragtt.events.store import EventStore; s = EventStore(sys.argv[1]); "
+        "import sys, time; from pathlib import Path; from ragtt.opening import open_log; "
+        "s = open_log(Path(sys.argv[1]), sys.argv[2] or None, 'chunks', create=False); "
         "ctx = s.write_lock(); ctx.__enter__(); print('held', flush=True); time.sleep(30)"),
-        str(tmp_path / "p" / "events.db")], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        str(path), uri or ""], cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        store = EventStore(tmp_path / "p" / "events.db")
+        store = open_log(path, uri, "chunks", create=False)
         started = time.monotonic()
         with pytest.raises(ProjectBusyError, match="another process"), store.write_lock(timeout_s=0.3):
             pass
@@ -108,7 +126,7 @@ def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path) -> 
     finally:
         holder.kill()
         holder.wait()
-    store = EventStore(tmp_path / "p" / "events.db")
+    store = open_log(path, uri, "chunks", create=False)
     with store.write_lock(timeout_s=5), store.write_lock():  # free again once its holder died; re-entrant
         pass
     store.close()

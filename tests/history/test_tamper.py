@@ -1,4 +1,5 @@
-"""The history refuses rewrites, and what it cannot refuse, verify() finds."""
+"""The history refuses rewrites, and what it cannot refuse, verify() finds: on both event-log
+backends (SQLite: a sqlite3 connection to the file; Postgres: a raw psycopg connection)."""
 
 from __future__ import annotations
 
@@ -10,30 +11,36 @@ from typing import Any
 import pytest
 
 import ragtt
-from ragtt._sqlite import connect
 from ragtt.events.store import Event
+from tests.backends import drop_guards, events_uri, raw_log
 from tests.history.scenarios import QUESTIONS, build_base, open_project
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path, backend: str) -> Path:
     build_base(tmp_path)
     return tmp_path
 
 
 def _raw(root: Path) -> Any:
-    """A connection of anyone who can write the file: not ragtt's."""
-    return connect(root / "proj" / "events.db")
+    """A connection of anyone who can write the log: not ragtt's."""
+    return raw_log(root / "proj")
 
 
 def _verify_cli(root: Path) -> subprocess.CompletedProcess[str]:
+    uri = events_uri(root / "proj")
     return subprocess.run([sys.executable, "-m", "ragtt.cli", "verify", "--project", str(root / "proj"),
-                           "--embedder", "hash"], cwd=REPO, capture_output=True, text=True, timeout=120)
+                           "--embedder", "hash", *(["--events-uri", uri] if uri else [])],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
 
 
-REWRITES = [
+def _history(conn: Any) -> list[Any]:
+    return [tuple(r) for r in conn.execute("SELECT seq, payload, hash FROM events ORDER BY seq").fetchall()]
+
+
+SQLITE_REWRITES = [
     "UPDATE events SET payload = '{}' WHERE seq = 3",
     "DELETE FROM events WHERE seq = 3",
     "INSERT OR REPLACE INTO events (seq, event_id, ts, type, query_id, index_version, doc_id, payload, hash) "
@@ -55,15 +62,40 @@ REWRITES = [
     "FROM index_versions",
     "REPLACE INTO index_versions SELECT table_name, version, committed_at, 'ingest' FROM index_versions",
 ]
+# Postgres has no REPLACE; its rewrites are ON CONFLICT DO UPDATE, a colliding insert, TRUNCATE.
+POSTGRES_REWRITES = [
+    "UPDATE events SET payload = '{}' WHERE seq = 3",
+    "DELETE FROM events WHERE seq = 3",
+    "TRUNCATE events",
+    "INSERT INTO events SELECT * FROM events WHERE seq = 3",
+    "INSERT INTO events SELECT seq, event_id, ts, type, query_id, index_version, doc_id, '{}', hash FROM events "
+    "WHERE seq = 3 ON CONFLICT (seq) DO UPDATE SET payload = excluded.payload",
+    "INSERT INTO events SELECT seq + 1000, 'x' || event_id, ts, type, query_id, index_version, doc_id, '{}', '' "
+    "FROM events WHERE type = 'retrieval.executed' LIMIT 1",
+    "UPDATE documents SET text = 'rewritten'",
+    "DELETE FROM documents",
+    "TRUNCATE documents CASCADE",
+    "INSERT INTO documents SELECT doc_key, doc_id, source, content_hash, 'rewritten', routes, created_at "
+    "FROM documents ON CONFLICT (doc_key) DO UPDATE SET text = excluded.text",
+    "UPDATE index_versions SET committed_at = '2001-01-01T00:00:00.000000Z'",
+    "DELETE FROM index_versions",
+    "TRUNCATE index_versions",
+    "INSERT INTO index_versions SELECT table_name, version, '2001-01-01T00:00:00.000000Z', operation "
+    "FROM index_versions ON CONFLICT (table_name, version) DO UPDATE SET committed_at = excluded.committed_at",
+    "UPDATE events_head SET seq = 1",
+    "DELETE FROM events_head",
+]
+REWRITES = {"sqlite": SQLITE_REWRITES, "postgres": POSTGRES_REWRITES}
 
 
-@pytest.mark.parametrize("statement", REWRITES, ids=[s.split(" (")[0][:48] for s in REWRITES])
-def test_history_refuses_every_rewrite(root: Path, statement: str) -> None:
+def test_history_refuses_every_rewrite(root: Path, backend: str) -> None:
     conn = _raw(root)
-    before = conn.execute("SELECT COUNT(*), group_concat(payload) FROM events").fetchone()
-    with pytest.raises(Exception, match="immutable"):
-        conn.execute(statement)
-    assert conn.execute("SELECT COUNT(*), group_concat(payload) FROM events").fetchone() == before
+    before = _history(conn), conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+    for statement in REWRITES[backend]:
+        with pytest.raises(Exception, match="immutable"):
+            conn.execute(statement)
+            pytest.fail(f"allowed: {statement}")
+        assert (_history(conn), conn.execute("SELECT COUNT(*) FROM documents").fetchone()[0]) == before, statement
     conn.close()
     with open_project(root / "proj") as proj:
         assert proj.verify().ok
@@ -80,11 +112,6 @@ def test_a_run_cannot_be_appended_twice(root: Path) -> None:
         assert proj.run(original.query_id).query == original.payload["text"]
 
 
-def _drop_guards(conn: Any) -> None:
-    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
-        conn.execute(f"DROP TRIGGER {name}")
-
-
 @pytest.mark.parametrize("tamper, expected", [
     ("UPDATE events SET payload = replace(payload, '\"text\"', '\"txt\"') WHERE type = 'query.received'",
      "does not match its hash"),
@@ -95,7 +122,7 @@ def _drop_guards(conn: Any) -> None:
 ])
 def test_verify_finds_what_the_guards_could_not_stop(root: Path, tamper: str, expected: str) -> None:
     conn = _raw(root)
-    _drop_guards(conn)
+    drop_guards(conn)
     conn.execute(tamper)
     conn.close()
     with open_project(root / "proj") as proj:
@@ -109,13 +136,25 @@ def test_verify_finds_what_the_guards_could_not_stop(root: Path, tamper: str, ex
 
 def test_a_version_the_table_does_not_have_is_damage_found_on_open(root: Path) -> None:
     conn = _raw(root)
-    _drop_guards(conn)
+    drop_guards(conn)
     conn.execute("INSERT INTO index_versions VALUES ('chunks', 99, '2030-01-01T00:00:00.000000Z', 'ingest')")
     conn.close()
     with pytest.raises(ragtt.ProjectDamagedError, match="records version 99"):
         open_project(root / "proj")
     done = _verify_cli(root)
     assert done.returncode == 1 and "records version 99" in done.stdout and done.stdout.count("\n") == 1
+
+
+def test_verify_finds_a_guard_disabled_in_place(root: Path, backend: str) -> None:
+    conn = _raw(root)
+    if backend == "postgres":
+        conn.execute("ALTER TABLE events DISABLE TRIGGER events_no_update")
+    else:
+        conn.execute("DROP TRIGGER events_no_update")
+    conn.close()
+    with open_project(root / "proj") as proj:
+        problems = proj.verify().problems
+    assert problems == ["event log: history guards removed: events_no_update"], problems
 
 
 def test_verify_finds_tags_and_snapshot_events_that_lost_each_other(root: Path) -> None:

@@ -1,10 +1,12 @@
-"""Acceptance on real history: Flask's docs at 22 releases, ingested in date order."""
+"""Acceptance on real history: Flask's docs at 22 releases, ingested in date order: the log in
+SQLite and in Postgres, and the index in the folder and in an S3 bucket (moto on loopback)."""
 
 from __future__ import annotations
 
 import pytest
 
 import ragtt
+from tests.backends import backend_for, events_uri, index_args
 from tests.conftest import flask_releases
 
 QUERIES = [
@@ -17,12 +19,20 @@ QUERIES = [
 MODES = ["vector", "bm25", "hybrid"]
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres+s3"])
+def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    with backend_for(request) as name:
+        yield name
+
+
 @pytest.fixture(scope="module", params=["hash", pytest.param("minilm", marks=pytest.mark.slow)])
-def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """Both embedders: the deterministic one, and the real default model."""
+def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
+            backend: str):
+    """Both embedders: the deterministic one, and the real default model; both backends."""
     path = tmp_path_factory.mktemp("flask") / "proj"
     embedder = ragtt.HashEmbedder() if request.param == "hash" else ragtt.SentenceTransformerEmbedder()
-    proj = ragtt.Project.open(path, embedder=embedder, progress=False)
+    proj = ragtt.Project.open(path, embedder=embedder, progress=False, events_uri=events_uri(path),
+                              **index_args(path))
     logged: list[tuple[int, str, str, str]] = []  # (release index, mode, query, query_id)
     reports = []
     for k, release in enumerate(flask_releases()):

@@ -1,0 +1,345 @@
+"""The event log's seam: one abstract base that the SQLite and the Postgres stores implement.
+
+Callers (``commit.py``, ``ingest/``, ``index/``, ``timetravel/``, ``verify.py``) see only
+``EventLog``: events with their hash chain, the ``documents``, ``versions`` and ``intents``
+repositories, ``meta``, ``transaction()`` and ``write_lock()``. Everything that reads or
+appends events is written once, here, against a DB-API connection that takes ``?``
+placeholders; a backend supplies only what its database does differently (how a
+transaction serializes, how the lock is held, where the guards and the chain's high-water
+mark live). ``ragtt.opening.open_log`` picks the backend from the URI, in one place.
+
+    EventLog (abstract)
+    ├── EventStore           ragtt/events/store.py     SQLite file (WAL), file lock
+    └── PostgresEventStore   ragtt/events/postgres.py  one database, advisory locks
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ragtt._hashing import time_ordered_id
+from ragtt.errors import HistoryError, ProjectBusyError, StoreError
+from ragtt.events.chain import GENESIS, event_hash
+from ragtt.events.sql import dump_json
+from ragtt.events.time import format_ts, parse_ts, utc_now
+from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, ONCE_PER_QUERY
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ragtt.events.documents import Documents
+    from ragtt.events.intents import Intents
+    from ragtt.events.versions import Versions
+
+__all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog"]
+
+_COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
+# How long a writer waits for another process's write to finish before giving up.
+LOCK_TIMEOUT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Event:
+    type: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    query_id: str | None = None
+    index_version: int | None = None
+    doc_id: str | None = None
+    ts: datetime = field(default_factory=utc_now)
+    event_id: str = field(default_factory=time_ordered_id)
+    seq: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq, "event_id": self.event_id, "ts": format_ts(self.ts), "type": self.type,
+            "query_id": self.query_id, "index_version": self.index_version, "doc_id": self.doc_id,
+            "payload": self.payload,
+        }
+
+
+class EventLog(ABC):
+    """One project's event log with its documents, version history and write intents."""
+
+    documents: Documents
+    versions: Versions
+    intents: Intents
+    #: Where the log lives, for messages (a file path, or a URI without its password).
+    location: str
+    #: The SQL expression of a document event's source, read from the JSON payload text.
+    _SOURCE_SQL: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._lock_depth = 0
+
+    # -- what a backend provides ----------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def _conn(self) -> Any:
+        """The connection reads run on (``execute(sql, params)`` with ``?`` placeholders)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def transaction(self) -> contextlib.AbstractContextManager[Any]:
+        """One write transaction, serialized with every other writer of this log (readers
+        are never blocked); yields the connection to write on."""
+
+    @abstractmethod
+    def _try_lock(self) -> bool:
+        """Take the cross-process write lock if it is free now. It must be released by the
+        system when its holder dies (a file lock, a database session's advisory lock)."""
+
+    @abstractmethod
+    def _unlock(self) -> None: ...
+
+    @abstractmethod
+    def guards(self) -> list[str]:
+        """The history guards (triggers) that are in place."""
+
+    @abstractmethod
+    def _top_seq(self) -> int | None:
+        """The highest event number ever committed, kept beside the events (None: unknown)."""
+
+    @property
+    @abstractmethod
+    def _integrity_error(self) -> type[Exception]:
+        """What the driver raises when a guard or a unique index refuses an insert."""
+
+    def _chain_advanced(self, conn: Any, seq: int) -> None:  # noqa: B027 - a hook, empty for SQLite
+        """Called inside the append's transaction with the new top event number."""
+
+    def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
+        """Where a refused insert can fail and leave the transaction usable (Postgres aborts
+        the whole transaction on an error; SQLite undoes only the statement)."""
+        return contextlib.nullcontext()
+
+    def use_table(self, table_name: str) -> None:
+        """Point ``versions`` at ``table_name``'s history (known only once the config is read)."""
+        from ragtt.events.versions import Versions
+
+        self.versions = Versions(self._conn, table_name)
+
+    def table_names(self) -> list[str]:
+        """The chunk tables this log holds a history of."""
+        return sorted(str(r[0]) for r in self._conn.execute("SELECT DISTINCT table_name FROM index_versions"))
+
+    # -- the write lock -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def write_lock(self, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Serialize the writers of the chunk table across processes and machines
+        (re-entrant in one store); a crashed writer never blocks the next one."""
+        if self._lock_depth:
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+            return
+        deadline = time.monotonic() + timeout_s
+        while not self._try_lock():
+            if time.monotonic() >= deadline:
+                raise ProjectBusyError(f"another process has been writing to {self.location} for over "
+                                       f"{timeout_s:.0f} s; try again when it is done") from None
+            time.sleep(0.05)
+        self._lock_depth = 1
+        try:
+            yield
+        finally:
+            self._lock_depth = 0
+            self._unlock()
+
+    def try_write_lock(self) -> contextlib.AbstractContextManager[bool]:
+        """The write lock if it is free now (yields True), else nothing (yields False)."""
+        return _TryLock(self)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def append(self, event: Event) -> Event:
+        return self.append_many([event])[0]
+
+    def append_many(self, events: Sequence[Event], conn: Any = None) -> list[Event]:
+        """Append events atomically (inside the caller's transaction when ``conn`` is given),
+        each hash-chained to the one before it."""
+        if conn is None:
+            with self.transaction() as c:
+                return self.append_many(events, conn=c)
+        # Numbered here, not by the database: a Postgres sequence is not transactional, and a
+        # refused append would leave a gap that verify() must read as a deleted event.
+        row = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        seq, prev = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+        rows = []
+        for e in events:
+            fields = (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id,
+                      dump_json(e.payload))
+            prev = event_hash(prev, fields)
+            seq += 1
+            rows.append((seq, *fields, prev))
+        try:
+            with self._savepoint(conn):
+                conn.executemany("INSERT INTO events (seq, event_id, ts, type, query_id, index_version, doc_id, "
+                                 "payload, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        except self._integrity_error as exc:
+            raise HistoryError(self._refusal(conn, events, exc)) from None
+        if rows:
+            self._chain_advanced(conn, seq)
+        return list(events)
+
+    def _refusal(self, conn: Any, events: Sequence[Event], exc: Exception) -> str:
+        for e in events:
+            if e.query_id is not None and e.type in ONCE_PER_QUERY and conn.execute(
+                    "SELECT 1 FROM events WHERE query_id = ? AND type = ?", (e.query_id, e.type)).fetchone():
+                return (f"query {e.query_id} already has a {e.type} event: a run's events are written once "
+                        "and never replaced")
+        return f"the event log refused the append ({str(exc).strip()}): events are immutable"
+
+    def query(
+        self,
+        *,
+        types: Iterable[str] | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query_id: str | None = None,
+        doc_id: str | None = None,
+        version_range: tuple[int, int] | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[Event]:
+        """Events in log order; ``version_range=(low, high)`` keeps low < index_version <= high."""
+        sql, params = self._select(types, since, until, query_id, doc_id, version_range)
+        sql += " ORDER BY seq DESC" if newest_first else " ORDER BY seq"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
+
+    def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
+        found = self.query(types=type_, limit=1, newest_first=True, **filters)
+        return found[0] if found else None
+
+    def last_ingest_of(self, source: str) -> Event | None:
+        """The newest ``document.ingested`` event of ``source``."""
+        row = self._conn.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM events WHERE type = 'document.ingested' "
+            f"AND {self._SOURCE_SQL} = ? ORDER BY seq DESC LIMIT 1", (source,)).fetchone()
+        return None if row is None else _row_to_event(row)
+
+    def frame(
+        self,
+        types: Iterable[str] | str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        query_id: str | None = None,
+    ) -> pl.DataFrame:
+        """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text, and
+        ``source`` (of document events) pulled out of the payload."""
+        import polars as pl
+
+        sql, params = self._select(types, since, until, query_id, None, None)
+        rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
+        schema = {
+            "seq": pl.Int64, "event_id": pl.String, "ts": pl.String, "type": pl.String,
+            "query_id": pl.String, "index_version": pl.Int64, "doc_id": pl.String, "payload": pl.String,
+        }
+        frame = pl.DataFrame(rows, schema=schema, orient="row")
+        return frame.with_columns(
+            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ"),
+            pl.when(pl.col("type").is_in([DOCUMENT_INGESTED, DOCUMENT_REMOVED]))
+            .then(pl.col("payload").str.json_path_match("$.source"))
+            .alias("source"),
+        )
+
+    def _select(self, types: Iterable[str] | str | None, since: datetime | None, until: datetime | None,
+                query_id: str | None, doc_id: str | None,
+                version_range: tuple[int, int] | None) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if types is not None:
+            wanted = [types] if isinstance(types, str) else list(types)
+            clauses.append(f"type IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        if since is not None:
+            clauses.append("ts >= ?")
+            params.append(format_ts(since))
+        if until is not None:
+            clauses.append("ts <= ?")
+            params.append(format_ts(until))
+        if query_id is not None:
+            clauses.append("query_id = ?")
+            params.append(query_id)
+        if doc_id is not None:
+            clauses.append("doc_id = ?")
+            params.append(doc_id)
+        if version_range is not None:
+            clauses.append("index_version > ? AND index_version <= ?")
+            params.extend(version_range)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
+
+    def verify_chain(self) -> tuple[int, list[str]]:
+        """Re-walk the hash chain: (events checked, problems)."""
+        problems: list[str] = []
+        prev, checked, last_seq = GENESIS, 0, 0
+        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
+        for row in cursor:
+            seq, stored = int(row[0]), row[-1]
+            if seq != last_seq + 1 and not problems:
+                problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
+            expected = event_hash(prev, row[1:8])
+            if stored != expected and len(problems) < 20:
+                problems.append(f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
+                                "it was rewritten, or an event before it was")
+            prev, checked, last_seq = stored, checked + 1, seq
+        top = self._top_seq()
+        if top is not None and top > last_seq:
+            problems.append(f"event log: the newest events (#{last_seq + 1}..#{top}) are missing (deleted?)")
+        return checked, problems
+
+    # -- small key/value state beside the log (project settings, never history) --
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str, conn: Any = None) -> None:
+        (conn or self._conn).execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+
+class _TryLock:
+    def __init__(self, store: EventLog) -> None:
+        self._store = store
+        self._held: contextlib.ExitStack | None = None
+
+    def __enter__(self) -> bool:
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(self._store.write_lock(timeout_s=0))
+        except ProjectBusyError:
+            return False
+        self._held = stack
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._held is not None:
+            self._held.close()
+
+
+def _row_to_event(row: Sequence[Any]) -> Event:
+    seq, event_id, ts, type_, query_id, version, doc_id, payload = row[:8]
+    try:
+        data = json.loads(payload)
+    except json.JSONDecodeError as exc:
+        raise StoreError(f"event {event_id} has a corrupt payload: {exc}") from None
+    return Event(type=type_, payload=data, query_id=query_id, index_version=version, doc_id=doc_id,
+                 ts=parse_ts(ts), event_id=event_id, seq=seq)

@@ -1,0 +1,152 @@
+"""The event log on Postgres: one database per project, shared by every process and machine.
+
+Behind the same ``EventLog`` interface as the SQLite store: the same tables, the hash chain,
+the history guards as PL/pgSQL triggers (``pg_schema.py``), the once-per-query rule as a
+partial unique index. Concurrency is Postgres's: every write transaction first takes one
+transaction-level advisory lock, so appends to the chain are serialized (as SQLite's
+``BEGIN IMMEDIATE`` serializes them) while readers are never blocked (MVCC). The write lock
+of the chunk table is a session-level advisory lock: the server releases it when the
+holder's connection ends, whichever machine it was on and however it died.
+
+    log = PostgresEventStore("postgresql://ragtt@db.internal/team_rag")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
+from ragtt.events.base import Event, EventLog
+from ragtt.events.documents import Documents
+from ragtt.events.intents import Intents
+from ragtt.events.pg_schema import migrate, schema_version
+from ragtt.events.versions import Versions
+
+__all__ = ["Event", "PostgresEventStore", "redact"]
+
+# Advisory lock keys (bigint constants unique to ragtt; one project per database).
+_APPEND_LOCK = 0x7261677474_02
+_WRITE_LOCK = 0x7261677474_03
+
+
+def redact(uri: str) -> str:
+    """The URI without its password, for messages and logs."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(uri)
+    if parts.password is None:
+        return uri
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@functools.lru_cache(maxsize=512)
+def _pyformat(sql: str) -> str:
+    """The log's SQL is written with ``?`` placeholders (DB-API qmark, SQLite's); psycopg
+    takes ``%s``. The statements are ragtt's own, so no ``?`` sits inside a literal."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _QmarkConnection:
+    """A psycopg connection that speaks the qmark SQL the shared repositories are written in."""
+
+    def __init__(self, conn: Any) -> None:
+        self.raw = conn
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        if not params:
+            return self.raw.execute(sql)
+        return self.raw.execute(_pyformat(sql), tuple(params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        rows = list(rows)
+        if rows:
+            with self.raw.cursor() as cur:
+                cur.executemany(_pyformat(sql), rows)
+
+
+class PostgresEventStore(EventLog):
+    """A project's event log in the Postgres database ``uri`` names (``postgresql://...``)."""
+
+    _SOURCE_SQL: ClassVar[str] = "(payload::jsonb ->> 'source')"
+
+    def __init__(self, uri: str, *, table_name: str = "chunks", create: bool = True) -> None:
+        super().__init__()
+        try:
+            import psycopg
+        except ImportError:
+            raise ConfigError("a postgresql:// event log needs psycopg 3: pip install 'psycopg[binary]'") from None
+        self.uri = uri
+        self.location = redact(uri)
+        self._psycopg = psycopg
+        try:
+            self._pg: Any = psycopg.connect(uri, autocommit=True, application_name="ragtt")
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to the event log {self.location}: {str(exc).strip()}") from None
+        try:
+            if not create and schema_version(self._pg) == 0:
+                raise ProjectDamagedError(
+                    f"the event log {self.location} holds no ragtt history: this project's log is gone, or the URI "
+                    "names the wrong database. Restore the database from a backup; ragtt never recreates it empty")
+            migrate(self._pg, self.location)
+        except BaseException:
+            self._pg.close()
+            raise
+        self._q = _QmarkConnection(self._pg)
+        self.documents = Documents(self._q)
+        self.versions = Versions(self._q, table_name)
+        self.intents = Intents(self._q)
+        self._locked = False
+
+    @property
+    def _conn(self) -> Any:
+        return self._q
+
+    @property
+    def _integrity_error(self) -> type[Exception]:
+        return self._psycopg.IntegrityError  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        # Closing the session releases its advisory locks with it.
+        self._locked = False
+        self._pg.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self._pg.transaction():
+            self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
+            yield self._q
+
+    def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
+        return self._pg.transaction()  # nested: a SAVEPOINT
+
+    def _try_lock(self) -> bool:
+        got = bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", (_WRITE_LOCK,)).fetchone()[0])
+        self._locked = got
+        return got
+
+    def _unlock(self) -> None:
+        if self._locked:
+            self._locked = False
+            # A session that broke has lost its locks with it; never hide the error that broke it.
+            with contextlib.suppress(self._psycopg.Error):
+                if not self._pg.closed:
+                    self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
+
+    def guards(self) -> list[str]:
+        rows = self._pg.execute("SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+                                "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
+                                "AND c.relnamespace = to_regnamespace(current_schema())").fetchall()
+        return [str(r[0]) for r in rows]
+
+    def _top_seq(self) -> int | None:
+        row = self._pg.execute("SELECT seq FROM events_head").fetchone()
+        return None if row is None else int(row[0])
+
+    def _chain_advanced(self, conn: Any, seq: int) -> None:
+        conn.execute("INSERT INTO events_head (seq) VALUES (?) ON CONFLICT (one) DO UPDATE SET seq = excluded.seq",
+                     (seq,))
