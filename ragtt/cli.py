@@ -27,8 +27,14 @@ def _open(args: argparse.Namespace, *, create: bool = False) -> Any:
     import ragtt
 
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
-    return ragtt.Project.open(args.project, embedder=embedder, progress=sys.stderr.isatty(), create=create,
-                              events_uri=args.events_uri, index_uri=args.index_uri)
+    return ragtt.Project.open(
+        args.project,
+        embedder=embedder,
+        progress=sys.stderr.isatty(),
+        create=create,
+        events_uri=args.events_uri,
+        index_uri=args.index_uri,
+    )
 
 
 def _print_json(obj: Any) -> None:
@@ -86,8 +92,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             if args.as_of is None:
                 raise _UsageError("--text needs --as-of VERSION|LABEL|DATETIME")
-            result = proj.replay_text(args.text, at=args.as_of, top_k=args.top_k, mode=args.mode,
-                                      generate=args.generate)
+            result = proj.replay_text(
+                args.text, at=args.as_of, top_k=args.top_k, mode=args.mode, generate=args.generate
+            )
         at = proj.version_label(result.index_version)
     _print_json(result.to_dict()) if args.json else print(_result_text(result, at))
     return 0
@@ -110,8 +117,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
         _print_json(frame.to_dicts())
     else:
         for row in frame.iter_rows(named=True):
-            print(f"{row['ts']:%Y-%m-%d %H:%M:%S.%f}  v{row['index_version']}  {row['type']:<32} "
-                  f"{row['payload'][:100]}")
+            print(
+                f"{row['ts']:%Y-%m-%d %H:%M:%S.%f}  v{row['index_version']}  {row['type']:<32} {row['payload'][:100]}"
+            )
     return 0
 
 
@@ -131,8 +139,10 @@ def cmd_events(args: argparse.Namespace) -> int:
         _print_json(frame.to_dicts())
     else:
         for row in frame.iter_rows(named=True):
-            print(f"{row['ts']:%Y-%m-%d %H:%M:%S}  {row['type']:<34} v{row['index_version']}  "
-                  f"{row['query_id'] or row['doc_id'] or ''}")
+            print(
+                f"{row['ts']:%Y-%m-%d %H:%M:%S}  {row['type']:<34} v{row['index_version']}  "
+                f"{row['query_id'] or row['doc_id'] or ''}"
+            )
     return 0
 
 
@@ -175,8 +185,10 @@ def cmd_compare_configs(args: argparse.Namespace) -> int:
 
     queries = _queries(args)
     embedder = ragtt.HashEmbedder() if args.embedder == "hash" else None
-    _show(args, ragtt.compare_configs(args.corpus, config(args.config_a), config(args.config_b), queries,
-                                      embedder=embedder))
+    _show(
+        args,
+        ragtt.compare_configs(args.corpus, config(args.config_a), config(args.config_b), queries, embedder=embedder),
+    )
     return 0
 
 
@@ -240,8 +252,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from ragtt.serve import serve
     except ImportError as exc:
         raise _UsageError(f"needs the serve extra (pip install 'ragtt[serve]'): {exc}") from None
-    serve(args.project, host=args.host, port=args.port, token=args.token,
-          embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None)
+    serve(
+        args.project,
+        host=args.host,
+        port=args.port,
+        token=args.token,
+        embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None,
+    )
     return 0
 
 
@@ -263,8 +280,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _result_text(result: Any, at: str) -> str:
-    lines = [f"{type(result).__name__} {result.query_id} at {at} "
-             f"({result.latency_ms:.1f} ms)"]
+    lines = [f"{type(result).__name__} {result.query_id} at {at} ({result.latency_ms:.1f} ms)"]
     if getattr(result, "original_query_id", ""):
         verdict = "matches" if result.matches_original else "DIFFERS FROM"
         lines.append(f"  replay {verdict} original {result.original_query_id}")
@@ -314,16 +330,30 @@ def _versions(text: str) -> list[int]:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _Parser(add_help=False)
-    common.add_argument("--project", default=os.environ.get("RAGTT_PROJECT", "./ragtt-project"),
-                        help="project folder (default: $RAGTT_PROJECT or ./ragtt-project)")
-    common.add_argument("--embedder", choices=["default", "hash"], default=None,
-                        help="'hash' needs no torch; default: the embedder the project was built with")
-    common.add_argument("--events-uri", default=None, metavar="URI",
-                        help="event log in Postgres (postgresql://...; default: $RAGTT_EVENTS_URI, else the "
-                             "project's events.db)")
-    common.add_argument("--index-uri", default=None, metavar="URI",
-                        help="index on object storage (s3://bucket/prefix; credentials from the AWS_* environment; "
-                             "default: $RAGTT_INDEX_URI, else the project's lancedb/)")
+    common.add_argument(
+        "--project",
+        default=os.environ.get("RAGTT_PROJECT", "./ragtt-project"),
+        help="project folder (default: $RAGTT_PROJECT or ./ragtt-project)",
+    )
+    common.add_argument(
+        "--embedder",
+        choices=["default", "hash"],
+        default=None,
+        help="'hash' needs no torch; default: the embedder the project was built with",
+    )
+    common.add_argument(
+        "--events-uri",
+        default=None,
+        metavar="URI",
+        help="event log in Postgres (postgresql://...; default: $RAGTT_EVENTS_URI, else the project's events.db)",
+    )
+    common.add_argument(
+        "--index-uri",
+        default=None,
+        metavar="URI",
+        help="index on object storage (s3://bucket/prefix; credentials from the AWS_* environment; "
+        "default: $RAGTT_INDEX_URI, else the project's lancedb/)",
+    )
     common.add_argument("--json", action="store_true", help="print JSON instead of text")
 
     parser = _Parser(prog="ragtt", description="Time-travel debugging for RAG.")
@@ -337,14 +367,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("ingest", cmd_ingest, "ingest files and folders (a folder is mirrored) in one index version")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--prune", action=argparse.BooleanOptionalAction, default=None,
-                   help="remove indexed sources absent from the input (default: only for folder-only input)")
-    p.add_argument("--follow-symlinks", action="store_true",
-                   help="also ingest files that symlinks inside a folder point to outside it")
+    p.add_argument(
+        "--prune",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="remove indexed sources absent from the input (default: only for folder-only input)",
+    )
+    p.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="also ingest files that symlinks inside a folder point to outside it",
+    )
     p = add("snapshot", cmd_snapshot, "tag the latest index version with a label")
     p.add_argument("label", help="with --if-changed, may hold {ts} and {version}")
-    p.add_argument("--if-changed", action="store_true",
-                   help="only if no snapshot names the latest version (for cron and CI); never collides")
+    p.add_argument(
+        "--if-changed",
+        action="store_true",
+        help="only if no snapshot names the latest version (for cron and CI); never collides",
+    )
     add("snapshots", cmd_snapshots, "list snapshots")
     p = add("query", cmd_query, "retrieve (and answer) at the latest index version")
     p.add_argument("text")
@@ -380,8 +420,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("bisect", cmd_bisect, "first version where a predicate on a query's result changes")
     p.add_argument("query", help="a query id (its recorded plan is used) or a query text")
     p.add_argument("--predicate", required=True, help="chunk:<id> | source:<name> | answer:<substring>")
-    p.add_argument("--versions", type=_versions,
-                   help="comma-separated versions to search (default: every data version)")
+    p.add_argument(
+        "--versions", type=_versions, help="comma-separated versions to search (default: every data version)"
+    )
     p = add("compare-configs", cmd_compare_configs, "two PipelineConfigs on one corpus, query by query")
     p.add_argument("corpus", nargs="+")
     p.add_argument("--config-a", required=True, help='JSON, e.g. \'{"retrieval_mode": "vector"}\'')
@@ -403,14 +444,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=cmd_test_run)
     p.add_argument("suite")
     p.add_argument("--threshold", type=_fraction, default=0.8)
-    p.add_argument("--match", default="0.8",
-                   help="gate on passages found at this similarity (default 0.8), or: passages | chunks | sources")
+    p.add_argument(
+        "--match",
+        default="0.8",
+        help="gate on passages found at this similarity (default 0.8), or: passages | chunks | sources",
+    )
     p = add("verify", cmd_verify, "re-walk the history: exit 0 when intact, 1 with one line per problem")
     p = add("serve", cmd_serve, "the REST API over the project (needs ragtt[serve]); OpenAPI at /docs")
     p.add_argument("--host", default="127.0.0.1", help="anything but loopback needs --token")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--token", default=os.environ.get("RAGTT_TOKEN"),
-                   help="bearer token clients must send (default: $RAGTT_TOKEN)")
+    p.add_argument(
+        "--token", default=os.environ.get("RAGTT_TOKEN"), help="bearer token clients must send (default: $RAGTT_TOKEN)"
+    )
     add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")

@@ -53,8 +53,15 @@ class Write:
     versions: list[int] = field(default_factory=list)
     done: bool = False
 
-    def stage(self, events: Sequence[Event], *, documents: Sequence[DocumentRow] = (),
-              meta: dict[str, str] | None = None, tag: str | None = None, text_index: bool = False) -> None:
+    def stage(
+        self,
+        events: Sequence[Event],
+        *,
+        documents: Sequence[DocumentRow] = (),
+        meta: dict[str, str] | None = None,
+        tag: str | None = None,
+        text_index: bool = False,
+    ) -> None:
         """Step 3: the documents and the intent, in one transaction, before the table is touched.
 
         ``events`` with ``index_version=None`` are stamped with the write's last version;
@@ -64,8 +71,7 @@ class Write:
         from ragtt.events.intents import Intent
 
         log = self.ctx.log
-        body = {"events": [_event_body(e) for e in events], "meta": meta or {}, "tag": tag,
-                "text_index": text_index}
+        body = {"events": [_event_body(e) for e in events], "meta": meta or {}, "tag": tag, "text_index": text_index}
         now = utc_now()
         intent_id = time_ordered_id()
         with log.transaction() as conn:
@@ -95,8 +101,11 @@ def writing(ctx: Context, operation: str) -> Iterator[Write]:
                 try:
                     _settle(ctx.log, ctx.table, write.intent)
                 except Exception as exc:  # the next open or write settles it; never hide the first error
-                    warnings.warn(f"ragtt: could not settle the interrupted {operation} now ({exc}); "
-                                  "it will be on the next open", RuntimeWarning, stacklevel=3)
+                    warnings.warn(
+                        f"ragtt: could not settle the interrupted {operation} now ({exc}); it will be on the next open",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
             raise
         if write.intent is not None and not write.done:
             write.commit()
@@ -114,12 +123,14 @@ def recover(log: EventLog, table: ChunkTable) -> list[str]:
     if logged > latest:
         raise ProjectDamagedError(
             f"the index {table.where} is at version {latest} but the event log records version {logged}: "
-            "the table's newest manifests are missing. Restore the index folder from a backup")
+            "the table's newest manifests are missing. Restore the index folder from a backup"
+        )
     if latest > logged:
         raise ProjectDamagedError(
             f"index versions {logged + 1}..{latest} of {table.where} are not in the event log (written "
             "outside ragtt?); ragtt will not write on top of history it cannot account for. `ragtt verify` "
-            "lists the problems")
+            "lists the problems"
+        )
     return done
 
 
@@ -155,11 +166,24 @@ def _complete(log: EventLog, table: ChunkTable, intent: Intent) -> list[int]:
 
 
 def _event_body(e: Event) -> dict[str, Any]:
-    return {"type": e.type, "payload": e.payload, "query_id": e.query_id, "index_version": e.index_version,
-            "doc_id": e.doc_id, "event_id": e.event_id}
+    return {
+        "type": e.type,
+        "payload": e.payload,
+        "query_id": e.query_id,
+        "index_version": e.index_version,
+        "doc_id": e.doc_id,
+        "event_id": e.event_id,
+    }
 
 
 def _event_from_body(b: dict[str, Any], ts: Any, last: int) -> Event:
     version = b["index_version"] if b["index_version"] is not None else last
-    return Event(b["type"], b["payload"], query_id=b["query_id"], index_version=version, doc_id=b["doc_id"],
-                 ts=ts, event_id=b["event_id"])
+    return Event(
+        b["type"],
+        b["payload"],
+        query_id=b["query_id"],
+        index_version=version,
+        doc_id=b["doc_id"],
+        ts=ts,
+        event_id=b["event_id"],
+    )

@@ -80,7 +80,8 @@ class Context:
             except ValueError:
                 raise NotFoundError(
                     f"no snapshot labelled {at!r} (known: {', '.join(sorted(tags)) or 'none'}); "
-                    "at may also be a version number or an ISO datetime") from None
+                    "at may also be a version number or an ISO datetime"
+                ) from None
             return self.resolve(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
         raise TypeError(f"at must be a version int, a snapshot label or a datetime; got {type(at).__name__}")
 
@@ -91,10 +92,15 @@ class Context:
 
         config = self.config.replace(**{k: v for k, v in (("top_k", top_k), ("retrieval_mode", mode)) if v})
         return RetrievalPlan(
-            mode=config.retrieval_mode, top_k=config.top_k,
-            candidate_pool=config.resolved_candidate_pool(config.top_k), hybrid_alpha=config.hybrid_alpha,
-            reranker=config.reranker, reranker_version=reranker_version(config.reranker),
-            embedder_id=self.embedder.model_id, embedder_dim=self.embedder.dim, table_name=config.table_name,
+            mode=config.retrieval_mode,
+            top_k=config.top_k,
+            candidate_pool=config.resolved_candidate_pool(config.top_k),
+            hybrid_alpha=config.hybrid_alpha,
+            reranker=config.reranker,
+            reranker_version=reranker_version(config.reranker),
+            embedder_id=self.embedder.model_id,
+            embedder_dim=self.embedder.dim,
+            table_name=config.table_name,
         )
 
     def query_vector(self, plan: RetrievalPlan, query: str) -> Any:
@@ -107,5 +113,6 @@ class Context:
             raise ReplayError(
                 f"this run searched with embedder {plan.embedder_id} ({plan.embedder_dim} dims), but the project "
                 f"is open with {self.embedder.model_id} and the query's vector is not in the cache; reopen the "
-                "project with the original embedder to replay it")
+                "project with the original embedder to replay it"
+            )
         return cached

@@ -43,8 +43,16 @@ if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.index.embedders import Embedder
 
-__all__ = ["EVENTS_URI_ENV", "INDEX_URI_ENV", "IndexLocation", "Stores", "events_backend", "open_assertions",
-           "open_log", "open_stores"]
+__all__ = [
+    "EVENTS_URI_ENV",
+    "INDEX_URI_ENV",
+    "IndexLocation",
+    "Stores",
+    "events_backend",
+    "open_assertions",
+    "open_log",
+    "open_stores",
+]
 
 _EVENTS = "events.db"
 _INDEX = "lancedb"
@@ -66,8 +74,10 @@ class IndexLocation:
         """The argument, else ``$RAGTT_INDEX_URI``, checked."""
         uri = index_uri if index_uri is not None else os.environ.get(INDEX_URI_ENV) or None
         if uri is not None and not is_remote(uri):
-            raise ConfigError(f"index_uri must be an object-store URI (s3://bucket/prefix, gs://..., az://...), or "
-                              f"None for the project's own lancedb/ folder; got {uri!r}")
+            raise ConfigError(
+                f"index_uri must be an object-store URI (s3://bucket/prefix, gs://..., az://...), or "
+                f"None for the project's own lancedb/ folder; got {uri!r}"
+            )
         if storage_options is not None and not isinstance(storage_options, dict):
             raise ConfigError(f"storage_options must be a dict of str -> str; got {type(storage_options).__name__}")
         return cls(uri.rstrip("/") if uri else None, {str(k): str(v) for k, v in (storage_options or {}).items()})
@@ -85,8 +95,10 @@ class IndexLocation:
         if self.uri is None and kept != _INDEX:
             return IndexLocation(kept, self.storage_options)
         if (self.uri or _INDEX) != kept:
-            raise ConfigError(f"the project in {path} keeps its index in {kept}, not {self.uri or _INDEX}: open it "
-                              f"without index_uri (and without ${INDEX_URI_ENV}), or with index_uri={kept!r}")
+            raise ConfigError(
+                f"the project in {path} keeps its index in {kept}, not {self.uri or _INDEX}: open it "
+                f"without index_uri (and without ${INDEX_URI_ENV}), or with index_uri={kept!r}"
+            )
         return self
 
     def open(self, path: Path, table_name: str) -> ChunkTable:
@@ -100,7 +112,8 @@ class IndexLocation:
         elif ChunkTable.exists(self.uri, table_name, storage_options=self.storage_options):
             raise ProjectDamagedError(
                 f"{self.uri} already holds a table {table_name!r} that no project here accounts for (another "
-                "project's index, or what a creation that died left): pick an empty prefix, or delete it yourself")
+                "project's index, or what a creation that died left): pick an empty prefix, or delete it yourself"
+            )
 
 
 @dataclass
@@ -123,8 +136,10 @@ def events_backend(events_uri: str | None) -> str | None:
     for the SQLite file in the project folder."""
     uri = events_uri if events_uri is not None else os.environ.get(EVENTS_URI_ENV) or None
     if uri is not None and not uri.startswith(_PG_SCHEMES):
-        raise ConfigError(f"events_uri must be a postgresql://user@host/database URI (or None for the project's "
-                          f"own events.db); got {uri.split('@')[-1]!r}")
+        raise ConfigError(
+            f"events_uri must be a postgresql://user@host/database URI (or None for the project's "
+            f"own events.db); got {uri.split('@')[-1]!r}"
+        )
     return uri
 
 
@@ -137,15 +152,25 @@ def open_log(path: Path, events_uri: str | None, table_name: str, *, create: boo
     return PostgresEventStore(events_uri, table_name=table_name, create=create)
 
 
-def open_stores(path: Path, config: PipelineConfig | None, embedder: Embedder | None, *, create: bool,
-                embedding_cache: Path | None, events_uri: str | None = None,
-                index: IndexLocation | None = None) -> Stores:
+def open_stores(
+    path: Path,
+    config: PipelineConfig | None,
+    embedder: Embedder | None,
+    *,
+    create: bool,
+    embedding_cache: Path | None,
+    events_uri: str | None = None,
+    index: IndexLocation | None = None,
+) -> Stores:
     uri = events_backend(events_uri)
     index = index or IndexLocation.choose(None, None)
     marker = Marker.read(path)
     if marker is None:
-        marker = (_adopt_or_create(path, config, embedder, create, index) if uri is None
-                  else _adopt_or_create_shared(path, uri, config, embedder, create, index))
+        marker = (
+            _adopt_or_create(path, config, embedder, create, index)
+            if uri is None
+            else _adopt_or_create_shared(path, uri, config, embedder, create, index)
+        )
     _check_backend(path, marker, uri)
     index = index.settled(path, marker)
     # The table's name is in the config, which lives in the log: read it without migrating
@@ -160,10 +185,13 @@ def open_stores(path: Path, config: PipelineConfig | None, embedder: Embedder | 
         if owner is not None and owner != marker.project_id:
             raise ProjectDamagedError(
                 f"the event log {log.location} belongs to project {owner}, but {path / MARKER} is project "
-                f"{marker.project_id}: the URI names another project's database")
+                f"{marker.project_id}: the URI names another project's database"
+            )
         if marker.stores.get("assertions") and not (path / "assertions.db").exists():
-            raise ProjectDamagedError(f"the assertion store {path / 'assertions.db'} is missing; restore it from a "
-                                      "backup; ragtt never recreates it empty")
+            raise ProjectDamagedError(
+                f"the assertion store {path / 'assertions.db'} is missing; restore it from a "
+                "backup; ragtt never recreates it empty"
+            )
         if table_name in marker.stores.get("tables", []):
             table = index.open(path, table_name)
         elif create:
@@ -171,8 +199,10 @@ def open_stores(path: Path, config: PipelineConfig | None, embedder: Embedder | 
             marker = marker.with_store("tables", [*marker.stores.get("tables", []), table_name])
             marker.write(path)
         else:
-            raise ProjectDamagedError(f"the project {path} has no table {table_name!r} (it has "
-                                      f"{', '.join(marker.stores.get('tables', [])) or 'none'})")
+            raise ProjectDamagedError(
+                f"the project {path} has no table {table_name!r} (it has "
+                f"{', '.join(marker.stores.get('tables', [])) or 'none'})"
+            )
         with log.try_write_lock() as locked:
             if locked:  # else another process is writing; it recovers before it writes
                 recover(log, table)
@@ -202,8 +232,7 @@ def open_assertions(ctx: Context, marker: Marker) -> tuple[Any, Marker]:
     try:
         store = AssertionStore.open(path, embedder=ctx.embedder)
     except driver().DatabaseError as exc:
-        raise ProjectDamagedError(f"the assertion store {path} is damaged ({exc}); restore it from a backup") \
-            from None
+        raise ProjectDamagedError(f"the assertion store {path} is damaged ({exc}); restore it from a backup") from None
     if not marker.stores.get("assertions"):
         marker = marker.with_store("assertions", True)
         marker.write(ctx.path)
@@ -213,17 +242,26 @@ def open_assertions(ctx: Context, marker: Marker) -> tuple[Any, Marker]:
 def _check_backend(path: Path, marker: Marker, uri: str | None) -> None:
     kind = marker.stores.get("events", _EVENTS)
     if kind == _POSTGRES and uri is None:
-        raise ConfigError(f"the project in {path} keeps its event log in Postgres: open it with "
-                          f"events_uri='postgresql://...' (or set ${EVENTS_URI_ENV}; CLI --events-uri)")
+        raise ConfigError(
+            f"the project in {path} keeps its event log in Postgres: open it with "
+            f"events_uri='postgresql://...' (or set ${EVENTS_URI_ENV}; CLI --events-uri)"
+        )
     if kind != _POSTGRES and uri is not None:
-        raise ConfigError(f"the project in {path} keeps its event log in {path / _EVENTS}, not in Postgres: open it "
-                          f"without events_uri (and without ${EVENTS_URI_ENV})")
+        raise ConfigError(
+            f"the project in {path} keeps its event log in {path / _EVENTS}, not in Postgres: open it "
+            f"without events_uri (and without ${EVENTS_URI_ENV})"
+        )
 
 
 def _embedder_for(log: EventLog, config: PipelineConfig | None, embedder: Embedder | None) -> Embedder:
     config = config or PipelineConfig()
-    return resolve_embedder(log.get_meta("embedder_id"), log.get_meta("embedder_dim"),
-                            config.embedder_model, embedder, config.embedder_backend)
+    return resolve_embedder(
+        log.get_meta("embedder_id"),
+        log.get_meta("embedder_dim"),
+        config.embedder_model,
+        embedder,
+        config.embedder_backend,
+    )
 
 
 def _stored_config(path: Path) -> PipelineConfig | None:
@@ -241,21 +279,26 @@ def _stored_config(path: Path) -> PipelineConfig | None:
     return PipelineConfig.from_dict(json.loads(row[0])) if row else None
 
 
-def _adopt_or_create(path: Path, config: PipelineConfig | None, embedder: Embedder | None,
-                     create: bool, index: IndexLocation) -> Marker:
+def _adopt_or_create(
+    path: Path, config: PipelineConfig | None, embedder: Embedder | None, create: bool, index: IndexLocation
+) -> Marker:
     events = path / _EVENTS
     schema = _schema_version(events)
     if schema == 1:  # a project from before the marker: it has its stores, it gains the marker
         table = (config or _stored_config(path) or PipelineConfig()).table_name
         marker = Marker.new(table).with_store("tables", [table])
         if not (path / _INDEX).is_dir():
-            raise ProjectDamagedError(f"the index {path / _INDEX} of the project in {path} is missing; restore it "
-                                      "from a backup; ragtt never recreates it empty")
+            raise ProjectDamagedError(
+                f"the index {path / _INDEX} of the project in {path} is missing; restore it "
+                "from a backup; ragtt never recreates it empty"
+            )
         marker.write(path)
         return marker
     if schema is None and (path / _INDEX).is_dir() and any((path / _INDEX).iterdir()):
-        raise ProjectDamagedError(f"the event log {events} of the project in {path} is missing (its index "
-                                  f"{path / _INDEX} is there); restore it from a backup; ragtt never recreates it")
+        raise ProjectDamagedError(
+            f"the event log {events} of the project in {path} is missing (its index "
+            f"{path / _INDEX} is there); restore it from a backup; ragtt never recreates it"
+        )
     if not create:
         raise not_a_project(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -279,8 +322,9 @@ def _adopt_or_create(path: Path, config: PipelineConfig | None, embedder: Embedd
         return marker
 
 
-def _adopt_or_create_shared(path: Path, uri: str, config: PipelineConfig | None, embedder: Embedder | None,
-                            create: bool, index: IndexLocation) -> Marker:
+def _adopt_or_create_shared(
+    path: Path, uri: str, config: PipelineConfig | None, embedder: Embedder | None, create: bool, index: IndexLocation
+) -> Marker:
     """A folder with no marker and a log in Postgres. A database that holds a project makes
     this folder one more workspace of it (the marker gains the project's id); an empty one
     is a new project when ``create``. The project id is logged in the transaction that
@@ -292,11 +336,14 @@ def _adopt_or_create_shared(path: Path, uri: str, config: PipelineConfig | None,
         if owner is not None:
             kept = log.get_meta("index") or _INDEX
             if kept == _INDEX and not (path / _INDEX).is_dir():
-                raise ConfigError(f"the project in {log.location} keeps its index in the folder of the workspace "
-                                  f"that created it, not in {path}: open it from that folder, or give the project "
-                                  "an index on object storage (index_uri) so other folders can join it")
-            marker = Marker(owner, stores={"events": _POSTGRES, "index": kept, "table": table_name,
-                                           "tables": log.table_names()})
+                raise ConfigError(
+                    f"the project in {log.location} keeps its index in the folder of the workspace "
+                    f"that created it, not in {path}: open it from that folder, or give the project "
+                    "an index on object storage (index_uri) so other folders can join it"
+                )
+            marker = Marker(
+                owner, stores={"events": _POSTGRES, "index": kept, "table": table_name, "tables": log.table_names()}
+            )
         elif not create:
             raise not_a_project(path)
         else:
@@ -310,11 +357,13 @@ def _adopt_or_create_shared(path: Path, uri: str, config: PipelineConfig | None,
                     log.close()
                     return _adopt_or_create_shared(path, uri, config, embedder, create, index)
                 index.clear_leftovers(path, table_name)
-                marker = (Marker.new(table_name).with_store("events", _POSTGRES)  # the URI is never written: it may
-                          .with_store("tables", [table_name])           # hold a password
-                          .with_store("index", index.marker_value()))
-                _create_table(path, index, log, table_name, _embedder_for(log, config, embedder).dim,
-                              marker.project_id)
+                marker = (
+                    Marker.new(table_name)
+                    .with_store("events", _POSTGRES)  # the URI is never written: it may
+                    .with_store("tables", [table_name])  # hold a password
+                    .with_store("index", index.marker_value())
+                )
+                _create_table(path, index, log, table_name, _embedder_for(log, config, embedder).dim, marker.project_id)
         path.mkdir(parents=True, exist_ok=True)
         marker.write(path)
         return marker
@@ -322,8 +371,9 @@ def _adopt_or_create_shared(path: Path, uri: str, config: PipelineConfig | None,
         log.close()
 
 
-def _create_table(path: Path, index: IndexLocation, log: EventLog, table_name: str, dim: int,
-                  project_id: str | None = None) -> ChunkTable:
+def _create_table(
+    path: Path, index: IndexLocation, log: EventLog, table_name: str, dim: int, project_id: str | None = None
+) -> ChunkTable:
     table, made = ChunkTable.create(index.at(path), table_name, dim, storage_options=index.storage_options)
     now = utc_now()
     with log.transaction() as conn:
@@ -331,8 +381,17 @@ def _create_table(path: Path, index: IndexLocation, log: EventLog, table_name: s
             log.set_meta("project_id", project_id, conn)
             log.set_meta("index", index.marker_value(), conn)
         log.versions.record(conn, made, "create", now)
-        log.append_many([Event(ev.INDEX_CREATED, {"table": table_name, "dim": dim, "versions": made},
-                               index_version=made[-1], ts=now)], conn=conn)
+        log.append_many(
+            [
+                Event(
+                    ev.INDEX_CREATED,
+                    {"table": table_name, "dim": dim, "versions": made},
+                    index_version=made[-1],
+                    ts=now,
+                )
+            ],
+            conn=conn,
+        )
     return table
 
 
@@ -347,8 +406,10 @@ def _schema_version(db: Path) -> int | None:
         finally:
             conn.close()
     except driver().DatabaseError as exc:
-        raise ProjectDamagedError(f"{db} is not a ragtt event log ({exc}) and the folder has no {MARKER}; "
-                                  "move it aside or pick another folder") from None
+        raise ProjectDamagedError(
+            f"{db} is not a ragtt event log ({exc}) and the folder has no {MARKER}; "
+            "move it aside or pick another folder"
+        ) from None
 
 
 @contextlib.contextmanager

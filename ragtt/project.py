@@ -51,11 +51,21 @@ class Project:
         self._assertions: Any = None
 
     @classmethod
-    def open(cls, path: str | Path, config: PipelineConfig | None = None, embedder: Embedder | None = None,
-             *, generator: Generator | None = None, ingest_options: IngestOptions | None = None,
-             progress: bool = True, embedding_cache: str | Path | None = None, create: bool = True,
-             events_uri: str | None = None, index_uri: str | None = None,
-             storage_options: dict[str, str] | None = None) -> Project:
+    def open(
+        cls,
+        path: str | Path,
+        config: PipelineConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        generator: Generator | None = None,
+        ingest_options: IngestOptions | None = None,
+        progress: bool = True,
+        embedding_cache: str | Path | None = None,
+        create: bool = True,
+        events_uri: str | None = None,
+        index_uri: str | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> Project:
         """Open the project in ``path``; with ``create`` (the default) make one if the folder holds none.
 
         ``config`` None reuses the project's last config (or the defaults); ``embedder`` None
@@ -77,15 +87,30 @@ class Project:
 
         if config is not None and not isinstance(config, PipelineConfig):
             raise ConfigError(f"config must be a ragtt.PipelineConfig; got {type(config).__name__}")
-        stores = open_stores(Path(path).expanduser(), config, embedder, create=create,
-                             embedding_cache=Path(embedding_cache) if embedding_cache is not None else None,
-                             events_uri=events_uri, index=IndexLocation.choose(index_uri, storage_options))
+        stores = open_stores(
+            Path(path).expanduser(),
+            config,
+            embedder,
+            create=create,
+            embedding_cache=Path(embedding_cache) if embedding_cache is not None else None,
+            events_uri=events_uri,
+            index=IndexLocation.choose(index_uri, storage_options),
+        )
         try:
             reranker_version(stores.config.reranker)  # a cross-encoder folder that is not there fails now, by name
             if generator is None:
                 generator = LiteLLMGenerator(stores.config.model) if stores.config.model else ExtractiveGenerator()
-            ctx = Context(stores.path, stores.config, stores.embedder, generator, ingest_options or IngestOptions(),
-                          progress, stores.log, stores.table, stores.cache)
+            ctx = Context(
+                stores.path,
+                stores.config,
+                stores.embedder,
+                generator,
+                ingest_options or IngestOptions(),
+                progress,
+                stores.log,
+                stores.table,
+                stores.cache,
+            )
             return cls(ctx, stores.marker)
         except BaseException:
             stores.close()
@@ -107,8 +132,10 @@ class Project:
         self.close()
 
     def __repr__(self) -> str:
-        return (f"Project({str(self.path)!r}, v{self.version}, embedder={self.embedder.model_id}, "
-                f"config={self.config.config_id})")
+        return (
+            f"Project({str(self.path)!r}, v{self.version}, embedder={self.embedder.model_id}, "
+            f"config={self.config.config_id})"
+        )
 
     @property
     def path(self) -> Path:
@@ -159,8 +186,9 @@ class Project:
 
     # -- ingest ------------------------------------------------------------------------------
 
-    def ingest(self, paths: Iterable[str | Path] | str | Path, *, prune: bool | None = None,
-               follow_symlinks: bool = False) -> IngestReport:
+    def ingest(
+        self, paths: Iterable[str | Path] | str | Path, *, prune: bool | None = None, follow_symlinks: bool = False
+    ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
 
@@ -178,8 +206,9 @@ class Project:
         found = collect_paths(listed, follow_symlinks=follow_symlinks)
         if prune is None:
             prune = bool(listed) and all(Path(p).expanduser().is_dir() for p in listed)
-        report = run_ingest(self._ctx, found.items, found.failed, prune=prune,
-                            keep=frozenset(s for s, _ in found.skipped))
+        report = run_ingest(
+            self._ctx, found.items, found.failed, prune=prune, keep=frozenset(s for s, _ in found.skipped)
+        )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
     def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
@@ -208,8 +237,9 @@ class Project:
         """The retrieval plan a live query would run now."""
         return self._ctx.plan(top_k=top_k, mode=mode)
 
-    def query(self, text: str, *, top_k: int | None = None, mode: str | None = None,
-              generate: bool = True) -> QueryResult:
+    def query(
+        self, text: str, *, top_k: int | None = None, mode: str | None = None, generate: bool = True
+    ) -> QueryResult:
         """Retrieve (and answer) at the latest index version; every step is logged."""
         from ragtt.timetravel.run import execute, record
 
@@ -220,8 +250,16 @@ class Project:
         run = execute(ctx, text, ctx.plan(top_k=top_k, mode=mode), ctx.version, generate=generate)
         record(ctx, run, query_id, prefix="", config_id=ctx.config.config_id, extra={})
         gen = run.generation
-        return QueryResult(query_id, text, run.index_version, ctx.config.config_id, run.chunks,
-                           gen.answer if gen else None, gen.model if gen else None, run.latency_ms)
+        return QueryResult(
+            query_id,
+            text,
+            run.index_version,
+            ctx.config.config_id,
+            run.chunks,
+            gen.answer if gen else None,
+            gen.model if gen else None,
+            run.latency_ms,
+        )
 
     def run(self, query_id: str) -> LoggedRun:
         """A logged query or replay as it was recorded: text, version, plan, chunks, answer."""
@@ -247,8 +285,9 @@ class Project:
 
         return replay(self._ctx, query_id, generate=generate)
 
-    def replay_text(self, text: str, at: At, *, top_k: int | None = None, mode: str | None = None,
-                    generate: bool = False) -> ReplayResult:
+    def replay_text(
+        self, text: str, at: At, *, top_k: int | None = None, mode: str | None = None, generate: bool = False
+    ) -> ReplayResult:
         """Run ``text`` against the index as it was ``at`` (version, snapshot label or datetime)."""
         from ragtt.timetravel.replay import replay_text
 
@@ -346,8 +385,9 @@ class Project:
         from ragtt.index.schedule import start_schedule
 
         ctx = self._ctx
-        return start_schedule(ctx.path, {"config": ctx.config, "embedder": ctx.embedder,
-                                         "embedding_cache": ctx.cache.path}, every, label)
+        return start_schedule(
+            ctx.path, {"config": ctx.config, "embedder": ctx.embedder, "embedding_cache": ctx.cache.path}, every, label
+        )
 
     def snapshots(self) -> Snapshots:
         from ragtt.index.snapshots import list_snapshots
@@ -390,7 +430,8 @@ class Project:
         frame = pl.from_arrow(self._ctx.table.scan(version, cols, where=where))
         assert isinstance(frame, pl.DataFrame)
         return frame.with_columns(pl.lit(version, dtype=pl.Int64).alias("index_version")).sort(
-            ["source", "char_start", "chunk_id"])
+            ["source", "char_start", "chunk_id"]
+        )
 
     def vectors(self, at: At | None = None) -> tuple[pl.DataFrame, NDArray[Any]]:
         """Every chunk at a version (chunk_id, source, text) and its vector, row for row, as

@@ -64,12 +64,41 @@ def postgres_server() -> Iterator[str]:
         os.chown(root, pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid)
     port = _free_port()
     run: dict[str, Any] = {"check": True, "capture_output": True, "text": True, "user": user}
-    subprocess.run([str(bin_dir / "initdb"), "-D", str(data), "-U", "ragtt", "--auth=trust", "--locale=C",
-                    "-E", "UTF8", "--no-sync"], **run)
-    options = (f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-               "-c full_page_writes=off -c max_connections=200")
-    subprocess.run([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(root / "server.log"), "-w", "-t", "60",
-                    "-o", options, "start"], **run)
+    subprocess.run(
+        [
+            str(bin_dir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "ragtt",
+            "--auth=trust",
+            "--locale=C",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ],
+        **run,
+    )
+    options = (
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+        "-c full_page_writes=off -c max_connections=200"
+    )
+    subprocess.run(
+        [
+            str(bin_dir / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(root / "server.log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            options,
+            "start",
+        ],
+        **run,
+    )
     pid = int((data / "postmaster.pid").read_text().split()[0])
     try:
         yield f"postgresql://ragtt@127.0.0.1:{port}/postgres"
@@ -141,8 +170,10 @@ def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
     shutil.copytree(src_root, dst_root, symlinks=True)
     if os.environ.get(PG_ENV) is not None:
         with _CLONING, _admin() as conn:
-            conn.execute(f'CREATE DATABASE "{_db_name(dst_root / project)}" TEMPLATE '
-                         f'"{_db_name(src_root / project)}" STRATEGY FILE_COPY')
+            conn.execute(
+                f'CREATE DATABASE "{_db_name(dst_root / project)}" TEMPLATE '
+                f'"{_db_name(src_root / project)}" STRATEGY FILE_COPY'
+            )
     return dst_root
 
 
@@ -165,8 +196,9 @@ def drop_guards(conn: Any) -> None:
         for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall():
             conn.execute(f"DROP TRIGGER {name}")
         return
-    rows = conn.execute("SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-                        "WHERE NOT t.tgisinternal").fetchall()
+    rows = conn.execute(
+        "SELECT t.tgname, c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE NOT t.tgisinternal"
+    ).fetchall()
     for name, table in rows:
         conn.execute(f"DROP TRIGGER {name} ON {table}")
 
@@ -230,8 +262,11 @@ def s3_server() -> Iterator[dict[str, str]]:
     import sys
 
     port = _free_port()
-    server = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p",
-                               str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     endpoint = f"http://127.0.0.1:{port}"
     try:
         for _ in range(300):
@@ -245,8 +280,13 @@ def s3_server() -> Iterator[dict[str, str]]:
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT"), timeout=10).close()
-        yield {"aws_endpoint": endpoint, "aws_access_key_id": "testing", "aws_secret_access_key": "testing",
-               "aws_region": "us-east-1", "allow_http": "true"}
+        yield {
+            "aws_endpoint": endpoint,
+            "aws_access_key_id": "testing",
+            "aws_secret_access_key": "testing",
+            "aws_region": "us-east-1",
+            "allow_http": "true",
+        }
     finally:
         os.kill(server.pid, signal.SIGTERM)
         server.wait(timeout=30)

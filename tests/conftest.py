@@ -20,8 +20,9 @@ def corpus(*parts: str) -> Path:
     """A path inside ../shared/corpora; fails (never skips) with where it was expected."""
     path = CORPORA.joinpath(*parts)
     if not path.exists():
-        pytest.fail(f"test corpus not found: expected {path} (the shared corpora live beside the repo "
-                    "in ../shared/corpora)")
+        pytest.fail(
+            f"test corpus not found: expected {path} (the shared corpora live beside the repo in ../shared/corpora)"
+        )
     return path
 
 

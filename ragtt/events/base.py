@@ -58,8 +58,13 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "seq": self.seq, "event_id": self.event_id, "ts": format_ts(self.ts), "type": self.type,
-            "query_id": self.query_id, "index_version": self.index_version, "doc_id": self.doc_id,
+            "seq": self.seq,
+            "event_id": self.event_id,
+            "ts": format_ts(self.ts),
+            "type": self.type,
+            "query_id": self.query_id,
+            "index_version": self.index_version,
+            "doc_id": self.doc_id,
             "payload": self.payload,
         }
 
@@ -148,8 +153,10 @@ class EventLog(ABC):
         deadline = time.monotonic() + timeout_s
         while not self._try_lock():
             if time.monotonic() >= deadline:
-                raise ProjectBusyError(f"another process has been writing to {self.location} for over "
-                                       f"{timeout_s:.0f} s; try again when it is done") from None
+                raise ProjectBusyError(
+                    f"another process has been writing to {self.location} for over "
+                    f"{timeout_s:.0f} s; try again when it is done"
+                ) from None
             time.sleep(0.05)
         self._lock_depth = 1
         try:
@@ -179,15 +186,17 @@ class EventLog(ABC):
         seq, prev = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         rows = []
         for e in events:
-            fields = (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id,
-                      dump_json(e.payload))
+            fields = (e.event_id, format_ts(e.ts), e.type, e.query_id, e.index_version, e.doc_id, dump_json(e.payload))
             prev = event_hash(prev, fields)
             seq += 1
             rows.append((seq, *fields, prev))
         try:
             with self._savepoint(conn):
-                conn.executemany("INSERT INTO events (seq, event_id, ts, type, query_id, index_version, doc_id, "
-                                 "payload, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                conn.executemany(
+                    "INSERT INTO events (seq, event_id, ts, type, query_id, index_version, doc_id, "
+                    "payload, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
         except self._integrity_error as exc:
             raise HistoryError(self._refusal(conn, events, exc)) from None
         if rows:
@@ -196,10 +205,17 @@ class EventLog(ABC):
 
     def _refusal(self, conn: Any, events: Sequence[Event], exc: Exception) -> str:
         for e in events:
-            if e.query_id is not None and e.type in ONCE_PER_QUERY and conn.execute(
-                    "SELECT 1 FROM events WHERE query_id = ? AND type = ?", (e.query_id, e.type)).fetchone():
-                return (f"query {e.query_id} already has a {e.type} event: a run's events are written once "
-                        "and never replaced")
+            if (
+                e.query_id is not None
+                and e.type in ONCE_PER_QUERY
+                and conn.execute(
+                    "SELECT 1 FROM events WHERE query_id = ? AND type = ?", (e.query_id, e.type)
+                ).fetchone()
+            ):
+                return (
+                    f"query {e.query_id} already has a {e.type} event: a run's events are written once "
+                    "and never replaced"
+                )
         return f"the event log refused the append ({str(exc).strip()}): events are immutable"
 
     def query(
@@ -229,7 +245,9 @@ class EventLog(ABC):
         """The newest ``document.ingested`` event of ``source``."""
         row = self._conn.execute(
             f"SELECT {', '.join(_COLUMNS)} FROM events WHERE type = 'document.ingested' "
-            f"AND {self._SOURCE_SQL} = ? ORDER BY seq DESC LIMIT 1", (source,)).fetchone()
+            f"AND {self._SOURCE_SQL} = ? ORDER BY seq DESC LIMIT 1",
+            (source,),
+        ).fetchone()
         return None if row is None else _row_to_event(row)
 
     def frame(
@@ -246,8 +264,14 @@ class EventLog(ABC):
         sql, params = self._select(types, since, until, query_id, None, None)
         rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
         schema = {
-            "seq": pl.Int64, "event_id": pl.String, "ts": pl.String, "type": pl.String,
-            "query_id": pl.String, "index_version": pl.Int64, "doc_id": pl.String, "payload": pl.String,
+            "seq": pl.Int64,
+            "event_id": pl.String,
+            "ts": pl.String,
+            "type": pl.String,
+            "query_id": pl.String,
+            "index_version": pl.Int64,
+            "doc_id": pl.String,
+            "payload": pl.String,
         }
         frame = pl.DataFrame(rows, schema=schema, orient="row")
         return frame.with_columns(
@@ -257,9 +281,15 @@ class EventLog(ABC):
             .alias("source"),
         )
 
-    def _select(self, types: Iterable[str] | str | None, since: datetime | None, until: datetime | None,
-                query_id: str | None, doc_id: str | None,
-                version_range: tuple[int, int] | None) -> tuple[str, list[Any]]:
+    def _select(
+        self,
+        types: Iterable[str] | str | None,
+        since: datetime | None,
+        until: datetime | None,
+        query_id: str | None,
+        doc_id: str | None,
+        version_range: tuple[int, int] | None,
+    ) -> tuple[str, list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if types is not None:
@@ -295,8 +325,10 @@ class EventLog(ABC):
                 problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
             expected = event_hash(prev, row[1:8])
             if stored != expected and len(problems) < 20:
-                problems.append(f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
-                                "it was rewritten, or an event before it was")
+                problems.append(
+                    f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
+                    "it was rewritten, or an event before it was"
+                )
             prev, checked, last_seq = stored, checked + 1, seq
         top = self._top_seq()
         if top is not None and top > last_seq:
@@ -341,5 +373,13 @@ def _row_to_event(row: Sequence[Any]) -> Event:
         data = json.loads(payload)
     except json.JSONDecodeError as exc:
         raise StoreError(f"event {event_id} has a corrupt payload: {exc}") from None
-    return Event(type=type_, payload=data, query_id=query_id, index_version=version, doc_id=doc_id,
-                 ts=parse_ts(ts), event_id=event_id, seq=seq)
+    return Event(
+        type=type_,
+        payload=data,
+        query_id=query_id,
+        index_version=version,
+        doc_id=doc_id,
+        ts=parse_ts(ts),
+        event_id=event_id,
+        seq=seq,
+    )

@@ -60,8 +60,14 @@ _V1 = f"""
     CREATE INDEX events_ts ON events (ts);
     CREATE UNIQUE INDEX events_once_per_query ON events (query_id, type)
         WHERE query_id IS NOT NULL AND type IN ({_ONCE});
-    {_guards("events", "events", f"event_id = NEW.event_id OR seq = NEW.seq OR (NEW.query_id IS NOT NULL "
-                                  f"AND NEW.type IN ({_ONCE}) AND query_id = NEW.query_id AND type = NEW.type)")}
+    {
+    _guards(
+        "events",
+        "events",
+        f"event_id = NEW.event_id OR seq = NEW.seq OR (NEW.query_id IS NOT NULL "
+        f"AND NEW.type IN ({_ONCE}) AND query_id = NEW.query_id AND type = NEW.type)",
+    )
+}
 
     -- The highest event number ever committed (SQLite's sqlite_sequence): deleting the
     -- newest events leaves it ahead of them, which verify() reports. It only moves forward.
@@ -124,8 +130,9 @@ def migrate(conn: Any, name: str) -> int:
     """Bring the database of a psycopg (autocommit) connection to the newest schema."""
     current = schema_version(conn)
     if current > SCHEMA_VERSION:
-        raise StoreError(f"{name} has schema version {current}, newer than this ragtt knows ({SCHEMA_VERSION}); "
-                         "upgrade ragtt")
+        raise StoreError(
+            f"{name} has schema version {current}, newer than this ragtt knows ({SCHEMA_VERSION}); upgrade ragtt"
+        )
     while current < SCHEMA_VERSION:
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))

@@ -91,7 +91,8 @@ class PostgresEventStore(EventLog):
             if not create and schema_version(self._pg) == 0:
                 raise ProjectDamagedError(
                     f"the event log {self.location} holds no ragtt history: this project's log is gone, or the URI "
-                    "names the wrong database. Restore the database from a backup; ragtt never recreates it empty")
+                    "names the wrong database. Restore the database from a backup; ragtt never recreates it empty"
+                )
             migrate(self._pg, self.location)
         except BaseException:
             self._pg.close()
@@ -138,9 +139,11 @@ class PostgresEventStore(EventLog):
                     self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
 
     def guards(self) -> list[str]:
-        rows = self._pg.execute("SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-                                "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
-                                "AND c.relnamespace = to_regnamespace(current_schema())").fetchall()
+        rows = self._pg.execute(
+            "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
+            "AND c.relnamespace = to_regnamespace(current_schema())"
+        ).fetchall()
         return [str(r[0]) for r in rows]
 
     def _top_seq(self) -> int | None:
@@ -148,5 +151,6 @@ class PostgresEventStore(EventLog):
         return None if row is None else int(row[0])
 
     def _chain_advanced(self, conn: Any, seq: int) -> None:
-        conn.execute("INSERT INTO events_head (seq) VALUES (?) ON CONFLICT (one) DO UPDATE SET seq = excluded.seq",
-                     (seq,))
+        conn.execute(
+            "INSERT INTO events_head (seq) VALUES (?) ON CONFLICT (one) DO UPDATE SET seq = excluded.seq", (seq,)
+        )

@@ -39,16 +39,19 @@ class EventStore(EventLog):
         self.path = Path(path)
         self.location = str(self.path.parent)
         if not create and not self.path.exists():
-            raise ProjectDamagedError(f"the event log {self.path} is missing: this project's history is gone. "
-                                      "Restore the file from a backup; ragtt never recreates it empty")
+            raise ProjectDamagedError(
+                f"the event log {self.path} is missing: this project's history is gone. "
+                "Restore the file from a backup; ragtt never recreates it empty"
+            )
         try:
             self._db: Any = connect(self.path)
             migrate(self._db, str(self.path))
         except driver().DatabaseError as exc:
             with contextlib.suppress(Exception):
                 self._db.close()
-            raise ProjectDamagedError(f"the event log {self.path} is damaged ({exc}); restore it from a backup") \
-                from None
+            raise ProjectDamagedError(
+                f"the event log {self.path} is damaged ({exc}); restore it from a backup"
+            ) from None
         self.documents = Documents(self._db)
         self.versions = Versions(self._db, table_name)
         self.intents = Intents(self._db)

@@ -35,21 +35,24 @@ KEEP_FOREVER = timedelta(days=365 * 200)
 def chunk_schema(dim: int) -> pa.Schema:
     import pyarrow as pa
 
-    region = pa.struct([("page", pa.int32()), ("x0", pa.float32()), ("y0", pa.float32()),
-                        ("x1", pa.float32()), ("y1", pa.float32())])
-    return pa.schema([
-        pa.field("chunk_id", pa.string(), nullable=False),
-        pa.field("doc_id", pa.string(), nullable=False),
-        pa.field("doc_key", pa.string(), nullable=False),  # -> events.db documents (text, routes)
-        pa.field("source", pa.string(), nullable=False),
-        pa.field("content_hash", pa.string(), nullable=False),
-        pa.field("text", pa.string(), nullable=False),
-        pa.field("char_start", pa.int64(), nullable=False),
-        pa.field("char_end", pa.int64(), nullable=False),
-        pa.field("regions", pa.list_(region)),
-        pa.field("ingest_id", pa.string(), nullable=False),
-        pa.field("vector", pa.list_(pa.float32(), dim)),
-    ])
+    region = pa.struct(
+        [("page", pa.int32()), ("x0", pa.float32()), ("y0", pa.float32()), ("x1", pa.float32()), ("y1", pa.float32())]
+    )
+    return pa.schema(
+        [
+            pa.field("chunk_id", pa.string(), nullable=False),
+            pa.field("doc_id", pa.string(), nullable=False),
+            pa.field("doc_key", pa.string(), nullable=False),  # -> events.db documents (text, routes)
+            pa.field("source", pa.string(), nullable=False),
+            pa.field("content_hash", pa.string(), nullable=False),
+            pa.field("text", pa.string(), nullable=False),
+            pa.field("char_start", pa.int64(), nullable=False),
+            pa.field("char_end", pa.int64(), nullable=False),
+            pa.field("regions", pa.list_(region)),
+            pa.field("ingest_id", pa.string(), nullable=False),
+            pa.field("vector", pa.list_(pa.float32(), dim)),
+        ]
+    )
 
 
 def is_remote(location: str | Path) -> bool:
@@ -87,8 +90,15 @@ class ChunkTable:
     makes a new one. ``location`` is a folder or an object-store URI.
     """
 
-    def __init__(self, folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None,
-                 _table: Any = None, _db: Any = None) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        table_name: str,
+        *,
+        storage_options: dict[str, str] | None = None,
+        _table: Any = None,
+        _db: Any = None,
+    ) -> None:
         self.folder: str | Path = folder if is_remote(folder) else Path(folder)
         self.table_name = table_name
         self.where = f"{str(self.folder).rstrip('/')}/{table_name}.lance"
@@ -101,13 +111,15 @@ class ChunkTable:
         if not table_exists(self._db, self.folder, table_name):
             raise ProjectDamagedError(
                 f"the index {self.where} is missing: this project's chunk table is gone. Restore it from a "
-                "backup; ragtt never recreates it empty")
+                "backup; ragtt never recreates it empty"
+            )
         try:
             self._table = self._db.open_table(table_name)
             self._table.version  # noqa: B018 - reads the latest manifest now, not at the first query
         except (RuntimeError, OSError, ValueError) as exc:
-            raise ProjectDamagedError(f"the index {self.where} cannot be read "
-                                      f"({str(exc).splitlines()[0]}); restore it from a backup") from None
+            raise ProjectDamagedError(
+                f"the index {self.where} cannot be read ({str(exc).splitlines()[0]}); restore it from a backup"
+            ) from None
 
     @property
     def dim(self) -> int:
@@ -116,8 +128,9 @@ class ChunkTable:
         return int(self._table.schema.field("vector").type.list_size)
 
     @classmethod
-    def create(cls, folder: str | Path, table_name: str, dim: int, *,
-               storage_options: dict[str, str] | None = None) -> tuple[ChunkTable, list[int]]:
+    def create(
+        cls, folder: str | Path, table_name: str, dim: int, *, storage_options: dict[str, str] | None = None
+    ) -> tuple[ChunkTable, list[int]]:
         """A new, empty table with its full-text index; returns it and the versions made."""
         from lancedb.index import FTS
 
@@ -201,11 +214,13 @@ class ChunkTable:
         ones are inserted, stale ones of these sources are deleted, other sources untouched."""
         self._table.checkout_latest()
         where = f"source IN ({sql_string_list(sources)})"
-        (self._table.merge_insert("chunk_id")
+        (
+            self._table.merge_insert("chunk_id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(where)
-            .execute(rows))
+            .execute(rows)
+        )
         return int(self._table.version)
 
     def rewrite_vectors(self, rows: pa.Table, dim: int) -> list[int]:

@@ -19,11 +19,10 @@ QUESTIONS = ["How long is the refund window?", "Where is customer data stored?",
 
 DOCS_V1 = {
     "refunds.md": "# Refunds\n\nThe refund window is 30 days from delivery. A manager approves every refund "
-                  "above 100 euros.\n\n## Exceptions\n\nDigital goods are never refunded once downloaded.\n",
+    "above 100 euros.\n\n## Exceptions\n\nDigital goods are never refunded once downloaded.\n",
     "storage.md": "# Data storage\n\nCustomer data is stored in Frankfurt and replicated to Dublin. Backups are "
-                  "kept for 35 days and encrypted at rest.\n",
-    "support.md": "# Support\n\nSupport answers within one business day. Urgent tickets page the on-call "
-                  "engineer.\n",
+    "kept for 35 days and encrypted at rest.\n",
+    "support.md": "# Support\n\nSupport answers within one business day. Urgent tickets page the on-call engineer.\n",
 }
 DOCS_V2 = {
     "refunds.md": DOCS_V1["refunds.md"].replace("30 days", "14 days"),
@@ -68,8 +67,13 @@ def build_base(root: Path) -> Path:
     """docs v1 ingested, three questions asked, a snapshot, a golden suite saved beside it."""
     docs = write_docs(root / "docs_v1", DOCS_V1)
     write_docs(root / "docs_v2", DOCS_V2)
-    with ragtt.Project.open(root / "proj", embedder=HashEmbedder(), progress=False,
-                            events_uri=events_uri(root / "proj"), **index_args(root / "proj")) as proj:
+    with ragtt.Project.open(
+        root / "proj",
+        embedder=HashEmbedder(),
+        progress=False,
+        events_uri=events_uri(root / "proj"),
+        **index_args(root / "proj"),
+    ) as proj:
         proj.ingest(docs)
         for q in QUESTIONS:
             proj.query(q, generate=False)
@@ -101,8 +105,9 @@ def _prune_only(p: ragtt.Project, root: Path) -> Any:
 
 
 def _big_texts() -> dict[str, str]:
-    return {f"bulk-{i:03d}.md": f"# Bulk {i}\n\nParagraph {i} about topic {i % 7} and item {i * 13}.\n"
-            for i in range(300)}
+    return {
+        f"bulk-{i:03d}.md": f"# Bulk {i}\n\nParagraph {i} about topic {i % 7} and item {i * 13}.\n" for i in range(300)
+    }
 
 
 # name -> the call; each gets (project, the folder holding docs_v1/, docs_v2/, golden.json).

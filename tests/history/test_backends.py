@@ -23,10 +23,12 @@ def uri(postgres: str):  # type: ignore[no-untyped-def]
     from tests.backends import events_uri
 
     with use_backend("postgres", postgres):
+
         def make(name: str) -> str:
             found = events_uri(Path("/backend-tests") / name / os.urandom(6).hex())
             assert found is not None
             return found
+
         yield make
 
 
@@ -40,8 +42,10 @@ def test_a_postgres_project_keeps_no_log_in_its_folder_and_says_so(tmp_path: Pat
         proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n"})
         asked = proj.query("refund window", generate=False)
     assert not (tmp_path / "p" / "events.db").exists()
-    assert "postgresql" in (tmp_path / "p" / "ragtt.json").read_text() and "@" not in (
-        tmp_path / "p" / "ragtt.json").read_text()
+    assert (
+        "postgresql" in (tmp_path / "p" / "ragtt.json").read_text()
+        and "@" not in (tmp_path / "p" / "ragtt.json").read_text()
+    )
     with pytest.raises(ragtt.ConfigError, match="events_uri='postgresql://"):
         _open(tmp_path / "p")
     with _open(tmp_path / "local") as local:
@@ -96,16 +100,29 @@ def test_the_cli_takes_events_uri(tmp_path: Path, uri) -> None:  # type: ignore[
     env = {k: v for k, v in os.environ.items() if k != "RAGTT_EVENTS_URI"}
     common = ["--project", str(tmp_path / "p"), "--embedder", "hash", "--events-uri", db]
     for argv in (["ingest", str(docs)], ["query", "backups", "--no-generate"], ["verify"]):
-        done = subprocess.run([sys.executable, "-m", "ragtt.cli", *argv, *common], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "ragtt.cli", *argv, *common],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, (argv, done.stderr)
-    done = subprocess.run([sys.executable, "-m", "ragtt.cli", "verify", "--project", str(tmp_path / "p"),
-                           "--embedder", "hash"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ragtt.cli", "verify", "--project", str(tmp_path / "p"), "--embedder", "hash"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode != 0 and "--events-uri" in done.stderr + done.stdout
 
 
-def test_an_index_on_object_storage_keeps_its_history_there(tmp_path: Path, s3: dict[str, str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_index_on_object_storage_keeps_its_history_there(
+    tmp_path: Path, s3: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = "s3://ragtt-test/objects-" + os.urandom(4).hex()
     with _open(tmp_path / "p", index_uri=index, storage_options=s3) as proj:
         proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n", "b.md": "# B\n\nBackups: Dublin.\n"})
@@ -133,8 +150,11 @@ def test_an_index_on_object_storage_keeps_its_history_there(tmp_path: Path, s3: 
         _open(tmp_path / "q", index_uri=str(tmp_path / "folder"))
 
 
-def test_a_new_folder_joins_a_postgres_project_only_through_object_storage(tmp_path: Path, uri,  # type: ignore[no-untyped-def]
-                                                                           s3: dict[str, str]) -> None:
+def test_a_new_folder_joins_a_postgres_project_only_through_object_storage(
+    tmp_path: Path,
+    uri,  # type: ignore[no-untyped-def]
+    s3: dict[str, str],
+) -> None:
     local = uri("local-index")
     with _open(tmp_path / "a", events_uri=local) as proj:
         proj.ingest_texts({"a.md": "text"})

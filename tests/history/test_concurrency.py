@@ -32,8 +32,9 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
     path = tmp_path / "proj"
     uri = events_uri(path)
-    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, events_uri=uri,
-                            **index_args(path)) as proj:
+    with ragtt.Project.open(
+        path, embedder=ragtt.HashEmbedder(), progress=False, events_uri=uri, **index_args(path)
+    ) as proj:
         proj.ingest_texts({"seed.md": "# Seed\n\nThe first document, so queries have something to find.\n"})
     env = {**os.environ, "PYTHONPATH": str(REPO), "RUST_LOG": "error", **child_env(path), **s3_env()}
 
@@ -41,18 +42,42 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
         """Each process's own empty folder when nothing but the URIs is shared."""
         return tmp_path / name if backend == "postgres+s3" else path
 
-    writers = [subprocess.Popen([sys.executable, "-m", "tests.history.ingest_worker", str(workspace(name)), name,
-                                 str(SECONDS)], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
-               for name in ("alpha", "beta")]
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.history.ingest_worker", str(workspace(name)), name, str(SECONDS)],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("alpha", "beta")
+    ]
     query_ids: list[str] = []
     deadline = time.monotonic() + SECONDS
     for i in range(200):  # bounded in count and in time
         if time.monotonic() > deadline:
             break
-        done = subprocess.run([sys.executable, "-m", "ragtt.cli", "query", f"note {i % 9} topic", "--project",
-                               str(workspace("reader")), "--embedder", "hash", "--no-generate", "--json"],
-                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ragtt.cli",
+                "query",
+                f"note {i % 9} topic",
+                "--project",
+                str(workspace("reader")),
+                "--embedder",
+                "hash",
+                "--no-generate",
+                "--json",
+            ],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         query_ids.append(json.loads(done.stdout)["query_id"])
     added: set[str] = set()
@@ -65,8 +90,9 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
             assert not line["failed"], line
             added.update(line["added"])
     assert len(query_ids) >= 3
-    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=False,
-                            events_uri=uri, **index_args(path)) as proj:
+    with ragtt.Project.open(
+        path, embedder=ragtt.HashEmbedder(), progress=False, create=False, events_uri=uri, **index_args(path)
+    ) as proj:
         report = proj.verify()
         assert report.ok, report.problems
         indexed = set(proj.chunks()["source"])

@@ -35,9 +35,14 @@ def _copy(base: Path, dest: Path) -> Path:
 
 
 def _child(scenario: str, root: Path, mode: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "tests.history.crash_child", scenario, str(root), mode],
-                          cwd=REPO, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "RUST_LOG": "error", "PYTHONPATH": str(REPO)})
+    return subprocess.run(
+        [sys.executable, "-m", "tests.history.crash_child", scenario, str(root), mode],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RUST_LOG": "error", "PYTHONPATH": str(REPO)},
+    )
 
 
 def check_invariants(root: Path, scenario: str, expected: dict[str, Any], where: str) -> None:
@@ -55,8 +60,9 @@ def check_invariants(root: Path, scenario: str, expected: dict[str, Any], where:
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_a_kill_at_every_boundary_leaves_a_consistent_project(scenario: str, base: Path, tmp_path: Path,
-                                                               backend: str) -> None:
+def test_a_kill_at_every_boundary_leaves_a_consistent_project(
+    scenario: str, base: Path, tmp_path: Path, backend: str
+) -> None:
     ref = _copy(base, tmp_path / "ref")
     with open_project(ref / "proj") as proj:
         SCENARIOS[scenario](proj, ref)

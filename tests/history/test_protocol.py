@@ -38,9 +38,13 @@ def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path, backend: s
     with open_project(tmp_path / "proj") as reader:
         before = reader.version
         answer = reader.query("refund window", generate=False)
-    child = subprocess.Popen([sys.executable, "-m", "tests.history.crash_child", "ingest_folder_update_and_prune",
-                              str(tmp_path), "pause:3"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.history.crash_child", "ingest_folder_update_and_prune", str(tmp_path), "pause:3"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for _ in range(1200):
             if (tmp_path / "paused").exists() or child.poll() is not None:
@@ -60,8 +64,9 @@ def test_a_reader_sees_a_write_only_once_it_is_logged(tmp_path: Path, backend: s
         assert reader.verify().ok
 
 
-def test_a_write_that_raises_after_its_table_commit_is_still_logged(project: ragtt.Project,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_that_raises_after_its_table_commit_is_still_logged(
+    project: ragtt.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from ragtt.events.base import EventLog
 
     project.ingest_texts({"a.md": "first text"})
@@ -82,8 +87,7 @@ def test_a_write_that_raises_after_its_table_commit_is_still_logged(project: rag
     assert project.verify().ok and project.document("b.md").text == "second text"
 
 
-def test_maintenance_that_fails_never_fails_the_ingest(project: ragtt.Project,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_maintenance_that_fails_never_fails_the_ingest(project: ragtt.Project, monkeypatch: pytest.MonkeyPatch) -> None:
     from ragtt.index.maintenance import MAINTAIN_ROWS
 
     big = {f"d{i}.md": f"document {i} text" for i in range(MAINTAIN_ROWS + 5)}
@@ -110,11 +114,22 @@ def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path, bac
     with open_project(path, embedder=ragtt.HashEmbedder()):
         pass
     uri = events_uri(path)
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time; from pathlib import Path; from ragtt.opening import open_log; "
-        "s = open_log(Path(sys.argv[1]), sys.argv[2] or None, 'chunks', create=False); "
-        "ctx = s.write_lock(); ctx.__enter__(); print('held', flush=True); time.sleep(30)"),
-        str(path), uri or ""], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time; from pathlib import Path; from ragtt.opening import open_log; "
+                "s = open_log(Path(sys.argv[1]), sys.argv[2] or None, 'chunks', create=False); "
+                "ctx = s.write_lock(); ctx.__enter__(); print('held', flush=True); time.sleep(30)"
+            ),
+            str(path),
+            uri or "",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         store = open_log(path, uri, "chunks", create=False)

@@ -31,9 +31,23 @@ def _raw(root: Path) -> Any:
 
 def _verify_cli(root: Path) -> subprocess.CompletedProcess[str]:
     uri = events_uri(root / "proj")
-    return subprocess.run([sys.executable, "-m", "ragtt.cli", "verify", "--project", str(root / "proj"),
-                           "--embedder", "hash", *(["--events-uri", uri] if uri else [])],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragtt.cli",
+            "verify",
+            "--project",
+            str(root / "proj"),
+            "--embedder",
+            "hash",
+            *(["--events-uri", uri] if uri else []),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _history(conn: Any) -> list[Any]:
@@ -106,20 +120,26 @@ def test_a_run_cannot_be_appended_twice(root: Path) -> None:
         original = proj.events.last("query.received")
         assert original is not None
         with pytest.raises(ragtt.HistoryError, match=r"already has a retrieval\.executed"):
-            proj.events.append(Event("retrieval.executed", {"query": "a different question"},
-                                     query_id=original.query_id))
+            proj.events.append(
+                Event("retrieval.executed", {"query": "a different question"}, query_id=original.query_id)
+            )
         assert proj.replay(original.query_id).matches_original
         assert proj.run(original.query_id).query == original.payload["text"]
 
 
-@pytest.mark.parametrize("tamper, expected", [
-    ("UPDATE events SET payload = replace(payload, '\"text\"', '\"txt\"') WHERE type = 'query.received'",
-     "does not match its hash"),
-    ("DELETE FROM events WHERE seq = 4", "missing"),
-    ("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)", "missing"),
-    ("UPDATE documents SET text = 'rewritten'", "does not match the hash"),
-    ("DELETE FROM documents", "text is missing"),
-])
+@pytest.mark.parametrize(
+    "tamper, expected",
+    [
+        (
+            "UPDATE events SET payload = replace(payload, '\"text\"', '\"txt\"') WHERE type = 'query.received'",
+            "does not match its hash",
+        ),
+        ("DELETE FROM events WHERE seq = 4", "missing"),
+        ("DELETE FROM events WHERE seq = (SELECT MAX(seq) FROM events)", "missing"),
+        ("UPDATE documents SET text = 'rewritten'", "does not match the hash"),
+        ("DELETE FROM documents", "text is missing"),
+    ],
+)
 def test_verify_finds_what_the_guards_could_not_stop(root: Path, tamper: str, expected: str) -> None:
     conn = _raw(root)
     drop_guards(conn)

@@ -26,13 +26,15 @@ def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="module", params=["hash", pytest.param("minilm", marks=pytest.mark.slow)])
-def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
-            backend: str):
+def history(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,  # type: ignore[no-untyped-def]
+    backend: str,
+):
     """Both embedders: the deterministic one, and the real default model; both backends."""
     path = tmp_path_factory.mktemp("flask") / "proj"
     embedder = ragtt.HashEmbedder() if request.param == "hash" else ragtt.SentenceTransformerEmbedder()
-    proj = ragtt.Project.open(path, embedder=embedder, progress=False, events_uri=events_uri(path),
-                              **index_args(path))
+    proj = ragtt.Project.open(path, embedder=embedder, progress=False, events_uri=events_uri(path), **index_args(path))
     logged: list[tuple[int, str, str, str]] = []  # (release index, mode, query, query_id)
     reports = []
     for k, release in enumerate(flask_releases()):
@@ -58,8 +60,9 @@ def test_every_replay_is_identical_after_all_releases(history) -> None:  # type:
 
 def test_byte_identical_release_writes_nothing(history) -> None:  # type: ignore[no-untyped-def]
     _, _, reports = history
-    identical = [r for r in reports[1:] if not r.documents_added and not r.documents_updated
-                 and not r.documents_removed]
+    identical = [
+        r for r in reports[1:] if not r.documents_added and not r.documents_updated and not r.documents_removed
+    ]
     assert identical, "the corpus has a release byte-identical to the one before it"
     for report in identical:
         assert report.index_version_after == report.index_version_before
