@@ -71,7 +71,13 @@ class Write:
         from ragtt.events.intents import Intent
 
         log = self.ctx.log
-        body = {"events": [_event_body(e) for e in events], "meta": meta or {}, "tag": tag, "text_index": text_index}
+        body = {
+            "events": [_event_body(e) for e in events],
+            "meta": meta or {},
+            "tag": tag,
+            "text_index": text_index,
+            "table": self.ctx.table.table_name,
+        }
         now = utc_now()
         intent_id = time_ordered_id()
         with log.transaction() as conn:
@@ -93,6 +99,7 @@ def writing(ctx: Context, operation: str) -> Iterator[Write]:
     rolled forward now; one that raised before it is dropped."""
     with ctx.log.write_lock():
         recover(ctx.log, ctx.table)
+        ctx.check_embedder()
         write = Write(ctx, operation, ctx.table.latest_version())
         try:
             yield write
@@ -117,7 +124,9 @@ def recover(log: EventLog, table: ChunkTable) -> list[str]:
 
     Returns one line per intent settled (what recovery did), for reports and logs.
     """
-    done = [_settle(log, table, intent) for intent in log.intents.pending()]
+    # Only this table's intents: a project may hold several tables, each with its own versions.
+    mine = [i for i in log.intents.pending() if i.body.get("table", table.table_name) == table.table_name]
+    done = [_settle(log, table, intent) for intent in mine]
     logged = log.versions.latest() or 0
     latest = table.latest_version()
     if logged > latest:

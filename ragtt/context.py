@@ -85,6 +85,16 @@ class Context:
             return self.resolve(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
         raise TypeError(f"at must be a version int, a snapshot label or a datetime; got {type(at).__name__}")
 
+    def check_embedder(self) -> None:
+        """The index must still be embedded with this context's embedder: a re-embed by
+        another process (or another open Project) switches it, and mixing would be silent."""
+        stored = self.log.get_meta("embedder_id")
+        if stored is not None and stored != self.embedder.model_id:
+            raise ConfigError(
+                f"the index at {self.path} was re-embedded with {stored} since this project was opened with "
+                f"{self.embedder.model_id}; reopen the project (Project.open) to use the new embedder"
+            )
+
     def plan(self, *, top_k: int | None = None, mode: str | None = None) -> RetrievalPlan:
         """The retrieval plan a live query would run now."""
         from ragtt.index.rerank import reranker_version

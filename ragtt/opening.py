@@ -210,11 +210,12 @@ def open_stores(
         if config is None:
             config = PipelineConfig.from_dict(json.loads(stored)) if stored else PipelineConfig()
         embedder = _embedder_for(log, config, embedder)
-        table.check_dim(embedder.dim)
+        table.check_dim(embedder.dim, log.versions.latest())
         with log.transaction() as conn:
             log.set_meta("config", json.dumps(config.to_dict()), conn)
-            log.set_meta("embedder_id", embedder.model_id, conn)
-            log.set_meta("embedder_dim", str(embedder.dim), conn)
+            if log.get_meta("embedder_id") is None:  # only a re-embed switches it, under the write lock
+                log.set_meta("embedder_id", embedder.model_id, conn)
+                log.set_meta("embedder_dim", str(embedder.dim), conn)
         cache = EmbeddingCache(embedding_cache or path / "embeddings.db")
         return Stores(path, marker, config, embedder, log, table, cache)
     except BaseException:
@@ -306,7 +307,9 @@ def _adopt_or_create(
         existing = Marker.read(path)  # another process may have created it meanwhile
         if existing is not None:
             return existing
-        # No marker: anything of ours here is the leftover of a creation that died.
+        # No marker: anything of ours here is the leftover of a creation that died, unless the
+        # log holds more than a creation writes (then the marker was lost: never wipe history).
+        _refuse_a_log_with_history(events)
         for name in (_EVENTS, f"{_EVENTS}-wal", f"{_EVENTS}-shm"):
             with contextlib.suppress(FileNotFoundError):
                 (path / name).unlink()
@@ -410,6 +413,23 @@ def _schema_version(db: Path) -> int | None:
             f"{db} is not a ragtt event log ({exc}) and the folder has no {MARKER}; "
             "move it aside or pick another folder"
         ) from None
+
+
+def _refuse_a_log_with_history(db: Path) -> None:
+    if not db.exists():
+        return
+    conn = driver().connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        count = int(conn.execute("SELECT COUNT(*) FROM events WHERE type != ?", (ev.INDEX_CREATED,)).fetchone()[0])
+    except driver().DatabaseError:
+        count = 0  # no events table yet: a creation that died before it migrated
+    finally:
+        conn.close()
+    if count:
+        raise ProjectDamagedError(
+            f"{db.parent / MARKER} is missing but {db} holds {count} events: this is a project that lost its "
+            f"marker, not a leftover. Restore {MARKER} from a backup; ragtt will not clear it"
+        )
 
 
 @contextlib.contextmanager

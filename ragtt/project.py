@@ -247,6 +247,7 @@ class Project:
             raise TypeError(f"query text must be a str; got {type(text).__name__}")
         query_id = time_ordered_id()
         ctx = self._ctx
+        ctx.check_embedder()
         run = execute(ctx, text, ctx.plan(top_k=top_k, mode=mode), ctx.version, generate=generate)
         record(ctx, run, query_id, prefix="", config_id=ctx.config.config_id, extra={})
         gen = run.generation

@@ -17,6 +17,7 @@ __all__ = [
     "IngestReport",
     "QueryResult",
     "ReplayResult",
+    "Result",
     "RetrievedChunk",
     "Snapshot",
     "Snapshots",
@@ -46,7 +47,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class _Result:
+class Result:
+    """The base of ragtt's result records: ``to_dict()`` gives plain, JSON-able data."""
+
     def to_dict(self) -> dict[str, Any]:
         return _plain(self)  # type: ignore[no-any-return]
 
@@ -83,7 +86,7 @@ def iso_utc(moment: datetime | None) -> str:
 
 
 @dataclass(frozen=True)
-class RetrievedChunk(_Result):
+class RetrievedChunk(Result):
     chunk_id: str
     doc_id: str
     source: str
@@ -108,7 +111,7 @@ def _chunks_html(chunks: list[RetrievedChunk]) -> str:
 
 
 @dataclass(frozen=True)
-class QueryResult(_Result):
+class QueryResult(Result):
     query_id: str
     text: str
     index_version: int
@@ -157,7 +160,7 @@ class ReplayResult(QueryResult):
 
 
 @dataclass(frozen=True)
-class IngestReport(_Result):
+class IngestReport(Result):
     documents_added: list[str]
     documents_updated: list[str]
     documents_unchanged: list[str]
@@ -213,7 +216,7 @@ class IngestReport(_Result):
 
 
 @dataclass(frozen=True)
-class Snapshot(_Result):
+class Snapshot(Result):
     snapshot_id: str
     label: str
     index_version: int
@@ -246,7 +249,7 @@ def snapshots_html(snapshots: list[Snapshot]) -> str:
 
 
 @dataclass(frozen=True)
-class Document(_Result):
+class Document(Result):
     doc_id: str
     source: str
     content_hash: str

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ragtt._hashing import sha256_hex
 from ragtt._html import STYLE, esc
 from ragtt.events import types as ev
-from ragtt.results import _Result
+from ragtt.results import Result
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -26,7 +26,7 @@ _GUARDS = [f"{t}_no_{op}" for t in ("events", "documents", "index_versions") for
 
 
 @dataclass(frozen=True)
-class VerifyReport(_Result):
+class VerifyReport(Result):
     ok: bool
     problems: list[str] = field(default_factory=list)
     events_checked: int = 0

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ragtt._hashing import time_ordered_id
 from ragtt.commit import writing
-from ragtt.errors import ConfigError, StoreError
+from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events import types as ev
 from ragtt.events.store import Event
 from ragtt.results import Snapshot, Snapshots, version_names
@@ -28,7 +28,7 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
         version = w.base
         tagged = ctx.table.tags().get(label)
         if tagged == version:  # taken already (an interrupted call run again): the same snapshot
-            return next(s for s in list_snapshots(ctx) if s.label == label)
+            return _labelled(ctx, label)
         if tagged is not None:
             raise StoreError(f"a snapshot labelled {label!r} already exists (v{tagged}); pick another label")
         sources = ctx.table.scan(version, ["source"]).column("source")
@@ -41,9 +41,17 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
         w.stage([Event(ev.SNAPSHOT_TAKEN, dict(payload), index_version=version)], tag=label)
         ctx.table.tag(label, version)
         w.commit()
-    snap = ctx.log.last(ev.SNAPSHOT_TAKEN)
-    assert snap is not None
-    return _snapshot(snap)
+        return _labelled(ctx, label)
+
+
+def _labelled(ctx: Context, label: str) -> Snapshot:
+    found = next((s for s in list_snapshots(ctx) if s.label == label), None)
+    if found is None:
+        raise ProjectDamagedError(
+            f"the index has a tag {label!r} that no snapshot event records (made outside "
+            "ragtt?); `ragtt verify` lists such problems"
+        )
+    return found
 
 
 def list_snapshots(ctx: Context) -> Snapshots:

@@ -147,12 +147,15 @@ class ChunkTable:
         """Whether a table ``table_name`` is at ``folder`` (a folder or an object-store URI)."""
         return table_exists(_connect(folder, storage_options), folder, table_name)
 
-    def check_dim(self, dim: int) -> None:
-        if dim != self.dim:
+    def check_dim(self, dim: int, version: int | None = None) -> None:
+        """The embedder's width must be the table's at ``version`` (default: the latest; a reader
+        passes the newest logged version, so a re-embed in flight is not yet its concern)."""
+        held = self.dim if version is None else self.vector_dim(version)
+        if dim != held:
             from ragtt.errors import ConfigError
 
             raise ConfigError(
-                f"the index at {self.folder} holds {self.dim}-dimensional vectors but the embedder makes "
+                f"the index at {self.folder} holds {held}-dimensional vectors but the embedder makes "
                 f"{dim}; open the project with its original embedder, or re-embed it with "
                 "proj.reembed(new_embedder)"
             )

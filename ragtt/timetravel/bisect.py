@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError, NotFoundError
-from ragtt.results import ReplayResult, _Result, version_label
+from ragtt.results import ReplayResult, Result, version_label
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -26,7 +26,7 @@ Predicate = Callable[[ReplayResult], Any]
 
 
 @dataclass(frozen=True)
-class BisectReport(_Result):
+class BisectReport(Result):
     query: str
     predicate: str
     first_version: int | None

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt._html import BOX, STYLE, table
 from ragtt.config import PipelineConfig
 from ragtt.errors import ConfigError
-from ragtt.results import _Result
+from ragtt.results import Result
 from ragtt.timetravel.diff import rank_biased_overlap
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ __all__ = ["ConfigComparison", "QueryComparison", "compare_configs", "kendall_ta
 
 
 @dataclass(frozen=True)
-class QueryComparison(_Result):
+class QueryComparison(Result):
     text: str
     chunk_ids_a: list[str]
     chunk_ids_b: list[str]
@@ -33,7 +33,7 @@ class QueryComparison(_Result):
 
 
 @dataclass(frozen=True)
-class ConfigComparison(_Result):
+class ConfigComparison(Result):
     config_a: dict[str, Any]
     config_b: dict[str, Any]
     queries: list[QueryComparison]

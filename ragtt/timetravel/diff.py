@@ -11,7 +11,7 @@ import numpy as np
 from ragtt._html import BOX, STYLE, esc, runs_html, table
 from ragtt.index.retrieve import tokens
 from ragtt.index.table import sql_string_list
-from ragtt.results import _Result, version_label
+from ragtt.results import Result, version_label
 from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ RBO_P = 0.9
 
 
 @dataclass(frozen=True)
-class DiffChunk(_Result):
+class DiffChunk(Result):
     """A chunk in only one of the two runs."""
 
     chunk_id: str
@@ -35,7 +35,7 @@ class DiffChunk(_Result):
 
 
 @dataclass(frozen=True)
-class KeptChunk(_Result):
+class KeptChunk(Result):
     """A chunk in both runs, with how it moved."""
 
     chunk_id: str
@@ -49,7 +49,7 @@ class KeptChunk(_Result):
 
 
 @dataclass(frozen=True)
-class DiffReport(_Result):
+class DiffReport(Result):
     """Then (``left``) vs now (``right``).
 
     ``added`` and ``removed`` list every chunk in only one of the two top-k lists;

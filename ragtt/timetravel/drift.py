@@ -13,7 +13,7 @@ import numpy as np
 
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.events import types as ev
-from ragtt.results import TRANSIENT, _Result, version_label
+from ragtt.results import TRANSIENT, Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -25,7 +25,7 @@ __all__ = ["DriftReport", "SourceDrift", "drift", "embedder_at"]
 
 
 @dataclass(frozen=True)
-class SourceDrift(_Result):
+class SourceDrift(Result):
     source: str
     status: str  # common | added | removed (present at the right version only / the left only)
     centroid_cosine: float | None  # None: the source is in one version only, or incomparable
@@ -45,7 +45,7 @@ class SourceDrift(_Result):
 
 
 @dataclass(frozen=True)
-class DriftReport(_Result):
+class DriftReport(Result):
     left_version: int
     right_version: int
     embedder_left: str

@@ -24,7 +24,7 @@ from typing import Any
 
 from ragtt._hashing import sha256_hex
 from ragtt.index.retrieve import tokens
-from ragtt.results import RetrievedChunk, _Result
+from ragtt.results import Result, RetrievedChunk
 
 __all__ = [
     "DEFAULT_MATCH",
@@ -44,7 +44,7 @@ _NEW_EVIDENCE = 0.5  # a retrieved chunk sharing less than this with every golde
 
 
 @dataclass(frozen=True)
-class GoldenPassage(_Result):
+class GoldenPassage(Result):
     """One passage a golden query retrieved when it was captured."""
 
     chunk_id: str
@@ -66,7 +66,7 @@ class GoldenPassage(_Result):
 
 
 @dataclass(frozen=True)
-class PassageRef(_Result):
+class PassageRef(Result):
     """A passage named in a report: where it is, how it starts, and how much of it was found.
 
     For a missing golden passage ``similarity`` is the share of it in the retrieved chunks and

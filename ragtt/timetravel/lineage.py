@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.events import types as ev
 from ragtt.index.table import sql_string_list
-from ragtt.results import _Result, version_label
+from ragtt.results import Result, version_label
 from ragtt.timetravel.passages import pair_passages
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ __all__ = ["LineageEntry", "LineageReport", "lineage"]
 
 
 @dataclass(frozen=True)
-class LineageEntry(_Result):
+class LineageEntry(Result):
     chunk_id: str
     source: str
     change: str  # entered | left
@@ -64,7 +64,7 @@ class LineageEntry(_Result):
 
 
 @dataclass(frozen=True)
-class LineageReport(_Result):
+class LineageReport(Result):
     left_id: str
     right_id: str
     left_version: int

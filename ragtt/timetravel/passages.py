@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragtt.results import _Result
+from ragtt.results import Result
 
 __all__ = ["DEFAULT_THRESHOLD", "PassagePair", "pair_passages", "similarity", "word_runs"]
 
@@ -35,7 +35,7 @@ _BRIDGE_WORDS = 2
 
 
 @dataclass(frozen=True)
-class PassagePair(_Result):
+class PassagePair(Result):
     """A "then" chunk and the "now" chunk that carries the same passage, edited.
 
     ``left`` and ``right`` are the chunks as given to ``pair_passages``; ``runs`` is

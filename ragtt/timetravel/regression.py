@@ -26,7 +26,7 @@ from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError
 from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
-from ragtt.results import _Result
+from ragtt.results import Result
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, PassageRef, score_passages
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ GATES = ("passages", "chunks", "sources")
 
 
 @dataclass(frozen=True)
-class GoldenQuery(_Result):
+class GoldenQuery(Result):
     text: str
     expected_sources: list[str]
     expected_chunk_ids: list[str]
@@ -58,7 +58,7 @@ class GoldenQuery(_Result):
 
 
 @dataclass(frozen=True)
-class GoldenSuite(_Result):
+class GoldenSuite(Result):
     name: str
     created_at: str
     index_version: int
@@ -88,7 +88,7 @@ class GoldenSuite(_Result):
 
 
 @dataclass(frozen=True)
-class QueryOutcome(_Result):
+class QueryOutcome(Result):
     text: str
     status: str  # pass | fail | error
     source_recall: float | None
@@ -103,7 +103,7 @@ class QueryOutcome(_Result):
 
 
 @dataclass(frozen=True)
-class RegressionReport(_Result):
+class RegressionReport(Result):
     suite: str
     index_version: int
     threshold: float

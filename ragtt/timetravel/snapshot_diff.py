@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ragtt._html import BOX, STYLE, esc, table
-from ragtt.results import _Result, version_label
+from ragtt.results import Result, version_label
 
 if TYPE_CHECKING:
     import polars as pl
@@ -17,7 +17,7 @@ __all__ = ["SnapshotDiff", "SourceChange", "snapshot_diff"]
 
 
 @dataclass(frozen=True)
-class SourceChange(_Result):
+class SourceChange(Result):
     source: str
     status: str  # added | removed | changed | unchanged
     chunks_added: list[str]
@@ -26,7 +26,7 @@ class SourceChange(_Result):
 
 
 @dataclass(frozen=True)
-class SnapshotDiff(_Result):
+class SnapshotDiff(Result):
     left_version: int
     right_version: int
     sources: list[SourceChange]

@@ -168,3 +168,22 @@ def test_a_project_from_before_the_marker_is_adopted(tmp_path: Path) -> None:
         assert report.ok and report.events_checked == 1, report.problems
         proj.ingest_texts({"a.md": "new text after the upgrade"})
         assert proj.verify().ok
+
+
+def test_a_lost_marker_never_wipes_a_history(proj_path: Path) -> None:
+    (proj_path / "ragtt.json").unlink()
+    size = (proj_path / "events.db").stat().st_size
+    with pytest.raises(ragtt.ProjectDamagedError, match=r"ragtt\.json is missing but .* holds \d+ events"):
+        ragtt.Project.open(proj_path, embedder=ragtt.HashEmbedder(), progress=False)
+    assert (proj_path / "events.db").stat().st_size == size and (proj_path / "lancedb").is_dir()
+
+
+def test_a_project_reembedded_elsewhere_refuses_stale_writes_and_queries(proj_path: Path) -> None:
+    with open_project(proj_path) as stale, open_project(proj_path) as other:
+        other.reembed(ragtt.HashEmbedder(128))
+        with pytest.raises(ragtt.ConfigError, match="re-embedded with ragtt-hash-v1-128"):
+            stale.ingest_texts({"late.md": "written with the old embedder"})
+        with pytest.raises(ragtt.ConfigError, match="reopen the project"):
+            stale.query("refund window", generate=False)
+    with open_project(proj_path) as fresh:
+        assert fresh.embedder.dim == 128 and fresh.verify().ok
