@@ -49,6 +49,7 @@ class Project:
         self._ctx = ctx
         self._marker = marker
         self._assertions: Any = None
+        self._stores_kwargs: dict[str, Any] = {}
 
     @classmethod
     def open(
@@ -111,7 +112,15 @@ class Project:
                 stores.table,
                 stores.cache,
             )
-            return cls(ctx, stores.marker)
+            proj = cls(ctx, stores.marker)
+            # How to open this project again (a schedule's thread does, on its own connections).
+            proj._stores_kwargs = {
+                "events_uri": events_uri,
+                "index_uri": index_uri,
+                "storage_options": storage_options,
+                "embedding_cache": ctx.cache.path,
+            }
+            return proj
         except BaseException:
             stores.close()
             raise
@@ -386,9 +395,7 @@ class Project:
         from ragtt.index.schedule import start_schedule
 
         ctx = self._ctx
-        return start_schedule(
-            ctx.path, {"config": ctx.config, "embedder": ctx.embedder, "embedding_cache": ctx.cache.path}, every, label
-        )
+        return start_schedule(ctx.path, {"config": ctx.config, **self._stores_kwargs}, ctx.embedder, every, label)
 
     def snapshots(self) -> Snapshots:
         from ragtt.index.snapshots import list_snapshots

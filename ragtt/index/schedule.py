@@ -57,7 +57,11 @@ class SnapshotSchedule:
         self._thread.start()
 
 
-def start_schedule(path: Path, open_kwargs: dict[str, Any], every: timedelta, label: str) -> SnapshotSchedule:
+def start_schedule(
+    path: Path, open_kwargs: dict[str, Any], embedder: Any, every: timedelta, label: str
+) -> SnapshotSchedule:
+    """``open_kwargs`` reopen the project each tick; ``embedder`` is used only when the one the
+    project records cannot be rebuilt by name (a custom embedder object)."""
     if not isinstance(every, timedelta) or every.total_seconds() <= 0:
         raise ConfigError(f"every must be a positive datetime.timedelta; got {every!r}")
     if not isinstance(label, str) or not label:
@@ -65,9 +69,14 @@ def start_schedule(path: Path, open_kwargs: dict[str, Any], every: timedelta, la
     schedule = SnapshotSchedule(every, label)
 
     def tick() -> Snapshot | None:
+        from ragtt.errors import ConfigError
         from ragtt.project import Project
 
-        with Project.open(path, create=False, progress=False, **open_kwargs) as proj:
+        try:  # the embedder the project records now: a re-embed since the schedule began is fine
+            proj = Project.open(path, create=False, progress=False, **open_kwargs)
+        except ConfigError:
+            proj = Project.open(path, create=False, progress=False, embedder=embedder, **open_kwargs)
+        with proj:
             return proj.snapshot_if_changed(label)
 
     schedule.start(tick, f"ragtt-snapshots-{path.name}")
