@@ -245,6 +245,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _export_store_uris(args: argparse.Namespace) -> None:
+    """A server opens its Projects itself: the store URIs reach them as the environment does."""
+    from ragtt.opening import EVENTS_URI_ENV, INDEX_URI_ENV
+
+    for name, value in ((EVENTS_URI_ENV, args.events_uri), (INDEX_URI_ENV, args.index_uri)):
+        if value is not None:
+            os.environ[name] = value
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import ragtt
 
@@ -252,6 +261,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from ragtt.serve import serve
     except ImportError as exc:
         raise _UsageError(f"needs the serve extra (pip install 'ragtt[serve]'): {exc}") from None
+    _export_store_uris(args)
     serve(
         args.project,
         host=args.host,
@@ -269,6 +279,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from ragtt.serve_mcp import run_stdio
     except ImportError as exc:
         raise _UsageError(f"needs the mcp extra (pip install 'ragtt[mcp]'): {exc}") from None
+    _export_store_uris(args)
     run_stdio(args.project, embedder=ragtt.HashEmbedder() if args.embedder == "hash" else None)
     return 0
 
