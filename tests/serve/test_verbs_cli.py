@@ -11,7 +11,21 @@ from ragtt.verbs import VERBS, Verb, VerbUsageError
 from ragtt.verbs.cli import add_arguments, pick
 
 # Options that are the CLI front end's own (output files, global options), not a verb's.
-FRONT_END_ONLY = {"--project", "--embedder", "--json", "--help", "-h", "--html", "--out", "--queries-file", "-o"}
+# The global options say which project (and which stores) to open, not what to do: each front
+# end has its own, as the table's docstring says.
+FRONT_END_ONLY = {
+    "--project",
+    "--events-uri",
+    "--index-uri",
+    "--embedder",
+    "--json",
+    "--help",
+    "-h",
+    "--html",
+    "--out",
+    "--queries-file",
+    "-o",
+}
 
 
 def groups() -> dict[str, list[Verb]]:
