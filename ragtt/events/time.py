@@ -19,4 +19,7 @@ def format_ts(ts: datetime) -> str:
 
 
 def parse_ts(text: str) -> datetime:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    """The inverse of ``format_ts`` (fromisoformat: about ten times strptime's speed, and the
+    log parses one per event it reads)."""
+    ts = datetime.fromisoformat(text)
+    return ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)

@@ -171,12 +171,19 @@ def _with_passages(
     """Say, for each chunk a re-ingest took out or put in, whether its passage was edited
     (a counterpart on the other side, ``pair_passages``) or is gone / new."""
     out = list(entries)
-    for source in sorted({e.source for e in entries if e.cause == "reingested"}):
-        where = f"source IN ({sql_string_list([source])})"
-        texts = {
-            v: {r["chunk_id"]: r["text"] for r in ctx.table.scan(v, ["chunk_id", "text"], where=where).to_pylist()}
-            for v in {left_version, right_version}
-        }
+    sources = sorted({e.source for e in entries if e.cause == "reingested"})
+    if not sources:
+        return out
+    # One scan per version for every re-ingested source (not one per source and version).
+    where = f"source IN ({sql_string_list(sources)})"
+    by_version: dict[int, dict[str, dict[str, str]]] = {}
+    for v in {left_version, right_version}:
+        grouped: dict[str, dict[str, str]] = {}
+        for r in ctx.table.scan(v, ["chunk_id", "source", "text"], where=where).to_pylist():
+            grouped.setdefault(r["source"], {})[r["chunk_id"]] = r["text"]
+        by_version[v] = grouped
+    for source in sources:
+        texts = {v: by_version[v].get(source, {}) for v in by_version}
         for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
             mine = [
                 (k, e)
