@@ -16,6 +16,7 @@ from typing import Any, NoReturn
 from ragtt import __version__
 from ragtt.config import MAX_TOP_K
 from ragtt.errors import RagttError
+from ragtt.verbs import result_text
 
 __all__ = ["main"]
 
@@ -79,7 +80,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     with _open(args) as proj:
         result = proj.query(args.text, top_k=args.top_k, mode=args.mode, generate=not args.no_generate)
         at = proj.version_label(result.index_version)
-    _print_json(result.to_dict()) if args.json else print(_result_text(result, at))
+    _print_json(result.to_dict()) if args.json else print(result_text(result, at))
     return 0
 
 
@@ -96,7 +97,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 args.text, at=args.as_of, top_k=args.top_k, mode=args.mode, generate=args.generate
             )
         at = proj.version_label(result.index_version)
-    _print_json(result.to_dict()) if args.json else print(_result_text(result, at))
+    _print_json(result.to_dict()) if args.json else print(result_text(result, at))
     return 0
 
 
@@ -288,20 +289,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
     return run_demo(Path(args.out), embedder=args.embedder)
-
-
-def _result_text(result: Any, at: str) -> str:
-    lines = [f"{type(result).__name__} {result.query_id} at {at} ({result.latency_ms:.1f} ms)"]
-    if getattr(result, "original_query_id", ""):
-        verdict = "matches" if result.matches_original else "DIFFERS FROM"
-        lines.append(f"  replay {verdict} original {result.original_query_id}")
-    for c in result.chunks:
-        preview = " ".join(c.text.split())[:90]
-        lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")
-    if result.answer is not None:
-        lines.append(f"answer ({result.model}):")
-        lines.append(result.answer)
-    return "\n".join(lines)
 
 
 class _UsageError(Exception):

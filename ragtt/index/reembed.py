@@ -33,20 +33,13 @@ def reembed(ctx: Context, embedder: Embedder) -> IngestReport:
         texts = rows.column("text").to_pylist()
         sources = sorted(set(rows.column("source").to_pylist()))
         if embedder.model_id == old.model_id and embedder.dim == old.dim:
-            return IngestReport(
-                documents_added=[],
-                documents_updated=[],
-                documents_unchanged=sources,
-                failed=[],
-                chunks_added=0,
-                chunks_removed=0,
-                chunks_kept=len(texts),
-                embeddings_computed=0,
-                embeddings_reused=0,
-                index_version_before=w.base,
-                index_version_after=w.base,
-                elapsed_s=round(time.perf_counter() - started, 4),
-                warnings=[("(reembed)", f"the index is already embedded with {old.model_id}; nothing changed")],
+            return _report(
+                sources,
+                len(texts),
+                (0, 0),
+                (w.base, w.base),
+                started,
+                [("(reembed)", f"the index is already embedded with {old.model_id}; nothing changed")],
             )
         vectors, computed, reused = ctx.cache.embed(embedder, texts)
         import pyarrow as pa
@@ -74,6 +67,17 @@ def reembed(ctx: Context, embedder: Embedder) -> IngestReport:
         table.rewrite_vectors(data, embedder.dim)
         new_versions = w.commit()
         ctx.embedder = embedder
+    return _report(sources, len(texts), (computed, reused), (w.base, new_versions[-1]), started, [])
+
+
+def _report(
+    sources: list[str],
+    chunks: int,
+    embedded: tuple[int, int],
+    versions: tuple[int, int],
+    started: float,
+    warnings: list[tuple[str, str]],
+) -> IngestReport:
     return IngestReport(
         documents_added=[],
         documents_updated=[],
@@ -81,10 +85,11 @@ def reembed(ctx: Context, embedder: Embedder) -> IngestReport:
         failed=[],
         chunks_added=0,
         chunks_removed=0,
-        chunks_kept=len(texts),
-        embeddings_computed=computed,
-        embeddings_reused=reused,
-        index_version_before=w.base,
-        index_version_after=new_versions[-1],
+        chunks_kept=chunks,
+        embeddings_computed=embedded[0],
+        embeddings_reused=embedded[1],
+        index_version_before=versions[0],
+        index_version_after=versions[1],
         elapsed_s=round(time.perf_counter() - started, 4),
+        warnings=warnings,
     )

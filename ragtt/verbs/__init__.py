@@ -121,12 +121,11 @@ def _rows(frame: Any) -> list[dict[str, Any]]:
     return list(frame.to_dicts())
 
 
-def result_text(result: Any) -> str:
-    """A QueryResult or ReplayResult as the CLI prints it."""
-    lines = [
-        f"{type(result).__name__} {result.query_id} at index version {result.index_version} "
-        f"({result.latency_ms:.1f} ms)"
-    ]
+def result_text(result: Any, at: str | None = None) -> str:
+    """A QueryResult or ReplayResult as the CLI prints it; ``at`` is the version's label
+    ("flask-1.0 (v6)") when the caller knows it."""
+    where = at if at is not None else f"index version {result.index_version}"
+    lines = [f"{type(result).__name__} {result.query_id} at {where} ({result.latency_ms:.1f} ms)"]
     if getattr(result, "original_query_id", ""):
         verdict = "matches" if result.matches_original else "DIFFERS FROM"
         lines.append(f"  replay {verdict} original {result.original_query_id}")
