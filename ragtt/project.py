@@ -453,14 +453,12 @@ class Project:
         return frame, matrix
 
     def document(self, source: str, at: At | None = None) -> Document:
-        from ragtt.index.table import sql_string_list
         from ragtt.ingest.types import PageRoute
 
         version = self.version if at is None else self.resolve_version(at)
-        found = self._ctx.table.scan(version, ["doc_key"], where=f"source IN ({sql_string_list([source])})")
-        if found.num_rows == 0:
+        doc_key = self._ctx.table.doc_key_of(version, source)
+        if doc_key is None:
             raise NotFoundError(f"source {source!r} is not in the index at version {version}")
-        doc_key = found.column("doc_key")[0].as_py()
         row = self._ctx.log.documents.get(doc_key)
         if row is None:
             raise NotFoundError(f"the parsed text of {source!r} (document {doc_key}) is missing from events.db")

@@ -261,6 +261,11 @@ class ChunkTable:
             query = query.where(where)
         return query.limit(None).to_arrow()
 
+    def doc_key_of(self, version: int, source: str) -> str | None:
+        """The document key of ``source``'s chunks at ``version`` (None: not in the index then)."""
+        found = self.scan(version, ["doc_key"], where=f"source IN ({sql_string_list([source])})")
+        return None if found.num_rows == 0 else str(found.column("doc_key")[0].as_py())
+
     def count(self, version: int) -> int:
         return int(self.view(version).count_rows())
 

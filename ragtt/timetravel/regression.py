@@ -349,12 +349,8 @@ def resolve_match(match: float | str) -> tuple[str, float]:
 
 def _current_text(ctx: Context, source: str) -> str | None:
     """The parsed text of ``source`` at the latest version; None once it left the index."""
-    from ragtt.index.table import sql_string_list
-
-    found = ctx.table.scan(ctx.version, ["doc_key"], where=f"source IN ({sql_string_list([source])})")
-    if found.num_rows == 0:
-        return None
-    row = ctx.log.documents.get(found.column("doc_key")[0].as_py())
+    doc_key = ctx.table.doc_key_of(ctx.version, source)
+    row = None if doc_key is None else ctx.log.documents.get(doc_key)
     return None if row is None else str(row.text)
 
 
