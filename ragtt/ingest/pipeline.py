@@ -2,6 +2,11 @@
 
 An unchanged document (same bytes, same chunking) is skipped before parsing and writes
 nothing. One bad source fails alone, with its reason in the report.
+
+Memory is bounded by a batch, not by the corpus: a document's chunks are kept as spans
+(``ChunkPlan``), and chunk texts, vectors and Arrow rows exist only a batch at a time
+(``BatchLimits``). The embeddings go to the cache first, batch by batch; the table then
+reads the rows as a stream of batches and commits them as one version.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,19 +26,38 @@ from ragtt.errors import IngestError
 from ragtt.events import types as ev
 from ragtt.events.documents import DocumentRow
 from ragtt.events.store import Event, format_ts, utc_now
-from ragtt.ingest.chunk import build_chunks
+from ragtt.ingest.chunk import ChunkPlan, plan_chunks
 from ragtt.ingest.loaders import loader_for, supported_suffixes
-from ragtt.ingest.types import ParsedDocument, TextChunk
+from ragtt.ingest.types import ParsedDocument
 from ragtt.results import IngestReport
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ragtt.context import Context
 
-__all__ = ["Collected", "SourceItem", "collect_paths", "run_ingest"]
+__all__ = ["DEFAULT_BATCH", "BatchLimits", "Collected", "SourceItem", "collect_paths", "run_ingest"]
 
 _PROGRESS_MIN_DOCS = 8
 _PROGRESS_MIN_CHUNKS = 20
 _PROGRESS_DELAY_S = 2.0
+_ID_STEP = 4096  # chunks materialized at a time while their ids are computed
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """How much an ingest embeds and hands to the table at a time: at most ``chunks``
+    chunks and ``chars`` characters of text to embed per batch (a longer chunk goes alone)."""
+
+    chunks: int = 1024
+    chars: int = 4 << 20
+
+    def __post_init__(self) -> None:
+        if self.chunks < 1 or self.chars < 1:
+            raise ValueError(f"batch limits must be at least 1; got chunks={self.chunks}, chars={self.chars}")
+
+
+DEFAULT_BATCH = BatchLimits()
 
 
 @dataclass(frozen=True)
@@ -168,7 +192,7 @@ class _Prepared:
     doc_key: str
     content_hash: str
     parsed: ParsedDocument
-    chunks: list[TextChunk]
+    plan: ChunkPlan
     chunk_ids: list[str]
 
 
@@ -179,16 +203,18 @@ def run_ingest(
     *,
     prune: bool = False,
     keep: frozenset[str] = frozenset(),
+    batch: BatchLimits | None = None,
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
-    the folder). The write follows the crash protocol (ragtt.commit)."""
+    the folder). The write follows the crash protocol (ragtt.commit). ``batch`` bounds the
+    chunks embedded and written at a time (default ``DEFAULT_BATCH``, read at call time)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
     started = time.perf_counter()
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep)
+        report = _ingest(ctx, write, items, failed, prune, keep, batch or DEFAULT_BATCH)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -209,6 +235,7 @@ def _ingest(
     failed: list[tuple[str, str]],
     prune: bool,
     keep: frozenset[str],
+    batch: BatchLimits,
 ) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
@@ -221,38 +248,13 @@ def _ingest(
     progress = _progress(len(items), "parse", ctx)
     for item in items:
         try:
-            data = item.read()
-            content_hash = sha256_hex(data)
-            doc_key = sha256_hex(stable_json([item.source, content_hash, chunking]))[:32]
-            state = current.get(item.source)
-            if state is not None and state["doc_key"] == doc_key:
+            p = _prepare(ctx, item, current, chunking)
+            if p is None:
                 unchanged.append(item.source)
                 continue
-            parsed = _parse(ctx, item, data)
-            chunks = build_chunks(
-                parsed.markdown,
-                parsed.blocks or None,
-                max_size=ctx.config.chunk_size,
-                overlap=ctx.config.chunk_overlap,
-                strategy=ctx.config.chunk_strategy,
-            )
-            if not chunks:
-                raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
-            path = str(item.path.resolve()) if item.path is not None else None
-            prepared.append(
-                _Prepared(
-                    item.source,
-                    path,
-                    doc_id_for(item.source),
-                    doc_key,
-                    content_hash,
-                    parsed,
-                    chunks,
-                    _chunk_ids(item.source, chunks),
-                )
-            )
-            warnings += [(item.source, w) for w in parsed.warnings]
-            (updated if state is not None else added).append(item.source)
+            prepared.append(p)
+            warnings += [(item.source, w) for w in p.parsed.warnings]
+            (updated if item.source in current else added).append(item.source)
         except IngestError as exc:
             failed.append((item.source, str(exc).removeprefix(f"{item.source}: ")))
         except Exception as exc:  # a loader bug must not sink the batch either
@@ -271,7 +273,7 @@ def _ingest(
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts)
+        version_after = _write(ctx, write, prepared, pruned, current, counts, batch)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -287,6 +289,33 @@ def _ingest(
         elapsed_s=0.0,
         documents_removed=pruned,
         warnings=warnings,
+    )
+
+
+def _prepare(
+    ctx: Context, item: SourceItem, current: dict[str, dict[str, Any]], chunking: dict[str, Any]
+) -> _Prepared | None:
+    """Read, parse and chunk one source; None when it is unchanged since ``current``."""
+    data = item.read()
+    content_hash = sha256_hex(data)
+    doc_key = sha256_hex(stable_json([item.source, content_hash, chunking]))[:32]
+    state = current.get(item.source)
+    if state is not None and state["doc_key"] == doc_key:
+        return None
+    parsed = _parse(ctx, item, data)
+    del data  # from here on the text is the document: its bytes beside it would double a big file
+    plan = plan_chunks(
+        parsed.markdown,
+        parsed.blocks or None,
+        max_size=ctx.config.chunk_size,
+        overlap=ctx.config.chunk_overlap,
+        strategy=ctx.config.chunk_strategy,
+    )
+    if not len(plan):
+        raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
+    path = str(item.path.resolve()) if item.path is not None else None
+    return _Prepared(
+        item.source, path, doc_id_for(item.source), doc_key, content_hash, parsed, plan, _chunk_ids(item.source, plan)
     )
 
 
@@ -317,13 +346,16 @@ def _chunking_signature(ctx: Context) -> dict[str, Any]:
     }
 
 
-def _chunk_ids(source: str, chunks: list[TextChunk]) -> list[str]:
+def _chunk_ids(source: str, plan: ChunkPlan) -> list[str]:
+    # Repeats are counted by their first id, not their text, so no chunk text outlives its step.
     seen: dict[str, int] = {}
     ids = []
-    for chunk in chunks:
-        occurrence = seen.get(chunk.text, 0)
-        seen[chunk.text] = occurrence + 1
-        ids.append(chunk_id_for(source, chunk.text, occurrence))
+    for start in range(0, len(plan), _ID_STEP):
+        for chunk in plan.chunks(start, start + _ID_STEP):
+            first = chunk_id_for(source, chunk.text, 0)
+            occurrence = seen.get(first, 0)
+            seen[first] = occurrence + 1
+            ids.append(first if occurrence == 0 else chunk_id_for(source, chunk.text, occurrence))
     return ids
 
 
@@ -343,33 +375,29 @@ def _write(
     pruned: list[str],
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
+    batch: BatchLimits,
 ) -> int:
     import pyarrow as pa
 
     from ragtt.index.table import chunk_schema
 
-    texts = [c.embed_text for p in prepared for c in p.chunks]  # a table row is embedded with its header
-    progress = _progress(len(prepared), "embed", ctx, total=len(texts))
-    vectors, computed, reused = ctx.cache.embed(ctx.embedder, texts, progress=progress)
+    # Pass 1, before the intent (as ever): every vector into the cache, a batch at a time,
+    # so an embedder error fails the ingest before anything is staged and the counts are known.
+    progress = _progress(len(prepared), "embed", ctx, total=sum(len(p.plan) for p in prepared))
+    for slices in _batches(prepared, batch):
+        _, computed, reused = ctx.cache.embed(ctx.embedder, _embed_texts(slices), progress=progress)
+        counts["computed"] += computed
+        counts["reused"] += reused
     if progress is not None:
         progress.close()
-    counts["computed"], counts["reused"] = computed, reused
+    computed, reused = counts["computed"], counts["reused"]
     ingest_id = time_ordered_id()
-    rows: dict[str, list[Any]] = {name: [] for name in chunk_schema(ctx.embedder.dim).names}
-    for p in prepared:
-        for chunk, chunk_id in zip(p.chunks, p.chunk_ids, strict=True):
-            rows["chunk_id"].append(chunk_id)
-            rows["doc_id"].append(p.doc_id)
-            rows["doc_key"].append(p.doc_key)
-            rows["source"].append(p.source)
-            rows["content_hash"].append(p.content_hash)
-            rows["text"].append(chunk.text)
-            rows["char_start"].append(chunk.char_start)
-            rows["char_end"].append(chunk.char_end)
-            rows["regions"].append([r._asdict() for r in chunk.regions])
-            rows["ingest_id"].append(ingest_id)
-    rows["vector"] = list(vectors)
-    arrow = pa.table(rows, schema=chunk_schema(ctx.embedder.dim))
+    schema = chunk_schema(ctx.embedder.dim)
+    # Pass 2, the table commit: LanceDB pulls these batches (vectors read back from the cache)
+    # and commits once, after the last; a kill before then leaves the table at its base.
+    rows = pa.RecordBatchReader.from_batches(
+        schema, (_record_batch(ctx, slices, ingest_id, schema) for slices in _batches(prepared, batch))
+    )
 
     now = utc_now()
     events = []
@@ -436,8 +464,64 @@ def _write(
         for p in prepared
     ]
     write.stage(events, documents=documents)
-    ctx.table.replace_sources(arrow, [p.source for p in prepared] + pruned)
+    if pruned or any(p.source in current for p in prepared):
+        ctx.table.replace_sources(rows, [p.source for p in prepared] + pruned)
+    else:  # only new sources: a plain append, which LanceDB streams to disk as it reads
+        ctx.table.add_rows(rows)
     return write.commit()[-1]
+
+
+def _batches(prepared: list[_Prepared], limits: BatchLimits) -> Iterator[list[tuple[_Prepared, int, int]]]:
+    """The chunks of ``prepared`` in order, as batches of (document, first, stop) slices."""
+    out: list[tuple[_Prepared, int, int]] = []
+    n = chars = 0
+    for p in prepared:
+        start = 0
+        for i in range(len(p.plan)):
+            size = p.plan.embed_size(i)
+            if n and (n >= limits.chunks or chars + size > limits.chars):
+                if i > start:
+                    out.append((p, start, i))
+                    start = i
+                yield out
+                out, n, chars = [], 0, 0
+            n += 1
+            chars += size
+        if len(p.plan) > start:
+            out.append((p, start, len(p.plan)))
+    if out:
+        yield out
+
+
+def _embed_texts(slices: list[tuple[_Prepared, int, int]]) -> list[str]:
+    # a table row is embedded with its header
+    return [c.embed_text for p, start, stop in slices for c in p.plan.chunks(start, stop)]
+
+
+def _record_batch(
+    ctx: Context, slices: list[tuple[_Prepared, int, int]], ingest_id: str, schema: pa.Schema
+) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    rows: dict[str, list[Any]] = {name: [] for name in schema.names if name != "vector"}
+    texts = []
+    for p, start, stop in slices:
+        for chunk, chunk_id in zip(p.plan.chunks(start, stop), p.chunk_ids[start:stop], strict=True):
+            rows["chunk_id"].append(chunk_id)
+            rows["doc_id"].append(p.doc_id)
+            rows["doc_key"].append(p.doc_key)
+            rows["source"].append(p.source)
+            rows["content_hash"].append(p.content_hash)
+            rows["text"].append(chunk.text)
+            rows["char_start"].append(chunk.char_start)
+            rows["char_end"].append(chunk.char_end)
+            rows["regions"].append([r._asdict() for r in chunk.regions])
+            rows["ingest_id"].append(ingest_id)
+            texts.append(chunk.embed_text)
+    vectors, _, _ = ctx.cache.embed(ctx.embedder, texts)  # all cached by pass 1
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    columns: dict[str, Any] = {**rows, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
 def _progress(n_docs: int, stage: str, ctx: Context, total: int | None = None) -> Any:
