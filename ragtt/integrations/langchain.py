@@ -11,16 +11,14 @@ True
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import PrivateAttr
 
-from ragtt.integrations.records import chunk_metadata, content_source, join_by_source
+from ragtt.integrations.records import chunk_metadata, content_source, join_by_source, project_lock
 from ragtt.project import Project
 
 if TYPE_CHECKING:
@@ -38,8 +36,6 @@ class RagttRetriever(BaseRetriever):
     project: Project
     top_k: int | None = None
     mode: str | None = None
-    # One project's connections serve one query at a time, also under abatch / ainvoke.
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, project: Project, *, top_k: int | None = None, mode: str | None = None, **kwargs: Any) -> None:
         if not isinstance(project, Project):
@@ -55,7 +51,7 @@ class RagttRetriever(BaseRetriever):
         super().__init__(project=project, top_k=top_k, mode=mode, **kwargs)  # type: ignore[call-arg]
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        with self._lock:
+        with project_lock(self.project):
             result = self.project.query(query, top_k=self.top_k, mode=self.mode, generate=False)
         return [
             Document(id=chunk.chunk_id, page_content=chunk.text, metadata=chunk_metadata(result, chunk))
@@ -81,4 +77,5 @@ def ingest_documents(project: Project, docs: Iterable[Document]) -> IngestReport
             raise TypeError(f"ingest_documents takes langchain_core Documents; got {type(doc).__name__}")
         source = doc.metadata.get("source") or doc.id or content_source(doc.page_content)
         records.append((str(source), doc.page_content))
-    return project.ingest_texts(join_by_source(records))
+    with project_lock(project):
+        return project.ingest_texts(join_by_source(records))

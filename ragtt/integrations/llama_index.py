@@ -9,14 +9,13 @@ True
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
 
-from ragtt.integrations.records import METADATA_KEYS, chunk_metadata, join_by_source
+from ragtt.integrations.records import METADATA_KEYS, chunk_metadata, join_by_source, project_lock
 from ragtt.project import Project
 
 if TYPE_CHECKING:
@@ -43,11 +42,9 @@ class RagttRetriever(BaseRetriever):
         self.project = project
         self.top_k = top_k
         self.mode = mode
-        # One project's connections serve one query at a time, also from worker threads.
-        self._lock = threading.Lock()
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        with self._lock:
+        with project_lock(self.project):
             result = self.project.query(query_bundle.query_str, top_k=self.top_k, mode=self.mode, generate=False)
         return [
             NodeWithScore(
@@ -83,4 +80,5 @@ def ingest_documents(project: Project, docs: Iterable[BaseNode]) -> IngestReport
         if not isinstance(node, BaseNode):
             raise TypeError(f"ingest_documents takes LlamaIndex documents or nodes; got {type(node).__name__}")
         records.append((node_source(node), node.get_content(metadata_mode=MetadataMode.NONE)))
-    return project.ingest_texts(join_by_source(records))
+    with project_lock(project):
+        return project.ingest_texts(join_by_source(records))

@@ -3,15 +3,18 @@ metadata each retrieved chunk carries back into the framework. No framework impo
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import sha256_hex
 
 if TYPE_CHECKING:
+    from ragtt.project import Project
     from ragtt.results import QueryResult, RetrievedChunk
 
-__all__ = ["METADATA_KEYS", "chunk_metadata", "content_source", "join_by_source"]
+__all__ = ["METADATA_KEYS", "chunk_metadata", "content_source", "join_by_source", "project_lock"]
 
 # The keys every retrieved document's metadata has, in both frameworks.
 METADATA_KEYS = ("query_id", "chunk_id", "source", "score", "rank", "index_version", "regions")
@@ -49,3 +52,15 @@ def join_by_source(records: Iterable[tuple[str, str]]) -> dict[str, str]:
     for source, text in records:
         pieces.setdefault(source, []).append(text)
     return {source: "\n\n".join(texts) for source, texts in pieces.items()}
+
+
+_LOCKS: weakref.WeakKeyDictionary[Project, threading.Lock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def project_lock(project: Project) -> threading.Lock:
+    """The lock every framework retriever of ``project`` queries under. A project's connections
+    serve one query at a time, and frameworks run retrievers on worker threads (LangChain's
+    ``RunnableParallel``, ``batch``, ``ainvoke``), several retrievers over one project too."""
+    with _LOCKS_LOCK:
+        return _LOCKS.setdefault(project, threading.Lock())

@@ -104,6 +104,21 @@ def test_async_batches_are_logged_queries_that_replay(project: ragtt.Project) ->
     assert all(project.replay(i).matches_original for i in ids)
 
 
+def test_retrievers_of_one_project_run_in_parallel_threads(project: ragtt.Project) -> None:
+    # RunnableParallel and batch run retrievers on worker threads; one project's connections
+    # serve one query at a time (unserialized, SQLite refuses a transaction within one)
+    ingest_documents(project, lc_documents())
+    both = RunnableParallel(
+        narrow=RagttRetriever(project, top_k=1), wide=RagttRetriever(project, top_k=3, mode="hybrid")
+    )
+    questions = [f"{q} ({i})" for i in range(12) for q in (QUESTION, "installing Flask", "cross-site scripting")]
+    outs = both.batch(questions, config={"max_concurrency": 8})
+    ids = [docs[0].metadata["query_id"] for out in outs for docs in out.values()]
+    assert len(set(ids)) == 2 * len(questions)
+    assert all(project.replay(i).matches_original for i in ids)
+    assert project.verify().ok
+
+
 def test_pdf_chunks_come_back_with_their_regions(project: ragtt.Project) -> None:
     project.ingest(corpus("pdfs", "docling__normal_4pages.pdf"))
     docs = RagttRetriever(project, top_k=2).invoke("layout analysis of tables")
