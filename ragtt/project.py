@@ -221,7 +221,8 @@ class Project:
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
     def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
-        """Ingest in-memory sources: ``{source name: text}``."""
+        """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
