@@ -31,7 +31,7 @@ import numpy as np
 import traitlets as t
 
 from ragtt_nb._wire import static_file
-from ragtt_nb.state.pdf_overlay import SIGNALS, build, check_page, find_pdf, page_reply, png
+from ragtt_nb.state.pdf_overlay import SIGNALS, ZOOM, build, check_page, find_pdf, page_reply, png
 
 if TYPE_CHECKING:
     import ragtt
@@ -72,7 +72,7 @@ class PdfOverlay(anywidget.AnyWidget):
         query_id: str | None = None,
         path: str | Path | None = None,
         *,
-        zoom: float = 1.5,
+        zoom: float = ZOOM,
         embed: Literal["auto", "all", "lazy"] = "auto",
         embed_limit: int = EMBED_LIMIT,
     ) -> None:

@@ -11,8 +11,21 @@ from typing import Any
 
 from ragtt_nb._wire import array
 
-__all__ = ["BOX_MARGIN", "SIGNALS", "build", "check_page", "find_pdf", "model", "page_reply", "png"]
+__all__ = [
+    "BOX_MARGIN",
+    "SIGNALS",
+    "ZOOM",
+    "build",
+    "check_page",
+    "find_pdf",
+    "model",
+    "page_count",
+    "page_reply",
+    "png",
+]
 
+ZOOM = 1.5
+"""Page images are rendered at this many pixels per PDF point."""
 SIGNALS = ("chars", "control_ratio", "script_validity", "mojibake")
 """The router's four text-layer signals, shown first on the route badge (ragtt/ingest/route.py)."""
 BOX_MARGIN = (2.0, 1.0)
@@ -20,7 +33,7 @@ BOX_MARGIN = (2.0, 1.0)
 an outline drawn on them cut the first and last glyph of each line."""
 
 
-def model(proj: Any, source: str, *, query_id: str | None = None, zoom: float = 1.5) -> dict[str, Any]:
+def model(proj: Any, source: str, *, query_id: str | None = None, zoom: float = ZOOM) -> dict[str, Any]:
     """The PdfOverlay's traits as a fresh lazy widget has them: ``_data``, ``page``, ``_pages`` (the
     first page's PNG only), ``scale``, ``selected``."""
     path = find_pdf(proj, source, None)
@@ -54,6 +67,13 @@ def page_reply(path: Path, page_count: int, zoom: float, content: Any) -> tuple[
     except Exception as exc:  # the view shows why instead of waiting forever
         return {"type": "page", "page": number, "error": str(exc)}, []
     return {"type": "page", "page": number}, [image]
+
+
+def page_count(path: Path) -> int:
+    import pymupdf
+
+    with pymupdf.open(path) as doc:
+        return int(doc.page_count)
 
 
 def png(path: Path, number: int, zoom: float) -> memoryview:
