@@ -137,6 +137,15 @@ def _sources(proj: Project) -> list[dict[str, Any]]:
     return [{"source": s, "pdf": s.lower().endswith(".pdf")} for s in names]
 
 
+def _versions(proj: Project) -> list[dict[str, Any]]:
+    labels = proj.version_labels()
+    frame = proj.versions()
+    return [
+        {"version": int(r["version"]), "operation": r["operation"], "label": labels.get(int(r["version"]))}
+        for r in frame.iter_rows(named=True)
+    ]
+
+
 def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRouter:
     """The dashboard's routes: the page, its static files, and the guarded ``/ui/api``."""
     from ragtt_nb.state import static_file
@@ -164,6 +173,10 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
         limit: Annotated[int, QueryParam(ge=1, le=500)] = 100,
     ) -> Response:
         return _json(_queries(get_project(), search, limit))
+
+    @api.get("/versions")
+    def versions() -> Response:
+        return _json(_versions(get_project()))
 
     @api.get("/sources")
     def sources() -> Response:
