@@ -219,7 +219,7 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
                 name=f"{verb.name}_html",
                 response_class=HTMLResponse,
             )
-    app.include_router(docs.router(app.title, app.openapi_url or "/openapi.json"))
+    app.include_router(docs.router(app.title, app.openapi))
     app.include_router(ui.router(pool.get, guard))
     return app
 
