@@ -4,6 +4,7 @@ page turn work, and payloads in documents, source names and queries never run.""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 import ragtt
 from ragtt.serve import create_app
+from ragtt_nb.state import static_file
 from tests.conftest import corpus
 from tests.nb.conftest import Offline, build_sample
 from tests.nb.conftest import browser as browser  # the session's one Chromium
@@ -195,6 +197,13 @@ def test_ui_api_needs_the_token_and_the_page_passes_it(browser: Any, ui_project:
             assert o.aborted == [] and o.dialogs == []
         finally:
             o.context.close()
+
+
+def test_the_dashboard_bundle_is_self_contained_and_names_no_other_host() -> None:
+    built = static_file("dashboard.js").read_text()
+    assert built.startswith("// Generated from js/src/dashboard.js")
+    assert not re.search(r"^\s*import ", built, re.M) and "http://" not in built and "https://" not in built
+    assert "innerHTML" not in built and "insertAdjacentHTML" not in built
 
 
 def test_the_dashboard_imports_no_notebook_stack(ui_project: dict[str, Any]) -> None:
