@@ -154,12 +154,15 @@ async function opening(ui) {
     jobs.push(mount(ui, "chunk_diff", { left: oldest.query_id, right: newest.query_id }));
   }
   if (ui.versions.length > 1) {
-    ui.pickers.a.value = String(ui.versions[0].version);
-    ui.pickers.b.value = String(ui.versions[ui.versions.length - 1].version);
+    const last = ui.versions[ui.versions.length - 1];
+    const labelled = ui.versions.find((v) => v.label && v !== last);  // the first snapshot, else the first version
+    ui.pickers.a.value = String((labelled || ui.versions[0]).version);
+    ui.pickers.b.value = String(last.version);
     jobs.push(mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
   }
   const pdf = ui.sources.find((s) => s.pdf);
   if (pdf) jobs.push(mount(ui, "pdf_overlay", { source: pdf.source, query_id: newest ? newest.query_id : null }));
+  else ui.hosts.pdf_overlay.append(el("p", "ragtt-ui-dim", "No PDF in this project yet."));
   await Promise.all(jobs);
 }
 

@@ -42,6 +42,7 @@ UI_CSP = (
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>ragtt dashboard</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 {links}
 <script type="module" src="/ui/static/dashboard.js"></script>
 </head><body class="ragtt-ui"><noscript>The ragtt dashboard needs JavaScript.</noscript></body></html>
