@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from ragtt import __version__
 from ragtt.errors import RagttError
 from ragtt.verbs import VERBS, Verb, VerbUsageError, dumps
-from ragtt.verbs.cli import add_arguments, add_store_options, describe, fill, groups
+from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, fill, groups
 
 __all__ = ["OWN_OPTIONS", "Own", "build_parser", "main"]
 
@@ -228,7 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
             where = nested[parent[0]]
         text = describe(verbs)
         p: argparse.ArgumentParser = where.add_parser(
-            name, parents=[common], help=text["help"], description=text["description"], epilog=text["epilog"]
+            name,
+            parents=[common],
+            help=text["help"],
+            description=text["description"],
+            epilog=text["epilog"],
+            formatter_class=HelpFormatter,
         )
         add_arguments(p, verbs)
         own = OWN_OPTIONS.get(cli, ())

@@ -35,7 +35,7 @@ from traitlets import Bool, Int, Unicode
 
 from ragtt.errors import RagttError
 from ragtt.verbs import VERBS, Verb
-from ragtt.verbs.cli import add_arguments, add_store_options, describe, groups, parse
+from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, groups, parse
 
 __all__ = ["COMMANDS", "DISPLAY", "RagttMagics", "parser_for", "question_mark_is_text"]
 
@@ -77,7 +77,12 @@ class Command:
     def parser(self) -> _Parser:
         if self.verbs:
             text = describe(self.verbs)
-            parser = _Parser(prog=f"%ragtt {self.name}", description=text["description"], epilog=text["epilog"])
+            parser = _Parser(
+                prog=f"%ragtt {self.name}",
+                description=text["description"],
+                epilog=text["epilog"],
+                formatter_class=HelpFormatter,
+            )
             add_arguments(parser, self.verbs)
             target: Any = parser.add_argument_group("only in notebooks") if self.args else parser
         else:

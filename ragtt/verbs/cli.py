@@ -17,7 +17,7 @@ from typing import Any
 
 from ragtt.verbs import Arg, Verb, VerbUsageError, cli_type
 
-__all__ = ["add_arguments", "add_store_options", "describe", "fill", "groups", "parse", "pick"]
+__all__ = ["HelpFormatter", "add_arguments", "add_store_options", "describe", "fill", "groups", "parse", "pick"]
 
 
 def _is_bool(kind: Any) -> bool:
@@ -29,6 +29,15 @@ class _Words(argparse.Action):
 
     def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
         setattr(namespace, self.dest, " ".join(values) if values else None)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help text at one column whatever else a front end adds, so a verb's help reads the
+    same in ``ragtt VERB --help`` and ``%ragtt help VERB``."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, width)
+        self._action_max_length = max_help_position
 
 
 def groups(verbs: Sequence[Verb]) -> dict[str, list[Verb]]:
