@@ -13,25 +13,34 @@ How each front end is generated from the table:
   the rest as query parameters. ``html`` adds ``GET <html_route>``.
 - MCP (``ragtt.serve_mcp``, built): one tool per verb, named ``verb.name``, whose input
   schema is the JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
-- CLI (to do, by the lead; the builder is ``ragtt.verbs.cli``): one sub-parser per
-  ``cli_name`` (``name`` with ``_`` -> ``-`` unless given; ``"test run"`` is ``run`` under
-  ``test``). ``add_arguments`` turns each ``Arg`` into ``add_argument(*arg.flags or
-  (arg.name,), ...)``: no flags means positional; ``list`` types become ``nargs="+"``
-  (positional) or ``action="append"`` (flag); a ``bool`` with default False is
-  ``store_true``, one with default True is ``BooleanOptionalAction`` (``--generate/
-  --no-generate``); ``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs
-  that share a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser, and
-  ``pick`` runs the first whose required args were all given. ``--json`` picks
-  ``verb.to_json`` over ``verb.to_text``; the exit status is ``verb.exit_code(result)``.
-  Output options that are the CLI's own (``diff --html``, ``events --out``, ``test capture
-  --queries-file``) stay in cli.py beside the generated args. ``help`` is the sub-parser's
-  help and description.
-- Magics (to do, by the lead): the same parser per verb (raising ``UsageError``), so
-  ``%ragtt help VERB`` prints exactly ``ragtt VERB --help``; the magic only adds display
-  (widgets, ``last``) around ``verb.call``.
+- CLI (``ragtt.cli``, built with ``ragtt.verbs.cli``): one sub-parser per ``cli`` name
+  (``name`` with ``_`` -> ``-`` unless ``cli_name`` is given; ``"test run"`` is ``run`` under
+  ``test``), so a verb added here is a command with no code in cli.py. ``add_arguments`` turns
+  each ``Arg`` into ``add_argument(*arg.flags or (arg.name,), ...)``: no flags means
+  positional (``words``: it takes every remaining word, joined); ``list`` types become
+  ``nargs="+"`` (positional) or ``action="append"`` (flag; ``list[int]`` flags also take
+  ``3,7,12``); a ``bool`` with default False is ``store_true``, one with default True is
+  ``BooleanOptionalAction`` (``--generate/--no-generate``); ``dict`` types take a JSON
+  object; ``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs that share
+  a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser, and ``pick`` runs the
+  first whose required args were all given (an arg only the other verb takes is an error).
+  Bare words left over fill the first verb's required flags in order (``diff L R``,
+  ``replay ID``). ``--json`` picks ``verb.to_json`` over ``verb.to_text`` (``to_text_in``
+  when the project is still open, to name versions by label); the exit status is
+  ``verb.exit_code(result)``. Output options that are the CLI's own (``diff --html``,
+  ``events --out``, ``--queries-file``) are ``ragtt.cli.OWN_OPTIONS``, beside the generated
+  args. ``help`` is the sub-parser's help and description (``describe``).
+- Magics (``ragtt_nb.magics``): the same parser per verb (raising ``UsageError``), so
+  ``%ragtt help VERB`` prints what ``ragtt VERB --help`` prints, but for the usage line and
+  each front end's own options; the magic only adds display (widgets, ``last``, ``--table``:
+  ``ragtt_nb.magics.DISPLAY``) around ``verb.run``.
+- A verb that needs no project (``alone``: compare_configs) is called with the embedder a
+  front end would open projects with; servers, which hold a project, call ``call`` with it.
 
-The global options (``--project``, ``--embedder``, ``--json``) belong to each front end,
-not to a verb: they say which project to open, not what to do with it.
+The global options (``--project``, ``--embedder``, ``--events-uri``, ``--index-uri``,
+``--json``) belong to each front end, not to a verb: they say which project to open, not
+what to do with it. ``tests/serve/test_front_ends.py`` checks that the four front ends name
+the same arguments for every verb.
 """
 
 from __future__ import annotations
