@@ -217,13 +217,15 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     nested: dict[str, Any] = {}  # "test" -> its sub-parsers
+    by_cli = groups(list(VERBS.values()))
 
-    for cli, verbs in groups(list(VERBS.values())).items():
+    for cli, verbs in by_cli.items():
         *parent, name = cli.split()
         where = sub
         if parent:
             if parent[0] not in nested:
-                holder = sub.add_parser(parent[0], help=f"{parent[0]} ACTION", description=f"{parent[0]} ACTION")
+                actions = " | ".join(c for c in by_cli if c.split()[0] == parent[0])
+                holder = sub.add_parser(parent[0], help=actions, description=actions)
                 nested[parent[0]] = holder.add_subparsers(dest="action", required=True, metavar="ACTION")
             where = nested[parent[0]]
         text = describe(verbs)
@@ -242,8 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
             for option in own:
                 mine.add_argument(*option.flags, dest=option.dest, metavar=option.metavar, help=option.help)
         p.set_defaults(verbs=verbs, command_parser=p)
-    if "test" in nested:
-        sub.choices["test"].description = "golden-query regression suites"
 
     def add(name: str, handler: Handler, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, parents=[common], help=help_, description=help_)
