@@ -134,4 +134,3 @@ def test_a_hand_added_option_shows(monkeypatch: pytest.MonkeyPatch) -> None:
     parser = cli_parser("query")
     parser.add_argument("--rerank", action="store_true")
     assert dests(parser) - GLOBAL != expected(GROUPS["query"], "cli")
-
