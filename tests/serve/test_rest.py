@@ -156,3 +156,23 @@ def test_rest_and_mcp_take_the_same_argument_names(client: TestClient) -> None:
         else:
             rest = {p["name"] for p in operation.get("parameters", []) if p["in"] in ("path", "query")}
         assert rest == set(body_model(verb, "mcp").model_fields), verb.name
+
+
+def test_compare_configs_is_a_route(client: TestClient) -> None:
+    body = {
+        "texts": TEXTS,
+        "config_a": {"retrieval_mode": "vector"},
+        "config_b": {"retrieval_mode": "bm25"},
+        "queries": ["refund days", "express shipping"],
+    }
+    response = client.post("/compare-configs", json=body)
+    assert response.status_code == 200, response.text
+    found = response.json()
+    assert [q["text"] for q in found["queries"]] == body["queries"]
+    assert found["config_a"]["retrieval_mode"] == "vector" and found["config_b"]["retrieval_mode"] == "bm25"
+    assert all(0.0 <= q["overlap_at_k"] <= 1.0 for q in found["queries"])
+    unknown = client.post("/compare-configs", json={**body, "config_b": {"retrieval_mod": "bm25"}})
+    assert unknown.status_code == 400 and "retrieval_mod" in unknown.json()["detail"]
+    assert client.post("/compare-configs", json={**body, "queries": "refund"}).status_code == 422
+    both = client.post("/compare-configs", json={**body, "corpus": ["docs/"]})
+    assert both.status_code == 400 and "not both" in both.json()["detail"]
