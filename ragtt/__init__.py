@@ -72,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     # history
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
+    "PruneReport": "ragtt.retention",
 }
 
 # The public surface: exactly the lazily exported names (tests pin it by equality).
@@ -174,4 +175,5 @@ if TYPE_CHECKING:
     from ragtt.timetravel.regression import RegressionReport as RegressionReport
     from ragtt.timetravel.run import LoggedRun as LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff as SnapshotDiff
+    from ragtt.retention import PruneReport as PruneReport
     from ragtt.verify import VerifyReport as VerifyReport

@@ -11,7 +11,7 @@ from typing import Any
 
 from ragtt.errors import StoreError
 from ragtt.events.chain import GENESIS, event_hash
-from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.types import HISTORY_PRUNED, ONCE_PER_QUERY, PRUNABLE
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
@@ -122,7 +122,25 @@ def _v2(conn: Any) -> None:
     )
 
 
-MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2)
+_PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
+# Retention's one exception to "never UPDATE": an event of a run may be blanked (payload
+# '{}', every other column unchanged) when ``pruned_by`` names a ``history.pruned`` event
+# logged after it; nothing else, and never twice. Document texts are never blanked.
+_PRUNED_BY = f"EXISTS (SELECT 1 FROM events p WHERE p.seq = NEW.pruned_by AND p.type = '{HISTORY_PRUNED}')"
+_V3 = f"""
+    ALTER TABLE events ADD COLUMN pruned_by INTEGER;
+    DROP TRIGGER events_no_update;
+    CREATE TRIGGER events_no_update BEFORE UPDATE ON events WHEN NOT (
+        OLD.pruned_by IS NULL AND NEW.pruned_by > OLD.seq AND NEW.payload = '{{}}'
+        AND OLD.type IN ({_PRUNABLE})
+        AND NEW.seq = OLD.seq AND NEW.event_id = OLD.event_id AND NEW.ts = OLD.ts AND NEW.type = OLD.type
+        AND NEW.query_id IS OLD.query_id AND NEW.index_version IS OLD.index_version
+        AND NEW.doc_id IS OLD.doc_id AND NEW.hash = OLD.hash AND {_PRUNED_BY}
+    ) {_IMMUTABLE.format(what="events")};
+    CREATE INDEX events_pruned ON events (pruned_by) WHERE pruned_by IS NOT NULL;
+"""
+
+MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

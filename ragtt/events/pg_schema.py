@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragtt.errors import StoreError
-from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.types import HISTORY_PRUNED, ONCE_PER_QUERY, PRUNABLE
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
@@ -111,7 +111,31 @@ _V1 = f"""
     );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
+_PRUNED_BY = f"EXISTS (SELECT 1 FROM events p WHERE p.seq = NEW.pruned_by AND p.type = '{HISTORY_PRUNED}')"
+# Retention's one exception to "never UPDATE" (the same rule as events.db's migration 3): a
+# run's event may be blanked (payload '{}', every other column unchanged) when ``pruned_by``
+# names a ``history.pruned`` event logged after it. Document texts are never blanked.
+_V2 = f"""
+    ALTER TABLE events ADD COLUMN pruned_by BIGINT;
+    CREATE FUNCTION ragtt_events_prune_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.pruned_by IS NULL AND NEW.pruned_by > OLD.seq AND NEW.payload = '{{}}'
+            AND OLD.type IN ({_PRUNABLE})
+            AND NEW.seq = OLD.seq AND NEW.event_id = OLD.event_id AND NEW.ts = OLD.ts AND NEW.type = OLD.type
+            AND NEW.query_id IS NOT DISTINCT FROM OLD.query_id
+            AND NEW.index_version IS NOT DISTINCT FROM OLD.index_version
+            AND NEW.doc_id IS NOT DISTINCT FROM OLD.doc_id AND NEW.hash = OLD.hash AND {_PRUNED_BY} THEN
+            RETURN NEW;
+        END IF;
+        {_REFUSE.format(what="'events'")};
+    END $$;
+    DROP TRIGGER events_no_update ON events;
+    CREATE TRIGGER events_no_update BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION ragtt_events_prune_only();
+    CREATE INDEX events_pruned ON events (pruned_by) WHERE pruned_by IS NOT NULL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key of schema changes (any constant unique to ragtt).
 MIGRATION_LOCK = 0x7261677474_01
