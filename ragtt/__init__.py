@@ -165,6 +165,7 @@ if TYPE_CHECKING:
     from ragtt.results import (
         Snapshot as Snapshot,
     )
+    from ragtt.retention import PruneReport as PruneReport
     from ragtt.timetravel.bisect import BisectReport as BisectReport
     from ragtt.timetravel.compare import ConfigComparison as ConfigComparison
     from ragtt.timetravel.compare import compare_configs as compare_configs
@@ -175,5 +176,4 @@ if TYPE_CHECKING:
     from ragtt.timetravel.regression import RegressionReport as RegressionReport
     from ragtt.timetravel.run import LoggedRun as LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff as SnapshotDiff
-    from ragtt.retention import PruneReport as PruneReport
     from ragtt.verify import VerifyReport as VerifyReport

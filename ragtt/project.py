@@ -497,11 +497,11 @@ class Project:
         from ragtt.retention import pruned_error
         from ragtt.timetravel.run import check_query_id
 
-        pruned = pruned_error(self._ctx, check_query_id(query_id))
-        if pruned is not None:
-            raise pruned
-        frame = self._ctx.log.frame(query_id=query_id)
+        frame = self._ctx.log.frame(query_id=check_query_id(query_id))
         if frame.is_empty():
+            pruned = pruned_error(self._ctx, query_id)
+            if pruned is not None:
+                raise pruned
             raise NotFoundError(f"no events for query id {query_id!r}")
         return frame
 

@@ -11,9 +11,10 @@ What is retained (docs/ARCHITECTURE.md, "Retention", has the argument):
   one current at the cutoff and every later one (the recent past stays whole, so "as of"
   any time after the cutoff resolves to a version that exists).
 
-Everything else goes: the runs' events are blanked (never deleted: their digest stays in the
-chain), old snapshots lose their tag, old versions are deleted from LanceDB. Document events,
-index events and document texts are never touched.
+Everything else goes: the runs' events are deleted (the ``history.pruned`` event lists their
+ids and the gaps they leave, so the chain still verifies), old snapshots lose their tag, old
+versions are deleted from LanceDB. Document events, index events and document texts are never
+touched.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from ragtt._html import STYLE, esc
 from ragtt.commit import recover, writing
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.events import types as ev
-from ragtt.events.chain import tombstones_digest
+from ragtt.events.retention import spans
 from ragtt.events.store import Event
 from ragtt.events.time import format_ts, parse_ts, utc_now
 from ragtt.results import Result, iso_utc
@@ -122,16 +123,16 @@ def prune(
                 "policy": policy,
                 "cutoff": None if plan.cutoff is None else format_ts(plan.cutoff),
                 "queries_pruned": len(plan.doomed),
+                "query_ids": plan.doomed,
                 "events_pruned": len(rows),
-                "tombstones_digest": tombstones_digest(rows),
-                "documents_pruned": 0,
+                "spans": spans(rows),
                 "snapshots_dropped": plan.dropped,
                 "versions_deleted": plan.delete,
                 "versions_kept": plan.kept,
             }
             event = Event(ev.HISTORY_PRUNED, dict(payload), index_version=w.base)
             log.append_many([event], conn=conn)
-            log.retention.blank(conn, [int(r[0]) for r in rows], log.retention.seq_of(conn, event.event_id))
+            log.retention.delete(conn, [seq for seq, _ in rows])  # allowed: the newest event is this prune
             # Log first, table after: from here the table part is only ever rolled forward.
             log.intents.add(
                 conn,
@@ -139,7 +140,11 @@ def prune(
                 "prune",
                 w.base,
                 event.ts,
-                {"events": [], "table": ctx.table.table_name, "forget": {"versions": plan.delete, "tags": plan.dropped}},
+                {
+                    "events": [],
+                    "table": ctx.table.table_name,
+                    "forget": {"versions": plan.delete, "tags": plan.dropped},
+                },
             )
         recover(log, ctx.table)  # runs the table part: the same code a crashed prune's recovery runs
     log.compact()
@@ -207,16 +212,14 @@ def deleted_versions(ctx: Context) -> set[int]:
 
 
 def pruned_error(ctx: Context, query_id: str) -> NotFoundError | None:
-    """The error for a query id whose run a prune blanked (None: it was not pruned)."""
-    seq = ctx.log.retention.pruned_by(query_id)
-    if seq is None:
+    """The error for a query id whose run a prune deleted (None: it was not pruned)."""
+    seq = ctx.log.retention.pruned_in(query_id)
+    event = next((e for e in prunes(ctx) if e.seq == seq), None) if seq is not None else None
+    if event is None or query_id not in event.payload.get("query_ids", []):
         return None
-    event = next((e for e in prunes(ctx) if e.seq == seq), None)
-    if event is None:  # verify() reports a blanked event with no prune; say what is known
-        return NotFoundError(f"query {query_id} was pruned (its events are blanked), by no recorded prune")
     return NotFoundError(
         f"query {query_id} was pruned on {iso_utc(event.ts)} by {describe_policy(event.payload.get('policy', {}))}"
-        " (retention blanks old runs; only the fact that it ran is kept)"
+        " (retention deletes old runs' events; the prune event lists the id)"
     )
 
 

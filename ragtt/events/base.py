@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt._hashing import time_ordered_id
 from ragtt.errors import HistoryError, ProjectBusyError, StoreError
-from ragtt.events.chain import GENESIS, event_hash, tombstones_digest
+from ragtt.events.chain import GENESIS, event_hash
 from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, HISTORY_PRUNED, ONCE_PER_QUERY, PRUNABLE
+from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, HISTORY_PRUNED, ONCE_PER_QUERY
 
 if TYPE_CHECKING:
     import polars as pl
@@ -110,7 +110,11 @@ class EventLog(ABC):
 
     @abstractmethod
     def compact(self) -> None:
-        """Give the space of blanked payloads back (outside any transaction): VACUUM."""
+        """Give the space of pruned events back (outside any transaction): VACUUM."""
+
+    @abstractmethod
+    def size_bytes(self) -> int:
+        """The disk the log takes (its database file, or its tables with their indexes)."""
 
     @abstractmethod
     def guards(self) -> list[str]:
@@ -323,35 +327,31 @@ class EventLog(ABC):
     def verify_chain(self) -> tuple[int, list[str]]:
         """Re-walk the hash chain: (events checked, problems).
 
-        An event retention blanked (``pruned_by`` set, payload gone) cannot be re-hashed; what
-        is left of it (its hot fields and stored hash) must match the digest its
-        ``history.pruned`` event recorded, and the event after it still chains to its hash.
+        A gap in the event numbers must be spans that ``history.pruned`` events list (each
+        with the hash of its last deleted event, which the next event chains to); any other
+        gap is reported as deleted events.
         """
         problems: list[str] = []
+        spans: dict[int, tuple[int, str]] = {}  # first deleted seq -> (last deleted seq, its hash)
+        for (payload,) in self._conn.execute("SELECT payload FROM events WHERE type = ?", (HISTORY_PRUNED,)):
+            spans.update({int(f): (int(last), str(h)) for f, last, h in json.loads(payload).get("spans", [])})
         prev, checked, last_seq = GENESIS, 0, 0
-        blanked: dict[int, tuple[str, int]] = {}  # prune event seq -> (digest so far, events)
-        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash, pruned_by FROM events ORDER BY seq")
+        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
         for row in cursor:
-            seq, stored, pruned_by = int(row[0]), row[8], row[9]
+            seq, stored = int(row[0]), row[-1]
+            while last_seq + 1 < seq and last_seq + 1 in spans:  # pruned runs: chain across them
+                last_seq, prev = spans.pop(last_seq + 1)
             if seq != last_seq + 1 and not problems:
                 problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
-            if pruned_by is not None:
-                if int(pruned_by) <= seq or row[3] not in PRUNABLE:
-                    problems.append(f"event log: event #{seq} ({row[3]}) was blanked outside a recorded prune")
-                digest, count = blanked.get(int(pruned_by), (GENESIS, 0))
-                blanked[int(pruned_by)] = (tombstones_digest([(seq, *row[1:7], stored)], digest), count + 1)
-            else:
-                expected = event_hash(prev, row[1:8])
-                if stored != expected and len(problems) < 20:
-                    problems.append(
-                        f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
-                        "it was rewritten, or an event before it was"
-                    )
-                if row[3] == HISTORY_PRUNED:
-                    problems.extend(_check_prune(seq, row[7], blanked.pop(seq, (GENESIS, 0))))
+            expected = event_hash(prev, row[1:8])
+            if stored != expected and len(problems) < 20:
+                problems.append(
+                    f"event log: event #{seq} ({row[3]}, {row[1]}) does not match its hash: "
+                    "it was rewritten, or an event before it was"
+                )
             prev, checked, last_seq = stored, checked + 1, seq
-        for seq in sorted(blanked):
-            problems.append(f"event log: {blanked[seq][1]} event(s) name #{seq} as their prune, which is no prune")
+        for first, (last, _) in sorted(spans.items()):
+            problems.append(f"event log: a prune lists events {first}..{last} as deleted, but they are not a gap")
         top = self._top_seq()
         if top is not None and top > last_seq:
             problems.append(f"event log: the newest events (#{last_seq + 1}..#{top}) are missing (deleted?)")
@@ -387,18 +387,6 @@ class _TryLock:
     def __exit__(self, *exc: object) -> None:
         if self._held is not None:
             self._held.close()
-
-
-def _check_prune(seq: int, payload: str, found: tuple[str, int]) -> list[str]:
-    """A ``history.pruned`` event against the events that name it as their prune."""
-    recorded = json.loads(payload)
-    digest, count = found
-    if count != recorded.get("events_pruned") or digest != recorded.get("tombstones_digest"):
-        return [
-            f"event log: prune #{seq} blanked {recorded.get('events_pruned')} event(s) but {count} carry its mark, "
-            "or their kept fields were rewritten"
-        ]
-    return []
 
 
 def _row_to_event(row: Sequence[Any]) -> Event:

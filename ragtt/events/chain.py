@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GENESIS", "event_hash", "tombstones_digest"]
+__all__ = ["GENESIS", "event_hash"]
 
 GENESIS = "0" * 64
 
@@ -21,14 +21,3 @@ def event_hash(prev: str, fields: Sequence[Any]) -> str:
         h.update(len(text).to_bytes(8, "big"))
         h.update(text.encode("utf-8"))
     return h.hexdigest()
-
-
-def tombstones_digest(rows: Sequence[Sequence[Any]], start: str = GENESIS) -> str:
-    """The digest a ``history.pruned`` event records over the events it blanked, in log order:
-    each row is (seq, event_id, ts, type, query_id, index_version, doc_id, hash), every field
-    a blanked event keeps. The chain cannot re-hash a blanked event (its payload is gone), so
-    this pins what is left of it to an event the chain does check."""
-    digest = start
-    for row in rows:
-        digest = event_hash(digest, row)
-    return digest

@@ -123,21 +123,16 @@ def _v2(conn: Any) -> None:
 
 
 _PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
-# Retention's one exception to "never UPDATE": an event of a run may be blanked (payload
-# '{}', every other column unchanged) when ``pruned_by`` names a ``history.pruned`` event
-# logged after it; nothing else, and never twice. Document texts are never blanked.
-_PRUNED_BY = f"EXISTS (SELECT 1 FROM events p WHERE p.seq = NEW.pruned_by AND p.type = '{HISTORY_PRUNED}')"
+# Retention's one exception to "never DELETE": an event of a run (a query's or a replay's) may
+# be deleted while the log's newest event is a ``history.pruned`` event, i.e. in the prune's
+# own transaction, which lists what it deletes; verify() reports any gap no prune lists.
+# Nothing else is ever deleted: document, index, snapshot and prune events stay.
+_NEWEST_IS_A_PRUNE = f"(SELECT type FROM events WHERE seq = (SELECT MAX(seq) FROM events)) = '{HISTORY_PRUNED}'"
 _V3 = f"""
-    ALTER TABLE events ADD COLUMN pruned_by INTEGER;
-    DROP TRIGGER events_no_update;
-    CREATE TRIGGER events_no_update BEFORE UPDATE ON events WHEN NOT (
-        OLD.pruned_by IS NULL AND NEW.pruned_by > OLD.seq AND NEW.payload = '{{}}'
-        AND OLD.type IN ({_PRUNABLE})
-        AND NEW.seq = OLD.seq AND NEW.event_id = OLD.event_id AND NEW.ts = OLD.ts AND NEW.type = OLD.type
-        AND NEW.query_id IS OLD.query_id AND NEW.index_version IS OLD.index_version
-        AND NEW.doc_id IS OLD.doc_id AND NEW.hash = OLD.hash AND {_PRUNED_BY}
-    ) {_IMMUTABLE.format(what="events")};
-    CREATE INDEX events_pruned ON events (pruned_by) WHERE pruned_by IS NOT NULL;
+    DROP TRIGGER events_no_delete;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        WHEN NOT (OLD.type IN ({_PRUNABLE}) AND {_NEWEST_IS_A_PRUNE})
+        {_IMMUTABLE.format(what="events")};
 """
 
 MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2, _V3)

@@ -112,27 +112,20 @@ _V1 = f"""
 """
 
 _PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
-_PRUNED_BY = f"EXISTS (SELECT 1 FROM events p WHERE p.seq = NEW.pruned_by AND p.type = '{HISTORY_PRUNED}')"
-# Retention's one exception to "never UPDATE" (the same rule as events.db's migration 3): a
-# run's event may be blanked (payload '{}', every other column unchanged) when ``pruned_by``
-# names a ``history.pruned`` event logged after it. Document texts are never blanked.
+# Retention's one exception to "never DELETE" (the same rule as events.db's migration 3): a
+# run's event may be deleted while the log's newest event is a ``history.pruned`` event, i.e.
+# in the prune's own transaction, which lists what it deletes.
 _V2 = f"""
-    ALTER TABLE events ADD COLUMN pruned_by BIGINT;
     CREATE FUNCTION ragtt_events_prune_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-        IF OLD.pruned_by IS NULL AND NEW.pruned_by > OLD.seq AND NEW.payload = '{{}}'
-            AND OLD.type IN ({_PRUNABLE})
-            AND NEW.seq = OLD.seq AND NEW.event_id = OLD.event_id AND NEW.ts = OLD.ts AND NEW.type = OLD.type
-            AND NEW.query_id IS NOT DISTINCT FROM OLD.query_id
-            AND NEW.index_version IS NOT DISTINCT FROM OLD.index_version
-            AND NEW.doc_id IS NOT DISTINCT FROM OLD.doc_id AND NEW.hash = OLD.hash AND {_PRUNED_BY} THEN
-            RETURN NEW;
+        IF OLD.type IN ({_PRUNABLE})
+            AND (SELECT type FROM events ORDER BY seq DESC LIMIT 1) = '{HISTORY_PRUNED}' THEN
+            RETURN OLD;
         END IF;
         {_REFUSE.format(what="'events'")};
     END $$;
-    DROP TRIGGER events_no_update ON events;
-    CREATE TRIGGER events_no_update BEFORE UPDATE ON events FOR EACH ROW EXECUTE FUNCTION ragtt_events_prune_only();
-    CREATE INDEX events_pruned ON events (pruned_by) WHERE pruned_by IS NOT NULL;
+    DROP TRIGGER events_no_delete ON events;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION ragtt_events_prune_only();
 """
 
 MIGRATIONS: tuple[str, ...] = (_V1, _V2)

@@ -143,7 +143,14 @@ class PostgresEventStore(EventLog):
     def compact(self) -> None:
         # VACUUM FULL returns the space to the operating system (a plain VACUUM only marks it
         # reusable); it holds each table's lock for the rewrite, which is short at this size.
-        self._pg.execute("VACUUM FULL events")
+        self._pg.execute("VACUUM FULL events, index_versions, intents, meta, events_head")
+
+    def size_bytes(self) -> int:
+        row = self._pg.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relnamespace = to_regnamespace(current_schema())"
+        ).fetchone()
+        return int(row[0])
 
     def guards(self) -> list[str]:
         rows = self._pg.execute(

@@ -105,6 +105,10 @@ class EventStore(EventLog):
         self._db.execute("VACUUM")
         self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
+    def size_bytes(self) -> int:
+        files = [self.path, self.path.with_name(self.path.name + "-wal")]
+        return sum(f.stat().st_size for f in files if f.exists())
+
     def guards(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]
 

@@ -56,8 +56,8 @@ REPLAY_PREFIX: Final = "replay."
 # replay "a different question" under an old id, so the log refuses it.
 _RUN_TYPES = (QUERY_RECEIVED, RETRIEVAL_EXECUTED, CONTEXT_ASSEMBLED, GENERATION_EXECUTED, QUERY_COMPLETED)
 ONCE_PER_QUERY: Final = frozenset(_RUN_TYPES) | frozenset(REPLAY_PREFIX + t for t in _RUN_TYPES)
-# The only events retention may blank (a query's or a replay's run); the log's own guard
-# refuses to blank any other type (document, index, snapshot and prune events stay whole).
+# The only events retention may delete (a query's or a replay's run); the log's own guard
+# refuses to delete any other type (document, index, snapshot and prune events stay).
 PRUNABLE: Final = ONCE_PER_QUERY
 
 
@@ -117,9 +117,9 @@ class HistoryPruned(TypedDict):
     policy: dict[str, Any]  # max_snapshots, max_age (seconds), keep
     cutoff: str | None  # runs that started before this UTC time were pruned (None: none were)
     queries_pruned: int
+    query_ids: list[str]  # the runs whose events were deleted (a pruned id says so)
     events_pruned: int
-    tombstones_digest: str  # chain-style digest of the blanked events' kept fields (verify re-walks it)
-    documents_pruned: int
+    spans: list[list[Any]]  # [first seq, last seq, hash of the last] of each gap: verify chains across it
     snapshots_dropped: list[str]
     versions_deleted: list[int]
     versions_kept: list[int]

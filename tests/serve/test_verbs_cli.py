@@ -49,7 +49,12 @@ def current(cli: str) -> argparse.ArgumentParser:
     return parser
 
 
-@pytest.mark.parametrize("cli", sorted(groups()))
+# Verbs declared in the table after today's cli.py was written: the CLI generated from the
+# table has them (tests/history/test_retention.py parses `ragtt prune` with the builder).
+NOT_IN_TODAYS_CLI = {"prune"}
+
+
+@pytest.mark.parametrize("cli", sorted(set(groups()) - NOT_IN_TODAYS_CLI))
 def test_every_flag_of_todays_cli_is_in_the_table(cli: str) -> None:
     today = {flag for action in current(cli)._actions for flag in action.option_strings} - FRONT_END_ONLY
     table = {flag for action in generated(cli)._actions for flag in action.option_strings}
