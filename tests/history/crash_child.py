@@ -57,7 +57,6 @@ def _wrap(cls: Any, method: str, kill_at: int | None) -> None:
 def install(kill_at: int | None) -> None:
     import lancedb.merge
     import lancedb.table
-
     from lance.dataset import LanceDataset
 
     from ragtt.events.cache import EmbeddingCache
