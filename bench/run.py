@@ -55,6 +55,7 @@ OTHER_BENCHES = {
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
     "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
     "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
+    "bench_prune.py": ([], ["--quick"]),  # retention: 1,000 versions, 100,000 events (building it: minutes)
 }
 
 
