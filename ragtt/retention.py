@@ -37,7 +37,7 @@ from ragtt.results import Result, iso_utc
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["PruneReport", "parse_duration", "prune", "pruned_error"]
+__all__ = ["PruneReport", "deleted_versions", "describe_policy", "parse_duration", "prune", "pruned_error", "prunes"]
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -190,7 +190,8 @@ class ChunkTable:
         except (ValueError, RuntimeError, OSError) as exc:
             raise NotFoundError(
                 f"index version {version} does not exist in table {self.table_name!r} "
-                f"(latest is {self.latest_version()})"
+                f"(latest is {self.latest_version()}; a prune deletes old versions, and its history.pruned "
+                "event lists them)"
             ) from exc
         self._views[version] = handle
         if len(self._views) > _VIEW_CACHE:

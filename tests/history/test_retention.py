@@ -179,6 +179,9 @@ def test_keep_pins_a_query_a_snapshot_and_a_version(proj: ragtt.Project) -> None
     assert early.label in [s.label for s in proj.snapshots()] and len(proj.snapshots()) == 2
     assert {old_version, early.index_version, other} <= set(report.versions_kept)
     assert proj.chunks(at=other).height > 0
+    proj.bisect(oldest, "source:doc1.md")  # walks only the versions that still exist
+    with pytest.raises(ragtt.NotFoundError, match="a prune deletes old versions"):
+        proj.chunks(at=report.versions_deleted[0])
     assert proj.verify().ok
 
 
