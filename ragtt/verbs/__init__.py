@@ -612,6 +612,46 @@ verb(
     )
 )
 
+
+def _prune(proj: Project, a: dict[str, Any]) -> Any:
+    keep = [int(k) if k.isascii() and k.isdigit() else k for k in a["keep"] or []]  # a version, or an id/label
+    return proj.prune(max_snapshots=a["max_snapshots"], max_age=a["max_age"], keep=keep)
+
+
+verb(
+    Verb(
+        "prune",
+        "forget old runs and the index versions nothing retained needs (recorded in the hash chain)",
+        (
+            Arg(
+                "max_snapshots",
+                int,
+                "keep the N newest snapshots (and history back to the oldest of them)",
+                flags=("--max-snapshots",),
+                minimum=0,
+            ),
+            Arg(
+                "max_age",
+                str,
+                "forget runs older than this: a number and s, m, h, d or w (e.g. 30d, 12h)",
+                flags=("--max-age",),
+            ),
+            Arg(
+                "keep",
+                list[str],
+                "a query id, snapshot label or version number never to prune (repeatable)",
+                default=[],
+                flags=("--keep",),
+            ),
+        ),
+        _prune,
+        _dict,
+        _text,
+        route=("POST", "/prune"),
+        writes_index=True,
+    )
+)
+
 verb(
     Verb(
         "verify",
