@@ -4,6 +4,7 @@ explains itself, what it forgets says so, the chain stays verifiable, and the di
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -17,7 +18,7 @@ from ragtt.events.time import utc_now
 from ragtt.retention import parse_duration
 from ragtt.verbs import VERBS
 from ragtt.verbs.cli import add_arguments, pick
-from tests.backends import copy_project, drop_guards, raw_log
+from tests.backends import copy_project, drop_guards, events_uri, raw_log
 from tests.history.scenarios import QUESTIONS, open_project
 
 STEPS = 80  # ingests: with creation and maintenance, about 85 versions
@@ -237,6 +238,21 @@ def test_the_prune_verb_and_its_command_line(proj: ragtt.Project) -> None:
     assert verb.to_text(report).startswith("prune: ")
     with pytest.raises(ragtt.ConfigError, match="needs a policy"):
         verb.run(proj, {})
+
+
+def test_ragtt_prune_on_the_command_line(proj: ragtt.Project, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragtt.cli import main
+
+    kept, pruned = _runs(proj)[-1], _runs(proj)[0]
+    stores = ["--project", str(proj.path), "--embedder", "hash"]
+    if (uri := events_uri(proj.path)) is not None:
+        stores += ["--events-uri", uri]
+    argv = ["prune", *stores, "--max-snapshots", "1", "--max-age", "30d", "--keep", kept, "--json"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["queries_pruned"] > 0
+    assert main(["replay", *stores, "--query-id", pruned]) != 0
+    assert "was pruned on" in capsys.readouterr().err
+    assert main(["replay", *stores, "--query-id", kept]) == 0
 
 
 def test_parse_duration() -> None:
