@@ -8,7 +8,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -87,10 +89,20 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             ),
             "ragtt.temporal.results.RetrievalResult": lambda: store.retrieve(asked),
             "ragtt.temporal.results.AssembledContext": lambda: store.assemble_context(asked, 1000),
+            "ragtt.retention.PruneReport": lambda: pruned_copy(root),
         }
         out.update(objects=objects, then=then.query_id, now=now.query_id)
         yield out
         store.close()
+
+
+def pruned_copy(root: Path) -> Any:
+    """A prune's report, made on a copy: the other cases still need every snapshot."""
+    shutil.copytree(root / "proj", root / "pruned")
+    with ragtt.Project.open(root / "pruned", embedder=ragtt.HashEmbedder(), progress=False) as copy:
+        report = copy.prune(max_snapshots=1)
+    assert report.queries_pruned > 0
+    return report
 
 
 def _dialogs(o: Offline, html: str) -> list[str]:
