@@ -16,15 +16,6 @@ from ragtt.demo import sample_releases
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How many days do I have to ask for a refund?"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def build_sample(path: Path) -> dict[str, Any]:
@@ -89,20 +80,6 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     finally:
         os.environ.pop("RAGTT_EMBEDDER", None)
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` (./dev test does this)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 SCREENS_ENV = "RAGTT_SCREENSHOTS"

@@ -18,7 +18,6 @@ from ragtt.serve import create_app
 from ragtt_nb.state import static_file
 from tests.conftest import corpus
 from tests.nb.conftest import Offline, build_sample
-from tests.nb.conftest import browser as browser  # the session's one Chromium
 from tests.nb.layer2.conftest import PAYLOADS, REAL_PDF, evil_pdf
 from tests.serve.conftest import live
 

@@ -22,7 +22,6 @@ from ragtt.serve import create_app
 from ragtt.temporal import AssertionStore, RetrievalQuery
 from ragtt.timetravel.compare import compare_configs
 from tests.nb.conftest import Offline
-from tests.nb.conftest import browser as browser  # the session's one Chromium
 from tests.serve.conftest import live
 from tests.temporal.conftest import NS, episode, make
 
