@@ -41,17 +41,22 @@ def generated(cli: str) -> argparse.ArgumentParser:
     return parser
 
 
-def current(cli: str) -> argparse.ArgumentParser:
+def current(cli: str) -> argparse.ArgumentParser | None:
+    """Today's sub-parser of ``cli``; None for a verb added to the table after today's CLI."""
     parser: argparse.ArgumentParser = build_parser()
     for word in cli.split():
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        if word not in sub.choices:
+            return None
         parser = sub.choices[word]
     return parser
 
 
 @pytest.mark.parametrize("cli", sorted(groups()))
 def test_every_flag_of_todays_cli_is_in_the_table(cli: str) -> None:
-    today = {flag for action in current(cli)._actions for flag in action.option_strings} - FRONT_END_ONLY
+    parser = current(cli)
+    actions = parser._actions if parser is not None else []  # a new verb has no flags of today's to lose
+    today = {flag for action in actions for flag in action.option_strings} - FRONT_END_ONLY
     table = {flag for action in generated(cli)._actions for flag in action.option_strings}
     assert today <= table, f"ragtt {cli}: the table lacks {sorted(today - table)}"
 
