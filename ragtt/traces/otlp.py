@@ -84,12 +84,11 @@ def span_ids(query_id: str) -> tuple[str, str, str, str]:
 def load_traced_runs(ctx: Context, query_ids: Iterable[str], texts: Mapping[str, str] | None = None) -> list[TracedRun]:
     """Read the runs' events from the log and their chunks' texts from the table (one scan
     per index version; ``texts`` already known, e.g. from a QueryResult, are not looked up)."""
-    from ragtt.index.table import sql_string_list
     from ragtt.timetravel.run import check_query_id
 
     found: list[tuple[str, dict[str, Event], bool]] = []
-    for query_id in query_ids:
-        events = ctx.log.query(query_id=check_query_id(query_id))
+    ids = [check_query_id(q) for q in query_ids]
+    for query_id, events in ctx.log.runs(ids).items():
         by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
         if ev.RETRIEVAL_EXECUTED not in by_type:
             raise NotFoundError(
@@ -104,9 +103,8 @@ def load_traced_runs(ctx: Context, query_ids: Iterable[str], texts: Mapping[str,
         missing = {c["chunk_id"] for c in payload["chunks"]} - known.keys()
         if missing:
             wanted.setdefault(int(payload["index_version"]), set()).update(missing)
-    for version, ids in wanted.items():
-        rows = ctx.table.scan(version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(sorted(ids))})")
-        known.update(zip(rows.column("chunk_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
+    for version, chunk_ids in wanted.items():
+        known.update(ctx.table.texts(version, chunk_ids))
     return [TracedRun(qid, by_type, replay, known) for qid, by_type, replay in found]
 
 
