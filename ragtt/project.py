@@ -495,12 +495,12 @@ class Project:
 
     @overload
     def export_traces(
-        self, query_id: str | Iterable[str], *, endpoint: str | None = None, project_name: str = ...
+        self, query_id: str | Iterable[str], *, endpoint: str | None = None, project_name: str | None = None
     ) -> dict[str, Any]: ...
 
     @overload
     def export_traces(
-        self, query_id: None = None, *, endpoint: str, live: Literal[True], project_name: str = ...
+        self, query_id: None = None, *, endpoint: str, live: Literal[True], project_name: str | None = None
     ) -> LiveTraces: ...
 
     def export_traces(
@@ -509,20 +509,21 @@ class Project:
         *,
         endpoint: str | None = None,
         live: bool = False,
-        project_name: str = "ragtt",
+        project_name: str | None = None,
     ) -> dict[str, Any] | LiveTraces:
         """The OpenTelemetry trace of a logged query or replay (or of several ids) as an OTLP/JSON
         dict, in OpenInference's conventions (Phoenix shows them natively); with ``endpoint``
         (``http://127.0.0.1:6006``) also sent there over OTLP/HTTP. ``project_name`` is the
-        Phoenix project the spans land in.
+        Phoenix project the spans land in (default ``ragtt``).
 
         ``export_traces(endpoint=URL, live=True)`` instead exports every later query and replay
         of this project as it happens, from a background thread, and returns its ``LiveTraces``
         handle (``stop()`` ends it; so does ``close()``). A collector that is down never fails
         a query: the handle counts what was not sent.
         """
-        from ragtt.traces.otlp import load_traced_runs, otlp_json
+        from ragtt.traces.otlp import DEFAULT_PROJECT_NAME, load_traced_runs, otlp_json
 
+        project_name = project_name or DEFAULT_PROJECT_NAME
         if live:
             if query_id is not None or endpoint is None:
                 raise ConfigError(
