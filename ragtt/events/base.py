@@ -238,18 +238,20 @@ class EventLog(ABC):
             sql += f" LIMIT {int(limit)}"
         return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
 
-    def runs(self, query_ids: Sequence[str]) -> dict[str, list[Event]]:
-        """The events of many queries or replays, in log order, read in a few statements
-        (exporting thousands of traces must not cost one round trip each)."""
+    def runs(self, query_ids: Sequence[str], types: Iterable[str] | None = None) -> dict[str, list[Event]]:
+        """The events of many queries or replays (only ``types``, if given), in log order, read
+        in a few statements (exporting thousands of traces must not cost one round trip each)."""
         found: dict[str, list[Event]] = {q: [] for q in query_ids}
         wanted = list(found)
+        kinds = sorted(types) if types is not None else []
+        type_sql = f" AND type IN ({','.join('?' * len(kinds))})" if kinds else ""
         for start in range(0, len(wanted), _IDS_PER_READ):
             batch = wanted[start : start + _IDS_PER_READ]
             sql = (
-                f"SELECT {', '.join(_COLUMNS)} FROM events WHERE query_id IN ({','.join('?' * len(batch))}) "
-                "ORDER BY seq"
+                f"SELECT {', '.join(_COLUMNS)} FROM events WHERE query_id IN ({','.join('?' * len(batch))})"
+                f"{type_sql} ORDER BY seq"
             )
-            for row in self._conn.execute(sql, batch).fetchall():
+            for row in self._conn.execute(sql, [*batch, *kinds]).fetchall():
                 event = _row_to_event(row)
                 found[event.query_id or ""].append(event)
         return found

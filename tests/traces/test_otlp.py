@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import ragtt
 from ragtt.traces import span_ids
 from ragtt.traces.http import to_protobuf, traces_url
 from ragtt.verbs import VERBS
+from ragtt.verbs.cli import add_arguments, pick
 from ragtt.verbs.schema import body_model
 from tests.traces.conftest import ANSWER, attrs, spans_of
 
@@ -170,6 +172,14 @@ def test_the_verb_writes_the_file_and_keeps_urls_and_files_from_servers(
         span_ids(result.query_id)[1],
         "rag.query",
     ]
+    # The command line the generated CLI will parse with the table's own argparse builder.
+    parser = argparse.ArgumentParser(prog="ragtt export-traces", exit_on_error=False)
+    add_arguments(parser, [verb])
+    picked, values = pick(parser.parse_args(["--query-id", result.query_id, "-o", str(out)]), [verb])
+    assert picked is verb and values == {"query_id": result.query_id, "out": str(out)}
+    with pytest.raises(SystemExit) as usage:  # --query-id is required: a usage error, exit 2
+        parser.parse_args(["--endpoint", "http://127.0.0.1:6006"])
+    assert usage.value.code == 2
     flags = {a.name: a.flags for a in verb.args}
     assert flags == {"query_id": ("--query-id",), "endpoint": ("--endpoint",), "out": ("-o", "--out")}
     for front in ("rest", "mcp"):

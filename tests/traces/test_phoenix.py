@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import ragtt
 from tests.traces.conftest import ANSWER, TEXTS, attrs, spans_of
 from tests.traces.phoenix import phoenix_server, read_spans
@@ -18,6 +20,7 @@ def _by_trace(spans: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]
     return traces
 
 
+@pytest.mark.slow  # a real Phoenix: about a minute to start on two busy cores
 def test_phoenix_shows_queries_replays_and_live_runs_as_sent(tmp_path: Path) -> None:
     generator = ragtt.LiteLLMGenerator("gpt-4o-mini", mock_response=ANSWER)
     (tmp_path / "phoenix").mkdir()
