@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragtt.errors import StoreError
-from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.types import HISTORY_PRUNED, ONCE_PER_QUERY, PRUNABLE
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
@@ -111,7 +111,24 @@ _V1 = f"""
     );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
+# Retention's one exception to "never DELETE" (the same rule as events.db's migration 3): a
+# run's event may be deleted while the log's newest event is a ``history.pruned`` event, i.e.
+# in the prune's own transaction, which lists what it deletes.
+_V2 = f"""
+    CREATE FUNCTION ragtt_events_prune_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.type IN ({_PRUNABLE})
+            AND (SELECT type FROM events ORDER BY seq DESC LIMIT 1) = '{HISTORY_PRUNED}' THEN
+            RETURN OLD;
+        END IF;
+        {_REFUSE.format(what="'events'")};
+    END $$;
+    DROP TRIGGER events_no_delete ON events;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events FOR EACH ROW EXECUTE FUNCTION ragtt_events_prune_only();
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key of schema changes (any constant unique to ragtt).
 MIGRATION_LOCK = 0x7261677474_01
