@@ -69,6 +69,7 @@ _EXPORTS: dict[str, str] = {
     "ProjectDamagedError": "ragtt.errors",
     "SupersessionError": "ragtt.errors",
     "ValidationError": "ragtt.errors",
+    "TraceExportError": "ragtt.errors",
     # history
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
@@ -119,6 +120,9 @@ if TYPE_CHECKING:
     )
     from ragtt.errors import (
         SupersessionError as SupersessionError,
+    )
+    from ragtt.errors import (
+        TraceExportError as TraceExportError,
     )
     from ragtt.errors import (
         ValidationError as ValidationError,

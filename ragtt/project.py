@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ragtt._hashing import time_ordered_id
 from ragtt.config import PipelineConfig
@@ -38,9 +38,12 @@ if TYPE_CHECKING:
     from ragtt.timetravel.regression import Regression
     from ragtt.timetravel.run import LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff
+    from ragtt.traces.live import LiveTraces
     from ragtt.verify import VerifyReport
 
 __all__ = ["At", "Project"]
+
+_Run = TypeVar("_Run", bound=QueryResult)
 
 
 class Project:
@@ -51,6 +54,7 @@ class Project:
         self._marker = marker
         self._assertions: Any = None
         self._stores_kwargs: dict[str, Any] = {}
+        self._live: LiveTraces | None = None
 
     @classmethod
     def open(
@@ -129,6 +133,9 @@ class Project:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
         if self._assertions is not None:
             self._assertions.close()
             self._assertions = None
@@ -262,15 +269,17 @@ class Project:
         run = execute(ctx, text, ctx.plan(top_k=top_k, mode=mode), ctx.version, generate=generate)
         record(ctx, run, query_id, prefix="", config_id=ctx.config.config_id, extra={})
         gen = run.generation
-        return QueryResult(
-            query_id,
-            text,
-            run.index_version,
-            ctx.config.config_id,
-            run.chunks,
-            gen.answer if gen else None,
-            gen.model if gen else None,
-            run.latency_ms,
+        return self._traced(
+            QueryResult(
+                query_id,
+                text,
+                run.index_version,
+                ctx.config.config_id,
+                run.chunks,
+                gen.answer if gen else None,
+                gen.model if gen else None,
+                run.latency_ms,
+            )
         )
 
     def run(self, query_id: str) -> LoggedRun:
@@ -295,7 +304,7 @@ class Project:
         """Re-run a logged query against the exact version and plan it ran with."""
         from ragtt.timetravel.replay import replay
 
-        return replay(self._ctx, query_id, generate=generate)
+        return self._traced(replay(self._ctx, query_id, generate=generate))
 
     def replay_text(
         self, text: str, at: At, *, top_k: int | None = None, mode: str | None = None, generate: bool = False
@@ -304,7 +313,9 @@ class Project:
         from ragtt.timetravel.replay import replay_text
 
         ctx = self._ctx
-        return replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
+        return self._traced(
+            replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
+        )
 
     def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
         """What entered, left, moved and changed between two runs; a removed and an added chunk
@@ -505,6 +516,63 @@ class Project:
                 raise pruned
             raise NotFoundError(f"no events for query id {query_id!r}")
         return frame
+
+    @overload
+    def export_traces(
+        self, query_id: str | Iterable[str], *, endpoint: str | None = None, project_name: str | None = None
+    ) -> dict[str, Any]: ...
+
+    @overload
+    def export_traces(
+        self, query_id: None = None, *, endpoint: str, live: Literal[True], project_name: str | None = None
+    ) -> LiveTraces: ...
+
+    def export_traces(
+        self,
+        query_id: str | Iterable[str] | None = None,
+        *,
+        endpoint: str | None = None,
+        live: bool = False,
+        project_name: str | None = None,
+    ) -> dict[str, Any] | LiveTraces:
+        """The OpenTelemetry trace of a logged query or replay (or of several ids) as an OTLP/JSON
+        dict, in OpenInference's conventions (Phoenix shows them natively); with ``endpoint``
+        (``http://127.0.0.1:6006``) also sent there over OTLP/HTTP. ``project_name`` is the
+        Phoenix project the spans land in (default ``ragtt``).
+
+        ``export_traces(endpoint=URL, live=True)`` instead exports every later query and replay
+        of this project as it happens, from a background thread, and returns its ``LiveTraces``
+        handle (``stop()`` ends it; so does ``close()``). A collector that is down never fails
+        a query: the handle counts what was not sent.
+        """
+        from ragtt.traces.otlp import DEFAULT_PROJECT_NAME, load_traced_runs, otlp_json
+
+        project_name = project_name or DEFAULT_PROJECT_NAME
+        if live:
+            if query_id is not None or endpoint is None:
+                raise ConfigError(
+                    "live export takes an endpoint and no query id: export_traces(endpoint=URL, live=True)"
+                )
+            from ragtt.traces.live import LiveTraces
+
+            if self._live is not None:
+                self._live.stop()
+            self._live = LiveTraces(endpoint, project_name=project_name)
+            return self._live
+        if query_id is None:
+            raise ConfigError("export_traces needs a query id (or a list of them), or endpoint=URL with live=True")
+        ids = [query_id] if isinstance(query_id, str) else list(query_id)
+        otlp = otlp_json(load_traced_runs(self._ctx, ids), project_name=project_name)
+        if endpoint is not None:
+            from ragtt.traces.http import post_otlp
+
+            post_otlp(otlp, endpoint)
+        return otlp
+
+    def _traced(self, result: _Run) -> _Run:
+        if self._live is not None and self._live.running:
+            self._live.submit(self._ctx, result)
+        return result
 
     # -- version labels ------------------------------------------------------------------------
 

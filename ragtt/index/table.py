@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -281,6 +282,14 @@ class ChunkTable:
         if where:
             query = query.where(where)
         return query.limit(None).to_arrow()
+
+    def texts(self, version: int, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """chunk_id -> text at ``version``, in one scan (ids not in the table then are absent)."""
+        wanted = sorted(set(chunk_ids))
+        if not wanted:
+            return {}
+        rows = self.scan(version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(wanted)})")
+        return dict(zip(rows.column("chunk_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
 
     def doc_key_of(self, version: int, source: str) -> str | None:
         """The document key of ``source``'s chunks at ``version`` (None: not in the index then)."""

@@ -396,6 +396,43 @@ verb(
 )
 
 
+def _export_traces(proj: Project, a: dict[str, Any]) -> Any:
+    otlp = proj.export_traces(a["query_id"], endpoint=a["endpoint"])
+    if a["out"]:
+        with open(a["out"], "w", encoding="utf-8") as out:
+            out.write(dumps(otlp))
+    return otlp
+
+
+def _traces_text(otlp: Any) -> str:
+    spans = [s for r in otlp["resourceSpans"] for scope in r["scopeSpans"] for s in scope["spans"]]
+    return "\n".join(f"{s['traceId']} {s['spanId']} {s['name']}" for s in spans)
+
+
+verb(
+    Verb(
+        "export_traces",
+        "a query's or replay's OpenTelemetry trace (OTLP/JSON, OpenInference spans Phoenix shows)",
+        (
+            QUERY_ID,
+            # A server must not post to URLs or write files a client names: CLI and magics only.
+            Arg(
+                "endpoint",
+                str,
+                "also send it over OTLP/HTTP to this collector (Phoenix: http://127.0.0.1:6006)",
+                flags=("--endpoint",),
+                fronts=frozenset({"cli", "magic"}),
+            ),
+            Arg("out", str, "also write the OTLP/JSON here", flags=("-o", "--out"), fronts=frozenset({"cli", "magic"})),
+        ),
+        _export_traces,
+        lambda otlp: otlp,
+        _traces_text,
+        route=("GET", "/query/{query_id}/traces"),
+    )
+)
+
+
 def _utc(when: datetime | None) -> datetime | None:
     return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when  # naive means UTC
 
