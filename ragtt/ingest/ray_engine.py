@@ -9,8 +9,9 @@ jobs run:
    ``prepare_source`` (the local function) and sends the outcomes back, in input order.
 2. **embed**: the driver looks the chunk texts up in its embedding cache (a file workers on
    other machines cannot open); only the misses go out, in the cache's own batches of 256,
-   to a pool of actors that each unpickle the embedder (and load its model) once. The
-   driver stores the new vectors in its cache as they come back.
+   to tasks on the same (already warm) worker processes; each process unpickles the
+   embedder, and loads its model, once. The driver stores the new vectors in its cache as
+   they come back.
 
 The workers must see the sources' paths (a shared or identical folder) and have ragtt,
 the loaders' packages (PyMuPDF; Tesseract for OCR) and the embedder's weights installed.
@@ -113,7 +114,7 @@ class RayEngine:
         if not batches:
             return
         try:
-            ray.cloudpickle.dumps(embedder)
+            pickled = ray.cloudpickle.dumps(embedder)
         except Exception as exc:
             raise ConfigError(
                 f"engine='ray' ships the embedder to its workers by pickling it, and {embedder!r} cannot be "
@@ -125,11 +126,9 @@ class RayEngine:
         done = 0
         with self._quiet():
             ds = ray.data.from_items(rows, override_num_blocks=self._blocks(len(rows))).map_batches(
-                _Embed,
+                functools.partial(_embed_batch, pickled=pickled),
                 batch_size=None,
                 batch_format="pyarrow",
-                fn_constructor_args=(embedder,),
-                compute=ray.data.ActorPoolStrategy(size=min(self.workers, len(rows))),
             )
             for batch in _tables(ds):
                 for i, shape, blob in zip(
@@ -198,24 +197,22 @@ def _prepare_batch(batch: pa.Table, spec: PrepareSpec, loaders: dict[str, Loader
     return pa.table({"i": batch["i"], "out": pa.array(out, pa.large_binary())})
 
 
-class _Embed:
-    """A Ray Data actor: the embedder is unpickled, and its model loaded, once per worker."""
+# The embedders a worker process has unpickled, by their pickled bytes: Ray reuses worker
+# processes, so a model is loaded once per worker, not once per block or per ingest.
+_EMBEDDERS: dict[bytes, Embedder] = {}
 
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
 
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        import pyarrow as pa
+def _embed_batch(batch: pa.Table, pickled: bytes) -> pa.Table:
+    """On a worker: embed each row's batch of texts (the cache's batches, unchanged)."""
+    import pyarrow as pa
 
-        shapes, blobs = [], []
-        for texts in batch["texts"].to_pylist():
-            vectors = np.ascontiguousarray(self.embedder.embed(texts), dtype=np.float32)
-            shapes.append(list(vectors.shape))
-            blobs.append(vectors.tobytes())
-        return pa.table(
-            {
-                "i": batch["i"],
-                "shape": pa.array(shapes, pa.list_(pa.int64())),
-                "vectors": pa.array(blobs, pa.large_binary()),
-            }
-        )
+    embedder = _EMBEDDERS.get(pickled)
+    if embedder is None:
+        embedder = _EMBEDDERS[pickled] = pickle.loads(pickled)
+    shapes, blobs = [], []
+    for texts in batch["texts"].to_pylist():
+        vectors = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32)
+        shapes.append(list(vectors.shape))
+        blobs.append(vectors.tobytes())
+    shape = pa.array(shapes, pa.list_(pa.int64()))
+    return pa.table({"i": batch["i"], "shape": shape, "vectors": pa.array(blobs, pa.large_binary())})
