@@ -58,6 +58,7 @@ OTHER_BENCHES = {
     "bench_serve.py": ([], ["--quick"]),  # REST: POST /query vs in-process, 50 readers for 30 s
     "bench_prune.py": ([], ["--quick"]),  # retention: 1,000 versions, 100,000 events (building it: minutes)
     "bench_traces.py": ([], ["--quick"]),  # OpenTelemetry export, queries/s to OTLP/JSON (issue 11)
+    "bench_ray.py": ([], ["--quick"]),  # ingest on a local Ray vs in-process (20,000 docs; quick: 2,000)
 }
 
 

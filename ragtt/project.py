@@ -204,7 +204,13 @@ class Project:
     # -- ingest ------------------------------------------------------------------------------
 
     def ingest(
-        self, paths: Iterable[str | Path] | str | Path, *, prune: bool | None = None, follow_symlinks: bool = False
+        self,
+        paths: Iterable[str | Path] | str | Path,
+        *,
+        prune: bool | None = None,
+        follow_symlinks: bool = False,
+        engine: str = "local",
+        ray_address: str | None = None,
     ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
@@ -214,6 +220,11 @@ class Project:
         the default). ``prune=False`` only adds and updates; ``prune=True`` always mirrors.
         Nothing is pruned when any input could not be listed or read. Symlinks leading
         outside a folder are skipped (and reported) unless ``follow_symlinks``.
+
+        ``engine="ray"`` fans parsing, chunking and embedding out over Ray Data (``pip install
+        'ragtt[ray]'``): on the Ray this process is connected to, else on ``ray_address`` (or
+        ``$RAY_ADDRESS``, or a new local one). The workers must see the paths. The result is
+        the same version, chunks, vectors and events as a local ingest.
         """
         import dataclasses
 
@@ -224,7 +235,13 @@ class Project:
         if prune is None:
             prune = bool(listed) and all(Path(p).expanduser().is_dir() for p in listed)
         report = run_ingest(
-            self._ctx, found.items, found.failed, prune=prune, keep=frozenset(s for s, _ in found.skipped)
+            self._ctx,
+            found.items,
+            found.failed,
+            prune=prune,
+            keep=frozenset(s for s, _ in found.skipped),
+            engine=engine,
+            ray_address=ray_address,
         )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 

@@ -16,9 +16,14 @@ from ragtt._sqlite import connect, driver
 from ragtt.errors import StoreError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from numpy.typing import NDArray
 
     from ragtt.index.embedders import Embedder
+
+    # Computes the vectors of batches of texts, one array per batch, in order (an ingest engine's).
+    BatchEmbed = Callable[[Embedder, list[list[str]]], Iterable[NDArray[np.float32]]]
 
 __all__ = ["EmbeddingCache"]
 
@@ -51,8 +56,19 @@ class EmbeddingCache:
     def close(self) -> None:
         self._conn.close()
 
-    def embed(self, embedder: Embedder, texts: list[str], progress: Any = None) -> tuple[NDArray[np.float32], int, int]:
-        """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts."""
+    def embed(
+        self,
+        embedder: Embedder,
+        texts: list[str],
+        progress: Any = None,
+        *,
+        compute: BatchEmbed | None = None,
+    ) -> tuple[NDArray[np.float32], int, int]:
+        """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts.
+
+        The texts the cache misses are embedded in batches of 256; ``compute(embedder,
+        batches)`` yields each batch's vectors in order (default: ``embedder.embed`` here).
+        The batches are the same whoever computes them, so the vectors are too."""
         dim = embedder.dim
         out = np.zeros((len(texts), dim), dtype=np.float32)
         if not texts:
@@ -67,9 +83,11 @@ class EmbeddingCache:
         if progress is not None and found:  # cached texts count as done, so the bar ends full
             progress.update(sum(len(positions[k]) for k in found))
         missing = [k for k in positions if k not in found]
-        for start in range(0, len(missing), _BATCH):
-            batch = missing[start : start + _BATCH]
-            vectors = np.asarray(embedder.embed([texts[positions[k][0]] for k in batch]), dtype=np.float32)
+        batches = [missing[start : start + _BATCH] for start in range(0, len(missing), _BATCH)]
+        inputs = [[texts[positions[k][0]] for k in batch] for batch in batches]
+        computed = compute(embedder, inputs) if compute is not None else map(embedder.embed, inputs)
+        for batch, result in zip(batches, computed, strict=True):
+            vectors = np.asarray(result, dtype=np.float32)
             if vectors.shape != (len(batch), dim):
                 raise ValueError(
                     f"embedder {embedder.model_id!r} returned shape {vectors.shape}; expected ({len(batch)}, {dim})"

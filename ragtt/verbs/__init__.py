@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragtt.config import MAX_TOP_K
+from ragtt.config import INGEST_ENGINES, MAX_TOP_K
 from ragtt.errors import RagttError
 
 if TYPE_CHECKING:
@@ -231,8 +231,16 @@ def _ingest(proj: Project, a: dict[str, Any]) -> Any:
     if bool(a["paths"]) == bool(a["texts"]):
         raise VerbUsageError("ingest takes either paths (files and folders) or texts ({source: text}), not both")
     if a["texts"]:
+        if a["engine"] != "local" or a["ray_address"] is not None:
+            raise VerbUsageError("in-memory texts are ingested here (engine 'local'); the Ray engine ingests paths")
         return proj.ingest_texts(a["texts"])
-    return proj.ingest(a["paths"], prune=a["prune"], follow_symlinks=a["follow_symlinks"])
+    return proj.ingest(
+        a["paths"],
+        prune=a["prune"],
+        follow_symlinks=a["follow_symlinks"],
+        engine=a["engine"],
+        ray_address=a["ray_address"],
+    )
 
 
 def _snapshot(proj: Project, a: dict[str, Any]) -> Any:
@@ -306,6 +314,21 @@ verb(
                 "also ingest files that symlinks inside a folder point to outside it",
                 default=False,
                 flags=("--follow-symlinks",),
+            ),
+            Arg(
+                "engine",
+                str,
+                "where parsing, chunking and embedding run: here, or fanned out on Ray (pip install 'ragtt[ray]')",
+                default="local",
+                flags=("--engine",),
+                choices=INGEST_ENGINES,
+            ),
+            Arg(
+                "ray_address",
+                str,
+                "the Ray cluster for --engine ray (default: $RAY_ADDRESS, else a new local one)",
+                flags=("--ray-address",),
+                fronts=frozenset({"cli", "magic"}),  # a server's clients do not pick its cluster
             ),
         ),
         _ingest,

@@ -126,7 +126,7 @@ def test_import_is_fast_and_light() -> None:
     code = (
         "import time, sys; t = time.perf_counter(); import ragtt; d = time.perf_counter() - t; "
         "heavy = [m for m in ('lancedb', 'torch', 'sentence_transformers', 'litellm', 'pymupdf', 'polars', "
-        "'IPython', 'ipywidgets', 'anywidget', 'opentelemetry', 'google.protobuf') if m in sys.modules]; "
+        "'IPython', 'ipywidgets', 'anywidget', 'opentelemetry', 'google.protobuf', 'ray') if m in sys.modules]; "
         "print(d, heavy)"
     )
     best = min(

@@ -41,6 +41,11 @@ def generated(cli: str) -> argparse.ArgumentParser:
             {"query": "Q", "predicate": "source:x", "versions": [3]},
         ),
         ("ingest docs/ --no-prune", "ingest", {"paths": ["docs/"], "prune": False, "follow_symlinks": False}),
+        (
+            "ingest docs/ --engine ray --ray-address 10.0.0.5:6379",
+            "ingest",
+            {"paths": ["docs/"], "follow_symlinks": False, "engine": "ray", "ray_address": "10.0.0.5:6379"},
+        ),
         ("test capture --name g --query a --query b", "regression_capture", {"name": "g", "queries": ["a", "b"]}),
     ],
 )
