@@ -111,7 +111,19 @@ _V1 = f"""
     );
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# The embedding cache, in the log's database so every machine of a team shares it (cache, not
+# history: no guards; a row is only ever inserted, ON CONFLICT DO NOTHING). float32 bytes.
+_V2 = """
+    CREATE TABLE embeddings (
+        model_id TEXT NOT NULL,
+        text_sha256 TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vector BYTEA NOT NULL,
+        PRIMARY KEY (model_id, text_sha256)
+    );
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key of schema changes (any constant unique to ragtt).
 MIGRATION_LOCK = 0x7261677474_01

@@ -25,7 +25,7 @@ from ragtt.events.intents import Intents
 from ragtt.events.pg_schema import migrate, schema_version
 from ragtt.events.versions import Versions
 
-__all__ = ["Event", "PostgresEventStore", "redact"]
+__all__ = ["Event", "PostgresEventStore", "connect", "redact"]
 
 # Advisory lock keys (bigint constants unique to ragtt; one project per database).
 _APPEND_LOCK = 0x7261677474_02
@@ -42,6 +42,18 @@ def redact(uri: str) -> str:
     host = parts.hostname or ""
     netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def connect(uri: str, what: str) -> Any:
+    """An autocommit psycopg connection to ``uri``; ``what`` names the store in messages."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(f"a postgresql:// {what} needs psycopg 3: pip install 'psycopg[binary]'") from None
+    try:
+        return psycopg.connect(uri, autocommit=True, application_name="ragtt")
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to the {what} {redact(uri)}: {str(exc).strip()}") from None
 
 
 @functools.lru_cache(maxsize=512)
@@ -76,17 +88,12 @@ class PostgresEventStore(EventLog):
 
     def __init__(self, uri: str, *, table_name: str = "chunks", create: bool = True) -> None:
         super().__init__()
-        try:
-            import psycopg
-        except ImportError:
-            raise ConfigError("a postgresql:// event log needs psycopg 3: pip install 'psycopg[binary]'") from None
         self.uri = uri
         self.location = redact(uri)
+        self._pg: Any = connect(uri, "event log")
+        import psycopg
+
         self._psycopg = psycopg
-        try:
-            self._pg: Any = psycopg.connect(uri, autocommit=True, application_name="ragtt")
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to the event log {self.location}: {str(exc).strip()}") from None
         try:
             if not create and schema_version(self._pg) == 0:
                 raise ProjectDamagedError(
