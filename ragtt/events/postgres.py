@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events.base import Event, EventLog
@@ -24,6 +24,9 @@ from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.pg_schema import migrate, schema_version
 from ragtt.events.versions import Versions
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["Event", "PostgresEventStore", "connect", "redact"]
 
@@ -61,6 +64,13 @@ def _pyformat(sql: str) -> str:
     """The log's SQL is written with ``?`` placeholders (DB-API qmark, SQLite's); psycopg
     takes ``%s``. The statements are ragtt's own, so no ``?`` sits inside a literal."""
     return sql.replace("%", "%%").replace("?", "%s")
+
+
+@functools.lru_cache(maxsize=64)
+def _numbered(sql: str) -> str:
+    """``?`` placeholders as ``$1, $2, ...`` (what ADBC's Postgres driver binds)."""
+    parts = sql.split("?")
+    return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], start=1))
 
 
 class _QmarkConnection:
@@ -144,6 +154,20 @@ class PostgresEventStore(EventLog):
             with contextlib.suppress(self._psycopg.Error):
                 if not self._pg.closed:
                     self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
+
+    def _read_frame(self, sql: str, params: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
+        import adbc_driver_postgresql.dbapi as adbc
+        import polars as pl
+
+        # ADBC reads with COPY ... BINARY straight into Arrow: no Python object per row. A
+        # session per read, in autocommit, so it holds no snapshot between reads.
+        try:
+            with adbc.connect(self.uri, autocommit=True) as conn, conn.cursor() as cur:
+                cur.execute(_numbered(sql), list(params))
+                table = cur.fetch_arrow_table()
+        except adbc.Error as exc:
+            raise StoreError(f"cannot read the event log {self.location}: {str(exc).strip()}") from None
+        return pl.DataFrame(table).cast(schema)
 
     def guards(self) -> list[str]:
         rows = self._pg.execute(
