@@ -55,6 +55,7 @@ OTHER_BENCHES = {
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
     "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
     "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
+    "bench_backends.py": ([], ["--quick"]),  # issue 12: Postgres append p50, events.frame() at 1M events
 }
 
 
