@@ -15,7 +15,7 @@ from typing import Any
 
 from ragtt.errors import StoreError
 from ragtt.events.pg_schema import migrate
-from ragtt.events.postgres import connect, redact
+from ragtt.events.postgres import connect, redact, session_errors
 
 __all__ = ["PostgresVectors"]
 
@@ -49,7 +49,8 @@ class PostgresVectors:
 
     def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
         try:
-            rows = self._pg.execute(_LOOKUP, (model_id, keys)).fetchall()
+            with session_errors("embedding cache", self.location):
+                rows = self._pg.execute(_LOOKUP, (model_id, keys)).fetchall()
         except self._error as exc:
             raise StoreError(f"cannot read the embedding cache {self.location}: {str(exc).strip()}") from None
         return {str(key): bytes(blob) for key, blob in rows}
@@ -59,6 +60,7 @@ class PostgresVectors:
             return
         keys, blobs = zip(*rows, strict=True)
         try:
-            self._pg.execute(_STORE, (model_id, dim, list(keys), list(blobs)))
+            with session_errors("embedding cache", self.location):
+                self._pg.execute(_STORE, (model_id, dim, list(keys), list(blobs)))
         except self._error as exc:
             raise StoreError(f"cannot write to the embedding cache {self.location}: {str(exc).strip()}") from None

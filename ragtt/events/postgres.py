@@ -28,7 +28,7 @@ from ragtt.events.versions import Versions
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Event", "PostgresEventStore", "connect", "redact"]
+__all__ = ["Event", "PostgresEventStore", "connect", "redact", "session_errors"]
 
 # Advisory lock keys (bigint constants unique to ragtt; one project per database).
 _APPEND_LOCK = 0x7261677474_02
@@ -59,6 +59,25 @@ def connect(uri: str, what: str) -> Any:
         raise StoreError(f"cannot connect to the {what} {redact(uri)}: {str(exc).strip()}") from None
 
 
+@contextlib.contextmanager
+def session_errors(what: str, location: str) -> Iterator[None]:
+    """A session lost mid-use (the server restarted, an admin ended it, the network dropped)
+    surfaces as a StoreError that says so, not as the driver's OperationalError."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        state = exc.sqlstate  # None: the client found the connection gone; 08 / 57P: the server ended it
+        if state is not None and not state.startswith(("08", "57P")):
+            raise  # a deadlock, a timeout...: the session is fine
+        raise StoreError(
+            f"lost the connection to the {what} {location} ({str(exc).strip() or type(exc).__name__}): the "
+            "server restarted or ended the session. Nothing half-written stays behind (each write is one "
+            "transaction, or settled by recovery); reopen the project and run the call again"
+        ) from None
+
+
 @functools.lru_cache(maxsize=512)
 def _pyformat(sql: str) -> str:
     """The log's SQL is written with ``?`` placeholders (DB-API qmark, SQLite's); psycopg
@@ -76,18 +95,20 @@ def _numbered(sql: str) -> str:
 class _QmarkConnection:
     """A psycopg connection that speaks the qmark SQL the shared repositories are written in."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, location: str) -> None:
         self.raw = conn
+        self.location = location
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        if not params:
-            return self.raw.execute(sql)
-        return self.raw.execute(_pyformat(sql), tuple(params))
+        with session_errors("event log", self.location):
+            if not params:
+                return self.raw.execute(sql)
+            return self.raw.execute(_pyformat(sql), tuple(params))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         rows = list(rows)
         if rows:
-            with self.raw.cursor() as cur:
+            with session_errors("event log", self.location), self.raw.cursor() as cur:
                 cur.executemany(_pyformat(sql), rows)
 
 
@@ -114,7 +135,7 @@ class PostgresEventStore(EventLog):
         except BaseException:
             self._pg.close()
             raise
-        self._q = _QmarkConnection(self._pg)
+        self._q = _QmarkConnection(self._pg, self.location)
         self.documents = Documents(self._q)
         self.versions = Versions(self._q, table_name)
         self.intents = Intents(self._q)
@@ -135,7 +156,7 @@ class PostgresEventStore(EventLog):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
-        with self._pg.transaction():
+        with session_errors("event log", self.location), self._pg.transaction():
             self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
             yield self._q
 
@@ -143,7 +164,8 @@ class PostgresEventStore(EventLog):
         return self._pg.transaction()  # nested: a SAVEPOINT
 
     def _try_lock(self) -> bool:
-        got = bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", (_WRITE_LOCK,)).fetchone()[0])
+        with session_errors("event log", self.location):
+            got = bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", (_WRITE_LOCK,)).fetchone()[0])
         self._locked = got
         return got
 
@@ -170,7 +192,7 @@ class PostgresEventStore(EventLog):
         return pl.DataFrame(table).cast(schema)
 
     def guards(self) -> list[str]:
-        rows = self._pg.execute(
+        rows = self._q.execute(
             "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
             "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
             "AND c.relnamespace = to_regnamespace(current_schema())"
@@ -178,7 +200,7 @@ class PostgresEventStore(EventLog):
         return [str(r[0]) for r in rows]
 
     def _top_seq(self) -> int | None:
-        row = self._pg.execute("SELECT seq FROM events_head").fetchone()
+        row = self._q.execute("SELECT seq FROM events_head").fetchone()
         return None if row is None else int(row[0])
 
     def _chain_advanced(self, conn: Any, seq: int) -> None:
