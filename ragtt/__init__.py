@@ -72,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     # history
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
+    "PruneReport": "ragtt.retention",
 }
 
 # The public surface: exactly the lazily exported names (tests pin it by equality).
@@ -164,6 +165,7 @@ if TYPE_CHECKING:
     from ragtt.results import (
         Snapshot as Snapshot,
     )
+    from ragtt.retention import PruneReport as PruneReport
     from ragtt.timetravel.bisect import BisectReport as BisectReport
     from ragtt.timetravel.compare import ConfigComparison as ConfigComparison
     from ragtt.timetravel.compare import compare_configs as compare_configs

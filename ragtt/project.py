@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ragtt.index.schedule import SnapshotSchedule
     from ragtt.ingest.types import IngestOptions
     from ragtt.marker import Marker
+    from ragtt.retention import PruneReport
     from ragtt.timetravel.bisect import BisectReport
     from ragtt.timetravel.diff import DiffReport
     from ragtt.timetravel.drift import DriftReport
@@ -221,7 +222,8 @@ class Project:
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
     def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
-        """Ingest in-memory sources: ``{source name: text}``."""
+        """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
@@ -415,6 +417,24 @@ class Project:
         """Every table version with when it was committed and by which operation."""
         return self._ctx.log.versions.frame()
 
+    def prune(
+        self,
+        max_snapshots: int | None = None,
+        max_age: str | timedelta | None = None,
+        keep: Iterable[str | int] | str | int = (),
+    ) -> PruneReport:
+        """Forget old runs and the index versions nothing retained needs; the log records it.
+
+        Keeps the ``max_snapshots`` newest snapshots and the runs (queries, replays) newer
+        than ``max_age`` (``"30d"``, ``"12h"`` or a timedelta) and than the oldest kept
+        snapshot; ``keep`` pins query ids, snapshot labels and version numbers. Every
+        retained run still replays identically; a pruned query id raises NotFoundError
+        saying when and by which policy. Document events and texts are never removed.
+        """
+        from ragtt.retention import prune
+
+        return prune(self._ctx, max_snapshots, max_age, keep)
+
     def optimize(self) -> list[int]:
         """Compact the table and index every row for full-text search (no version is deleted).
 
@@ -475,10 +495,14 @@ class Project:
 
     def trace(self, query_id: str) -> pl.DataFrame:
         """Every event of one query or replay, in order."""
+        from ragtt.retention import pruned_error
         from ragtt.timetravel.run import check_query_id
 
         frame = self._ctx.log.frame(query_id=check_query_id(query_id))
         if frame.is_empty():
+            pruned = pruned_error(self._ctx, query_id)
+            if pruned is not None:
+                raise pruned
             raise NotFoundError(f"no events for query id {query_id!r}")
         return frame
 

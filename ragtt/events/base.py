@@ -29,13 +29,14 @@ from ragtt.errors import HistoryError, ProjectBusyError, StoreError
 from ragtt.events.chain import GENESIS, event_hash
 from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, ONCE_PER_QUERY
+from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, HISTORY_PRUNED, ONCE_PER_QUERY
 
 if TYPE_CHECKING:
     import polars as pl
 
     from ragtt.events.documents import Documents
     from ragtt.events.intents import Intents
+    from ragtt.events.retention import Retention
     from ragtt.events.versions import Versions
 
 __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog"]
@@ -75,6 +76,7 @@ class EventLog(ABC):
     documents: Documents
     versions: Versions
     intents: Intents
+    retention: Retention
     #: Where the log lives, for messages (a file path, or a URI without its password).
     location: str
     #: The SQL expression of a document event's source, read from the JSON payload text.
@@ -105,6 +107,14 @@ class EventLog(ABC):
 
     @abstractmethod
     def _unlock(self) -> None: ...
+
+    @abstractmethod
+    def compact(self) -> None:
+        """Give the space of pruned events back (outside any transaction): VACUUM."""
+
+    @abstractmethod
+    def size_bytes(self) -> int:
+        """The disk the log takes (its database file, or its tables with their indexes)."""
 
     @abstractmethod
     def guards(self) -> list[str]:
@@ -321,12 +331,22 @@ class EventLog(ABC):
         return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
 
     def verify_chain(self) -> tuple[int, list[str]]:
-        """Re-walk the hash chain: (events checked, problems)."""
+        """Re-walk the hash chain: (events checked, problems).
+
+        A gap in the event numbers must be spans that ``history.pruned`` events list (each
+        with the hash of its last deleted event, which the next event chains to); any other
+        gap is reported as deleted events.
+        """
         problems: list[str] = []
+        spans: dict[int, tuple[int, str]] = {}  # first deleted seq -> (last deleted seq, its hash)
+        for (payload,) in self._conn.execute("SELECT payload FROM events WHERE type = ?", (HISTORY_PRUNED,)):
+            spans.update({int(f): (int(last), str(h)) for f, last, h in json.loads(payload).get("spans", [])})
         prev, checked, last_seq = GENESIS, 0, 0
         cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
         for row in cursor:
             seq, stored = int(row[0]), row[-1]
+            while last_seq + 1 < seq and last_seq + 1 in spans:  # pruned runs: chain across them
+                last_seq, prev = spans.pop(last_seq + 1)
             if seq != last_seq + 1 and not problems:
                 problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
             expected = event_hash(prev, row[1:8])
@@ -336,6 +356,8 @@ class EventLog(ABC):
                     "it was rewritten, or an event before it was"
                 )
             prev, checked, last_seq = stored, checked + 1, seq
+        for first, (last, _) in sorted(spans.items()):
+            problems.append(f"event log: a prune lists events {first}..{last} as deleted, but they are not a gap")
         top = self._top_seq()
         if top is not None and top > last_seq:
             problems.append(f"event log: the newest events (#{last_seq + 1}..#{top}) are missing (deleted?)")

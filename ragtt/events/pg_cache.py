@@ -2,7 +2,7 @@
 
 A query embedded on one machine is a cache hit on every other, so a replay anywhere
 searches with the bit-identical vector and never re-embeds. Vectors are float32 bytes
-(``bytea``); the table is created by the log's migration 2 (``pg_schema.py``). Inserts are
+(``bytea``); the table is created by the log's migration 3 (``pg_schema.py``). Inserts are
 ``ON CONFLICT DO NOTHING``: two machines that embed one text at once both succeed and keep
 the first row (equal keys hold equal vectors). Each batch is one statement, so it is in the
 cache entirely or not at all.

@@ -23,6 +23,7 @@ from ragtt.events.base import Event, EventLog
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.pg_schema import migrate, schema_version
+from ragtt.events.retention import Retention
 from ragtt.events.versions import Versions
 
 if TYPE_CHECKING:
@@ -139,6 +140,7 @@ class PostgresEventStore(EventLog):
         self.documents = Documents(self._q)
         self.versions = Versions(self._q, table_name)
         self.intents = Intents(self._q)
+        self.retention = Retention(self._q)
         self._locked = False
 
     @property
@@ -190,6 +192,19 @@ class PostgresEventStore(EventLog):
         except adbc.Error as exc:
             raise StoreError(f"cannot read the event log {self.location}: {str(exc).strip()}") from None
         return pl.DataFrame(table).cast(schema)
+
+    def compact(self) -> None:
+        # VACUUM FULL returns the space to the operating system (a plain VACUUM only marks it
+        # reusable); it holds each table's lock for the rewrite, which is short at this size.
+        self._pg.execute("VACUUM FULL events, index_versions, intents, meta, events_head")
+
+    def size_bytes(self) -> int:
+        row = self._pg.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relnamespace = to_regnamespace(current_schema()) "
+            "AND c.relname <> 'embeddings'"  # the embedding cache shares the database; it is not the log
+        ).fetchone()
+        return int(row[0])
 
     def guards(self) -> list[str]:
         rows = self._q.execute(

@@ -190,7 +190,8 @@ class ChunkTable:
         except (ValueError, RuntimeError, OSError) as exc:
             raise NotFoundError(
                 f"index version {version} does not exist in table {self.table_name!r} "
-                f"(latest is {self.latest_version()})"
+                f"(latest is {self.latest_version()}; a prune deletes old versions, and its history.pruned "
+                "event lists them)"
             ) from exc
         self._views[version] = handle
         if len(self._views) > _VIEW_CACHE:
@@ -247,6 +248,26 @@ class ChunkTable:
         before = int(self._table.version)
         self._table.optimize(cleanup_older_than=KEEP_FOREVER)
         return list(range(before + 1, int(self._table.version) + 1))
+
+    def forget(self, versions: list[int], tags: list[str]) -> int:
+        """Delete ``tags``, then the versions ``versions`` and the files only they used (retention,
+        the one deliberate deleter); returns the bytes freed. Idempotent: a version or tag gone
+        already is skipped. Lance never removes the latest version, and refuses to remove a
+        version that still has a tag, so a retained snapshot cannot be lost by mistake here.
+        """
+        held = self.tags()
+        for label in tags:
+            if label in held:
+                self._table.tags.delete(label)
+        if not versions:
+            return 0
+        self._table.checkout_latest()
+        self._views.clear()
+        self._id_cache.clear()
+        stats = self._table.to_lance().cleanup_old_versions(
+            versions=sorted(versions), error_if_tagged_old_versions=True
+        )
+        return int(stats.bytes_removed)
 
     def delete_sources(self, sources: list[str]) -> int:
         self._table.checkout_latest()

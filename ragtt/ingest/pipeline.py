@@ -291,7 +291,9 @@ def _ingest(
 
 
 def _parse(ctx: Context, item: SourceItem, data: bytes) -> ParsedDocument:
-    loader = loader_for(item.path if item.path is not None else item.source)
+    # ingest_texts: "report.pdf" there is text a framework already extracted, never PDF bytes
+    text_named_pdf = item.path is None and Path(item.source).suffix.lower() == ".pdf"
+    loader = None if text_named_pdf else loader_for(item.path if item.path is not None else item.source)
     if loader is None:
         if item.path is not None:
             raise IngestError(

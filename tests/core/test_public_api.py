@@ -34,6 +34,7 @@ EXPECTED = [
     "Project",
     "ProjectBusyError",
     "ProjectDamagedError",
+    "PruneReport",
     "QueryResult",
     "RagttError",
     "Region",

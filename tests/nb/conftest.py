@@ -138,16 +138,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 class Offline:
-    """A page whose every request other than file:, data: and blob: is aborted and recorded,
-    with console errors, page errors and dialogs (alert/confirm) recorded too."""
+    """A page whose every request other than file:, data: and blob: (or the ``allowed``
+    prefixes, e.g. a server's own origin) is aborted and recorded, with console errors, page
+    errors and dialogs (alert/confirm) recorded too."""
 
-    def __init__(self, browser: Any) -> None:
+    def __init__(self, browser: Any, allowed: tuple[str, ...] = ("file:", "data:", "blob:")) -> None:
         self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
         self.page = self.context.new_page()
         self.aborted: list[str] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []
-        self.page.route(lambda url: not url.startswith(("file:", "data:", "blob:")), self._abort)
+        self.page.route(lambda url: not url.startswith(allowed), self._abort)
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("dialog", self._dialog)
