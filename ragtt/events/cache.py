@@ -2,12 +2,18 @@
 
 A text is embedded once per embedder, ever: ingests, re-ingests, queries and replays all
 read through this cache, so a replay also searches with the bit-identical query vector.
+``EmbeddingCache`` holds that logic once; where the vectors live is a small backend: a
+SQLite file on this machine (``embeddings.db``), or the project's Postgres database
+(``ragtt/events/pg_cache.py``), shared by every machine of a team. ``ragtt.opening`` picks it.
+
+    EmbeddingCache("embeddings.db")                          # SQLite
+    EmbeddingCache(PostgresVectors("postgresql://..."))      # Postgres
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -25,7 +31,7 @@ if TYPE_CHECKING:
     # Computes the vectors of batches of texts, one array per batch, in order (an ingest engine's).
     BatchEmbed = Callable[[Embedder, list[list[str]]], Iterable[NDArray[np.float32]]]
 
-__all__ = ["EmbeddingCache"]
+__all__ = ["EmbeddingCache", "SQLiteVectors", "VectorStore"]
 
 _SCHEMA = """
 -- A rowid table: WITHOUT ROWID would put every ~1.5 KB vector on its own overflow page.
@@ -41,20 +47,38 @@ CREATE TABLE IF NOT EXISTS embeddings (
 _BATCH = 256
 
 
+class VectorStore(Protocol):
+    """Where an ``EmbeddingCache`` keeps its vectors (float32 bytes, keyed by model and text hash)."""
+
+    #: For messages: a file path, or a URI without its password.
+    location: str
+    #: The SQLite file, or None when the vectors are not in a local file.
+    path: Path | None
+
+    def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]: ...
+
+    def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
+        """Insert ``(text hash, vector bytes)`` rows in one transaction; a row already there
+        (another process computed it first) is kept: equal keys hold equal vectors."""
+
+    def close(self) -> None: ...
+
+
 class EmbeddingCache:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self._conn: Any = connect(path)
-            self._conn.executescript(_SCHEMA)
-        except driver().DatabaseError as exc:
-            raise StoreError(
-                f"the embedding cache {self.path} cannot be opened ({exc}); it is only a cache: "
-                "move it aside and ragtt will embed again"
-            ) from None
+    def __init__(self, where: str | Path | VectorStore) -> None:
+        self._vectors: VectorStore = SQLiteVectors(where) if isinstance(where, str | Path) else where
+
+    @property
+    def path(self) -> Path | None:
+        """The cache's SQLite file (None when it lives in Postgres)."""
+        return self._vectors.path
+
+    @property
+    def location(self) -> str:
+        return self._vectors.location
 
     def close(self) -> None:
-        self._conn.close()
+        self._vectors.close()
 
     def embed(
         self,
@@ -105,7 +129,34 @@ class EmbeddingCache:
         return self._lookup(model_id, [key]).get(key)
 
     def _lookup(self, model_id: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:
-        found: dict[str, NDArray[np.float32]] = {}
+        found = self._vectors.lookup(model_id, keys)
+        return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()}
+
+    def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
+        rows = [(k, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
+        self._vectors.store(model_id, dim, rows)
+
+
+class SQLiteVectors:
+    """The cache in a SQLite file on this machine (``embeddings.db``, or ``embedding_cache=``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path: Path | None = Path(path)
+        self.location = str(path)
+        try:
+            self._conn: Any = connect(path)
+            self._conn.executescript(_SCHEMA)
+        except driver().DatabaseError as exc:
+            raise StoreError(
+                f"the embedding cache {self.location} cannot be opened ({exc}); it is only a cache: "
+                "move it aside and ragtt will embed again"
+            ) from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
         for start in range(0, len(keys), 500):
             batch = keys[start : start + 500]
             marks = ",".join("?" * len(batch))
@@ -113,16 +164,15 @@ class EmbeddingCache:
                 f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
                 [model_id, *batch],
             ).fetchall()
-            for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+            found.update((str(key), bytes(blob)) for key, blob in rows)
         return found
 
-    def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
-        rows = [(model_id, k, dim, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
+    def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
+                [(model_id, key, dim, blob) for key, blob in rows],
             )
             self._conn.execute("COMMIT")
         except driver().Error as exc:
@@ -130,7 +180,7 @@ class EmbeddingCache:
             # again would hide the real error behind "no transaction is active".
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the embedding cache {self.path}: {exc}") from None
+            raise StoreError(f"cannot write to the embedding cache {self.location}: {exc}") from None
         except BaseException:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
