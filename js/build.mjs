@@ -1,5 +1,6 @@
 // Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
-// per widget, js/<widget>.js, and js/src/chunk_card.css + js/src/<widget>.css into js/<widget>.css.
+// per widget, js/<widget>.js, and js/src/chunk_card.css + js/src/<widget>.css into js/<widget>.css;
+// the same for the /ui dashboard page (js/dashboard.js, js/dashboard.css).
 // The outputs are checked in: the wheel, reports and anywidget's hot reload read them, and
 // no Node is needed to use ragtt.
 //   node js/build.mjs           rebuild
@@ -12,17 +13,19 @@ import * as esbuild from "esbuild";
 const JS = dirname(fileURLToPath(import.meta.url));
 const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
 const SHARED_CSS = ["chunk_card.css"];
+// `ragtt serve`'s /ui page: loads the widget bundles above at run time, so it carries none of them.
+const PAGES = ["dashboard"];
 
 async function outputs() {
   const files = new Map();
-  for (const name of WIDGETS) {
+  for (const name of [...WIDGETS, ...PAGES]) {
     const result = await esbuild.build({
       entryPoints: [join(JS, "src", `${name}.js`)], bundle: true, format: "esm", target: "es2020",
       write: false, charset: "utf8", legalComments: "none",
       banner: { js: `// Generated from js/src/${name}.js by js/build.mjs (./dev build): edit the sources, not this file.` },
     });
     files.set(`${name}.js`, result.outputFiles[0].text);
-    const css = [...SHARED_CSS, `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
+    const css = [...(PAGES.includes(name) ? [] : SHARED_CSS), `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
     files.set(`${name}.css`, `/* Generated from js/src by js/build.mjs: edit the sources, not this file. */\n${css}`);
   }
   return files;

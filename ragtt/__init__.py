@@ -69,9 +69,11 @@ _EXPORTS: dict[str, str] = {
     "ProjectDamagedError": "ragtt.errors",
     "SupersessionError": "ragtt.errors",
     "ValidationError": "ragtt.errors",
+    "TraceExportError": "ragtt.errors",
     # history
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
+    "PruneReport": "ragtt.retention",
 }
 
 # The public surface: exactly the lazily exported names (tests pin it by equality).
@@ -120,6 +122,9 @@ if TYPE_CHECKING:
         SupersessionError as SupersessionError,
     )
     from ragtt.errors import (
+        TraceExportError as TraceExportError,
+    )
+    from ragtt.errors import (
         ValidationError as ValidationError,
     )
     from ragtt.generate import ExtractiveGenerator as ExtractiveGenerator
@@ -164,6 +169,7 @@ if TYPE_CHECKING:
     from ragtt.results import (
         Snapshot as Snapshot,
     )
+    from ragtt.retention import PruneReport as PruneReport
     from ragtt.timetravel.bisect import BisectReport as BisectReport
     from ragtt.timetravel.compare import ConfigComparison as ConfigComparison
     from ragtt.timetravel.compare import compare_configs as compare_configs

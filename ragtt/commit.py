@@ -144,6 +144,14 @@ def recover(log: EventLog, table: ChunkTable) -> list[str]:
 
 
 def _settle(log: EventLog, table: ChunkTable, intent: Intent) -> str:
+    forget = intent.body.get("forget")
+    if forget is not None:
+        # A deletion goes log first (retention): its log transaction already recorded what the
+        # table loses, so the table part is only ever rolled forward, and it is idempotent.
+        table.forget([int(v) for v in forget["versions"]], [str(t) for t in forget["tags"]])
+        with log.transaction() as conn:
+            log.intents.remove(conn, intent.intent_id)
+        return f"completed an interrupted {intent.operation} ({len(forget['versions'])} versions deleted)"
     tag = intent.body.get("tag")
     # A snapshot's table commit is its tag; any other write's is a newer version.
     happened = tag in table.tags() if tag is not None else table.latest_version() > intent.base_version

@@ -5,6 +5,7 @@
     ├── IngestError      a source cannot be read or parsed
     ├── NotFoundError    an unknown query id, snapshot label, version, source or chunk
     ├── ReplayError      a past run cannot be reproduced faithfully
+    ├── TraceExportError a trace collector refused the spans or could not be reached
     ├── StoreError       the event log or index is in a state ragtt cannot work with
     │   ├── NamespaceLockedError   another maintenance run holds the namespace
     │   ├── NotAProjectError       the folder is not a ragtt project (and was not to be created)
@@ -32,6 +33,7 @@ __all__ = [
     "ReplayError",
     "StoreError",
     "SupersessionError",
+    "TraceExportError",
     "ValidationError",
 ]
 
@@ -57,6 +59,10 @@ class NotFoundError(RagttError, KeyError):
 
 class ReplayError(RagttError):
     """A recorded run cannot be replayed faithfully (never silently approximated)."""
+
+
+class TraceExportError(RagttError):
+    """A trace collector (OTLP/HTTP) refused the spans or could not be reached."""
 
 
 class StoreError(RagttError):

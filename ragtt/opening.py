@@ -50,6 +50,7 @@ __all__ = [
     "Stores",
     "events_backend",
     "open_assertions",
+    "open_cache",
     "open_log",
     "open_stores",
 ]
@@ -152,6 +153,16 @@ def open_log(path: Path, events_uri: str | None, table_name: str, *, create: boo
     return PostgresEventStore(events_uri, table_name=table_name, create=create)
 
 
+def open_cache(path: Path, events_uri: str | None, embedding_cache: Path | None) -> EmbeddingCache:
+    """The embedding cache: the file ``embedding_cache`` names if given; else beside the log,
+    the project's Postgres database (shared by every machine) or ``embeddings.db`` in the folder."""
+    if embedding_cache is None and events_uri is not None:
+        from ragtt.events.pg_cache import PostgresVectors
+
+        return EmbeddingCache(PostgresVectors(events_uri))
+    return EmbeddingCache(embedding_cache or path / "embeddings.db")
+
+
 def open_stores(
     path: Path,
     config: PipelineConfig | None,
@@ -216,7 +227,7 @@ def open_stores(
             if log.get_meta("embedder_id") is None:  # only a re-embed switches it, under the write lock
                 log.set_meta("embedder_id", embedder.model_id, conn)
                 log.set_meta("embedder_dim", str(embedder.dim), conn)
-        cache = EmbeddingCache(embedding_cache or path / "embeddings.db")
+        cache = open_cache(path, uri, embedding_cache)
         return Stores(path, marker, config, embedder, log, table, cache)
     except BaseException:
         if cache is not None:

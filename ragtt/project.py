@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ragtt._hashing import time_ordered_id
 from ragtt.config import PipelineConfig
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ragtt.index.schedule import SnapshotSchedule
     from ragtt.ingest.types import IngestOptions
     from ragtt.marker import Marker
+    from ragtt.retention import PruneReport
     from ragtt.timetravel.bisect import BisectReport
     from ragtt.timetravel.diff import DiffReport
     from ragtt.timetravel.drift import DriftReport
@@ -37,9 +38,12 @@ if TYPE_CHECKING:
     from ragtt.timetravel.regression import Regression
     from ragtt.timetravel.run import LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff
+    from ragtt.traces.live import LiveTraces
     from ragtt.verify import VerifyReport
 
 __all__ = ["At", "Project"]
+
+_Run = TypeVar("_Run", bound=QueryResult)
 
 
 class Project:
@@ -50,6 +54,7 @@ class Project:
         self._marker = marker
         self._assertions: Any = None
         self._stores_kwargs: dict[str, Any] = {}
+        self._live: LiveTraces | None = None
 
     @classmethod
     def open(
@@ -128,6 +133,9 @@ class Project:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
         if self._assertions is not None:
             self._assertions.close()
             self._assertions = None
@@ -196,7 +204,13 @@ class Project:
     # -- ingest ------------------------------------------------------------------------------
 
     def ingest(
-        self, paths: Iterable[str | Path] | str | Path, *, prune: bool | None = None, follow_symlinks: bool = False
+        self,
+        paths: Iterable[str | Path] | str | Path,
+        *,
+        prune: bool | None = None,
+        follow_symlinks: bool = False,
+        engine: str = "local",
+        ray_address: str | None = None,
     ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
@@ -206,6 +220,11 @@ class Project:
         the default). ``prune=False`` only adds and updates; ``prune=True`` always mirrors.
         Nothing is pruned when any input could not be listed or read. Symlinks leading
         outside a folder are skipped (and reported) unless ``follow_symlinks``.
+
+        ``engine="ray"`` fans parsing, chunking and embedding out over Ray Data (``pip install
+        'ragtt[ray]'``): on the Ray this process is connected to, else on ``ray_address`` (or
+        ``$RAY_ADDRESS``, or a new local one). The workers must see the paths. The result is
+        the same version, chunks, vectors and events as a local ingest.
         """
         import dataclasses
 
@@ -216,12 +235,19 @@ class Project:
         if prune is None:
             prune = bool(listed) and all(Path(p).expanduser().is_dir() for p in listed)
         report = run_ingest(
-            self._ctx, found.items, found.failed, prune=prune, keep=frozenset(s for s, _ in found.skipped)
+            self._ctx,
+            found.items,
+            found.failed,
+            prune=prune,
+            keep=frozenset(s for s, _ in found.skipped),
+            engine=engine,
+            ray_address=ray_address,
         )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
     def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
-        """Ingest in-memory sources: ``{source name: text}``."""
+        """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
@@ -260,15 +286,17 @@ class Project:
         run = execute(ctx, text, ctx.plan(top_k=top_k, mode=mode), ctx.version, generate=generate)
         record(ctx, run, query_id, prefix="", config_id=ctx.config.config_id, extra={})
         gen = run.generation
-        return QueryResult(
-            query_id,
-            text,
-            run.index_version,
-            ctx.config.config_id,
-            run.chunks,
-            gen.answer if gen else None,
-            gen.model if gen else None,
-            run.latency_ms,
+        return self._traced(
+            QueryResult(
+                query_id,
+                text,
+                run.index_version,
+                ctx.config.config_id,
+                run.chunks,
+                gen.answer if gen else None,
+                gen.model if gen else None,
+                run.latency_ms,
+            )
         )
 
     def run(self, query_id: str) -> LoggedRun:
@@ -293,7 +321,7 @@ class Project:
         """Re-run a logged query against the exact version and plan it ran with."""
         from ragtt.timetravel.replay import replay
 
-        return replay(self._ctx, query_id, generate=generate)
+        return self._traced(replay(self._ctx, query_id, generate=generate))
 
     def replay_text(
         self, text: str, at: At, *, top_k: int | None = None, mode: str | None = None, generate: bool = False
@@ -302,7 +330,9 @@ class Project:
         from ragtt.timetravel.replay import replay_text
 
         ctx = self._ctx
-        return replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
+        return self._traced(
+            replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
+        )
 
     def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
         """What entered, left, moved and changed between two runs; a removed and an added chunk
@@ -415,6 +445,24 @@ class Project:
         """Every table version with when it was committed and by which operation."""
         return self._ctx.log.versions.frame()
 
+    def prune(
+        self,
+        max_snapshots: int | None = None,
+        max_age: str | timedelta | None = None,
+        keep: Iterable[str | int] | str | int = (),
+    ) -> PruneReport:
+        """Forget old runs and the index versions nothing retained needs; the log records it.
+
+        Keeps the ``max_snapshots`` newest snapshots and the runs (queries, replays) newer
+        than ``max_age`` (``"30d"``, ``"12h"`` or a timedelta) and than the oldest kept
+        snapshot; ``keep`` pins query ids, snapshot labels and version numbers. Every
+        retained run still replays identically; a pruned query id raises NotFoundError
+        saying when and by which policy. Document events and texts are never removed.
+        """
+        from ragtt.retention import prune
+
+        return prune(self._ctx, max_snapshots, max_age, keep)
+
     def optimize(self) -> list[int]:
         """Compact the table and index every row for full-text search (no version is deleted).
 
@@ -475,12 +523,73 @@ class Project:
 
     def trace(self, query_id: str) -> pl.DataFrame:
         """Every event of one query or replay, in order."""
+        from ragtt.retention import pruned_error
         from ragtt.timetravel.run import check_query_id
 
         frame = self._ctx.log.frame(query_id=check_query_id(query_id))
         if frame.is_empty():
+            pruned = pruned_error(self._ctx, query_id)
+            if pruned is not None:
+                raise pruned
             raise NotFoundError(f"no events for query id {query_id!r}")
         return frame
+
+    @overload
+    def export_traces(
+        self, query_id: str | Iterable[str], *, endpoint: str | None = None, project_name: str | None = None
+    ) -> dict[str, Any]: ...
+
+    @overload
+    def export_traces(
+        self, query_id: None = None, *, endpoint: str, live: Literal[True], project_name: str | None = None
+    ) -> LiveTraces: ...
+
+    def export_traces(
+        self,
+        query_id: str | Iterable[str] | None = None,
+        *,
+        endpoint: str | None = None,
+        live: bool = False,
+        project_name: str | None = None,
+    ) -> dict[str, Any] | LiveTraces:
+        """The OpenTelemetry trace of a logged query or replay (or of several ids) as an OTLP/JSON
+        dict, in OpenInference's conventions (Phoenix shows them natively); with ``endpoint``
+        (``http://127.0.0.1:6006``) also sent there over OTLP/HTTP. ``project_name`` is the
+        Phoenix project the spans land in (default ``ragtt``).
+
+        ``export_traces(endpoint=URL, live=True)`` instead exports every later query and replay
+        of this project as it happens, from a background thread, and returns its ``LiveTraces``
+        handle (``stop()`` ends it; so does ``close()``). A collector that is down never fails
+        a query: the handle counts what was not sent.
+        """
+        from ragtt.traces.otlp import DEFAULT_PROJECT_NAME, load_traced_runs, otlp_json
+
+        project_name = project_name or DEFAULT_PROJECT_NAME
+        if live:
+            if query_id is not None or endpoint is None:
+                raise ConfigError(
+                    "live export takes an endpoint and no query id: export_traces(endpoint=URL, live=True)"
+                )
+            from ragtt.traces.live import LiveTraces
+
+            if self._live is not None:
+                self._live.stop()
+            self._live = LiveTraces(endpoint, project_name=project_name)
+            return self._live
+        if query_id is None:
+            raise ConfigError("export_traces needs a query id (or a list of them), or endpoint=URL with live=True")
+        ids = [query_id] if isinstance(query_id, str) else list(query_id)
+        otlp = otlp_json(load_traced_runs(self._ctx, ids), project_name=project_name)
+        if endpoint is not None:
+            from ragtt.traces.http import post_otlp
+
+            post_otlp(otlp, endpoint)
+        return otlp
+
+    def _traced(self, result: _Run) -> _Run:
+        if self._live is not None and self._live.running:
+            self._live.submit(self._ctx, result)
+        return result
 
     # -- version labels ------------------------------------------------------------------------
 

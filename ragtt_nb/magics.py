@@ -1,5 +1,12 @@
-"""``%ragtt VERB ...`` and ``%%ragtt VERB``: each verb parses its words and calls one public
-ragtt function, returning what it returned (a widget, a frame, a result with a rich repr).
+"""``%ragtt VERB ...`` and ``%%ragtt VERB``: the verbs of ragtt's verb table (``ragtt.verbs``),
+with the same parser as ``ragtt VERB`` (``ragtt.verbs.cli``), plus display around them.
+
+A table verb parses its words exactly as the CLI does (``%ragtt help VERB`` prints the same
+help as ``ragtt VERB --help``), runs ``verb.run`` on the current project and returns what it
+returned (a result with a rich repr), or a widget around it (``DISPLAY``: ``diff`` is a
+ChunkDiff, ``drift`` a DriftScatter, with ``--table`` for the report). ``last`` stands for the
+latest query this magic ran wherever a query id goes. Commands that are the notebook's own:
+``open``, ``timeline``, ``assertions``, ``pdf``, ``help``.
 
 Settings are traits: ``%config RagttMagics.project = "./proj"``, ``RagttMagics.embedder``
 (``"hash"`` for the deterministic test embedder; default ``$RAGTT_EMBEDDER`` or the
@@ -18,6 +25,7 @@ import re
 import shlex
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -25,7 +33,11 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Int, Unicode
 
-__all__ = ["VERBS", "RagttMagics", "parser_for", "question_mark_is_text"]
+from ragtt.errors import RagttError
+from ragtt.verbs import VERBS, Verb
+from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, groups, parse
+
+__all__ = ["COMMANDS", "DISPLAY", "RagttMagics", "parser_for", "question_mark_is_text"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,32 +53,99 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message or self.format_usage())
 
 
-Verb = Callable[["RagttMagics", argparse.Namespace], Any]
-Arg = tuple[tuple[str, ...], dict[str, Any]]
-VERBS: dict[str, tuple[str, list[Arg], Verb]] = {}
+MagicArg = tuple[tuple[str, ...], dict[str, Any]]
+Show = Callable[["RagttMagics", Verb, dict[str, Any], argparse.Namespace], Any]
+Run = Callable[["RagttMagics", argparse.Namespace], Any]
 
 
-def arg(*flags: str, **kwargs: Any) -> Arg:
-    """One ``add_argument`` call, written where the verb is declared."""
+def arg(*flags: str, **kwargs: Any) -> MagicArg:
+    """One ``add_argument`` call, written where the command is declared."""
     return flags, kwargs
 
 
-def verb(name: str, help_: str, *args: Arg) -> Callable[[Verb], Verb]:
-    """Register ``%ragtt name`` with its arguments; the function gets the parsed namespace."""
+@dataclass(frozen=True)
+class Command:
+    """One ``%ragtt`` command: a group of table verbs (``verbs``), or the notebook's own (``run``)."""
 
-    def register(fn: Verb) -> Verb:
-        VERBS[name] = (help_, list(args), fn)
+    name: str
+    help: str
+    args: tuple[MagicArg, ...] = ()  # the notebook's own options (display, for table verbs)
+    verbs: tuple[Verb, ...] = ()
+    run: Run | None = None
+    stores: bool = False  # also --events-uri / --index-uri (open)
+
+    def parser(self) -> _Parser:
+        if self.verbs:
+            text = describe(self.verbs)
+            parser = _Parser(
+                prog=f"%ragtt {self.name}",
+                description=text["description"],
+                epilog=text["epilog"],
+                formatter_class=HelpFormatter,
+            )
+            add_arguments(parser, self.verbs)
+            target: Any = parser.add_argument_group("only in notebooks") if self.args else parser
+        else:
+            parser = target = _Parser(prog=f"%ragtt {self.name}", description=self.help)
+        for flags, kwargs in self.args:
+            target.add_argument(*flags, **kwargs)
+        if self.stores:
+            add_store_options(parser)
+        return parser
+
+
+COMMANDS: dict[str, Command] = {}
+# Display around a table verb, by its CLI name: the notebook's own options and what to return.
+DISPLAY: dict[str, tuple[tuple[MagicArg, ...], Show]] = {}
+
+
+def command(name: str, help_: str, *args: MagicArg, stores: bool = False) -> Callable[[Run], Run]:
+    """Register ``%ragtt name``, a command of the notebook's own; the function gets the namespace."""
+
+    def register(fn: Run) -> Run:
+        COMMANDS[name] = Command(name, help_, args, run=fn, stores=stores)
+        return fn
+
+    return register
+
+
+def display(cli: str, *args: MagicArg) -> Callable[[Show], Show]:
+    """Display around the table verb ``cli``: its options and a function of the parsed values."""
+
+    def register(fn: Show) -> Show:
+        DISPLAY[cli] = (args, fn)
         return fn
 
     return register
 
 
 def parser_for(name: str) -> _Parser:
-    help_, args, _ = VERBS[name]
-    parser = _Parser(prog=f"%ragtt {name}", description=help_)
-    for flags, kwargs in args:
-        parser.add_argument(*flags, **kwargs)
-    return parser
+    return _command(name).parser()
+
+
+def _command(name: str) -> Command:
+    """The command ``name``: the notebook's own, or the table verbs of that CLI name."""
+    if name in COMMANDS:
+        return COMMANDS[name]
+    found = groups(list(VERBS.values())).get(name)
+    if found is None:
+        raise UsageError(f"unknown verb {name!r}; known: {', '.join(_names())}")
+    own, _ = DISPLAY.get(name, ((), _run))
+    return Command(name, describe(found)["help"], own, verbs=tuple(found))
+
+
+def _names() -> list[str]:
+    return sorted({*groups(list(VERBS.values())), *COMMANDS})
+
+
+def _run(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    return m.run(verb, values)
+
+
+# Args that hold a query id, where ``last`` means the latest query this magic ran.
+QUERY_IDS = ("query_id", "left", "right", "query")
+# The arg a cell body is, in %%ragtt VERB (the first of these the verb has).
+CELL_TEXT = ("text", "query")
 
 
 class Help(str):
@@ -82,8 +161,12 @@ class RagttMagics(Magics):
     embedder = Unicode(
         "", help="'hash' for the deterministic test embedder; '' for the project's own (default: $RAGTT_EMBEDDER)"
     ).tag(config=True)
-    top_k = Int(0, help="top_k for %ragtt query (0: the project's config)").tag(config=True)
-    mode = Unicode("", help="retrieval mode for %ragtt query: vector, bm25 or hybrid ('' = config)").tag(config=True)
+    top_k = Int(0, help="top_k for the verbs that take --top-k, when not given (0: the project's config)").tag(
+        config=True
+    )
+    mode = Unicode("", help="retrieval mode for the verbs that take --mode: vector, bm25 or hybrid ('' = config)").tag(
+        config=True
+    )
     progress = Bool(
         True,
         help="show ingest progress bars (for ingests that embed more than 20 chunks or "
@@ -104,30 +187,48 @@ class RagttMagics(Magics):
         words = _split(line)
         if not words:
             raise UsageError("usage: %ragtt VERB [ARGS]; %ragtt help lists the verbs")
-        name, args = words[0], words[1:]
-        if name not in VERBS:
-            raise UsageError(f"unknown verb {name!r}; known: {', '.join(sorted(VERBS))}")
+        two = " ".join(words[:2])
+        name = two if two in _names() else words[0]
+        cmd = _command(name)
+        args = words[len(name.split()) :]
         if cell is not None and cell.strip():
-            if name == "query":
-                args = [*args, "--", cell.strip()]
-            elif name == "bisect":
-                args = [cell.strip(), *args]
-            elif name == "replay":
-                args = [*args, "--text", cell.strip()]
-            else:
-                args += _split(cell)
-        ns = parser_for(name).parse_args(args)
-        fn = VERBS[name][2]
-        from ragtt import RagttError
-
+            args = _with_cell(cmd, args, cell)
         try:
-            return fn(self, ns)
+            if cmd.run is not None:
+                return cmd.run(self, cmd.parser().parse_args(args))
+            ns, verb, values = parse(cmd.parser(), args, cmd.verbs)
+            values = {k: self.query_id(v) if k in QUERY_IDS and v == "last" else v for k, v in values.items()}
+            return DISPLAY.get(cmd.name, ((), _run))[1](self, verb, values, ns)
         except RagttError as exc:
             raise UsageError(f"%ragtt {name}: {exc}") from None
 
+    def run(self, verb: Verb, values: dict[str, Any]) -> Any:
+        """``verb.run`` on the current project (``top_k`` and ``mode`` default to the traits)."""
+        names = {a.name for a in verb.args}
+        if "top_k" in names and values.get("top_k") is None and self.top_k:
+            values = {**values, "top_k": self.top_k}
+        if "mode" in names and values.get("mode") is None and self.mode:
+            values = {**values, "mode": self.mode}
+        if verb.alone is not None:  # needs no project: the current one's embedder, or the setting
+            return verb.run_alone(self._proj.embedder if self._proj is not None else self._embedder(), values)
+        return verb.run(self.project_for(create=verb.creates), values)
+
+    def _embedder(self) -> Any:
+        import ragtt
+
+        return ragtt.HashEmbedder() if self.embedder == "hash" else None
+
     # -- helpers ------------------------------------------------------------------------------
 
-    def open_project(self, path: str, embedder: str | None = None, *, create: bool = False) -> Any:
+    def open_project(
+        self,
+        path: str,
+        embedder: str | None = None,
+        *,
+        create: bool = False,
+        events_uri: str | None = None,
+        index_uri: str | None = None,
+    ) -> Any:
         """Open a project; only ``create`` makes one where the folder holds none."""
         import ragtt
 
@@ -139,7 +240,12 @@ class RagttMagics(Magics):
             self._proj = None
         try:
             self._proj = ragtt.Project.open(
-                path, embedder=ragtt.HashEmbedder() if chosen == "hash" else None, progress=self.progress, create=create
+                path,
+                embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
+                progress=self.progress,
+                create=create,
+                events_uri=events_uri,
+                index_uri=index_uri,
             )
         except ragtt.NotAProjectError as exc:
             raise UsageError(f"{exc} (in a notebook: %ragtt open {path} --create)") from None
@@ -217,91 +323,89 @@ def _split(text: str) -> list[str]:
         return text.split()
 
 
-# -- the verbs ----------------------------------------------------------------------------------
+def _with_cell(cmd: Command, args: list[str], cell: str) -> list[str]:
+    """``%%ragtt VERB``: the body is the verb's text (a positional first, a flag last), else more words."""
+    for name in CELL_TEXT:
+        for verb in cmd.verbs:
+            found = next((a for a in verb.args if a.name == name and "magic" in a.fronts), None)
+            if found is not None:
+                return [*args, found.flags[0], cell.strip()] if found.flags else [cell.strip(), *args]
+    return args + _split(cell)
 
 
-@verb(
-    "open",
-    "open a project folder and make it the current one (--create: make one if there is none)",
-    arg("path"),
-    arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
-    arg("--create", action="store_true", help="create the project if the folder holds none"),
-)
-def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.open_project(a.path, a.embedder, create=a.create)
+# -- display around the table's verbs -----------------------------------------------------------
 
 
-@verb(
-    "ingest",
-    "ingest files and folders in one index version",
-    arg("paths", nargs="+"),
-    arg("--prune", action=argparse.BooleanOptionalAction, default=None),
-)
-def _ingest(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.project_for(create=True).ingest(a.paths, prune=a.prune)
-
-
-@verb(
-    "query",
-    "retrieve (and answer) at the latest index version",
-    arg("text", nargs="+", help="the question (in %%ragtt query: the cell body)"),
-    arg("--top-k", type=int),
-    arg("--mode", choices=["vector", "bm25", "hybrid"]),
-    arg("--no-generate", action="store_true", help="retrieval only"),
-)
-def _query(m: RagttMagics, a: argparse.Namespace) -> Any:
-    result = m.proj.query(
-        " ".join(a.text), top_k=a.top_k or m.top_k or None, mode=a.mode or m.mode or None, generate=not a.no_generate
-    )
+@display("query")
+def _query(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    result = m.run(verb, values)
     m.last_query_id = result.query_id
     return result
 
 
-@verb("snapshot", "tag the latest index version with a label", arg("label"))
-def _snapshot(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.snapshot(a.label)
-
-
-@verb("snapshots", "list snapshots")
-def _snapshots(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.snapshots()  # a list that renders as a table
-
-
-@verb(
-    "replay",
-    "replay a logged query (QUERY_ID or 'last'), or --text TEXT --at VERSION|LABEL|DATETIME",
-    arg("query_id", nargs="?"),
-    arg("--text"),
-    arg("--at"),
-    arg("--generate", action="store_true"),
-)
-def _replay(m: RagttMagics, a: argparse.Namespace) -> Any:
-    if bool(a.query_id) == bool(a.text):
-        raise UsageError("%ragtt replay needs a QUERY_ID, or --text TEXT with --at VERSION|LABEL|DATETIME")
-    if a.query_id:
-        return m.proj.replay(m.query_id(a.query_id), generate=a.generate)
-    if a.at is None:
-        raise UsageError("%ragtt replay --text needs --at VERSION|LABEL|DATETIME")
-    return m.proj.replay_text(a.text, at=_at(a.at), generate=a.generate)
-
-
-@verb(
-    "diff",
-    "then vs now: a ChunkDiff widget of two queries or replays (--table: the DiffReport)",
-    arg("left"),
-    arg("right"),
-    arg("--table", action="store_true"),
-)
-def _diff(m: RagttMagics, a: argparse.Namespace) -> Any:
-    report = m.proj.diff(m.query_id(a.left), m.query_id(a.right))
-    if a.table:
+@display("diff", arg("--table", action="store_true", help="the DiffReport instead of the ChunkDiff widget"))
+def _diff(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    report = m.run(verb, values)
+    if ns.table:
         return report
     from ragtt_nb.chunk_diff import ChunkDiff
 
     return ChunkDiff(report, proj=m.proj)
 
 
-@verb(
+@display(
+    "drift",
+    arg("--query", dest="show_query", metavar="QUERY_ID", help="a query id (or 'last') to place in the plot"),
+    arg("--table", action="store_true", help="the per-source DriftReport instead of the scatter plot"),
+    arg("--color-by", choices=["version", "source"], default="version", help="what colours the points"),
+)
+def _drift(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    report = m.run(verb, values)
+    if ns.table:
+        return report
+    from ragtt_nb.drift_scatter import DriftScatter
+
+    query = m.query_id(ns.show_query) if ns.show_query else None
+    return DriftScatter(report, proj=m.proj, query=query, color_by=ns.color_by)
+
+
+@display("bisect")
+def _bisect(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    """In a notebook the predicate may also name a callable defined there."""
+    predicate = values["predicate"]
+    if not predicate.startswith(("chunk:", "source:", "answer:")):
+        found = (m.shell.user_ns if m.shell else {}).get(predicate)
+        if not callable(found):
+            raise UsageError(
+                f"predicate {predicate!r} is neither chunk:/source:/answer:... nor the name of a "
+                "callable defined in this notebook"
+            )
+        values = {**values, "predicate": found}
+    return m.run(verb, values)
+
+
+@display("events", arg("--last", type=int, metavar="N", help="only the last N events"))
+def _events(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    frame = m.run(verb, values)
+    return frame.tail(ns.last) if ns.last else frame
+
+
+# -- the notebook's own commands ----------------------------------------------------------------
+
+
+@command(
+    "open",
+    "open a project folder and make it the current one (--create: make one if there is none)",
+    arg("path"),
+    arg("--embedder", choices=["hash", ""], help="'hash': the deterministic test embedder"),
+    arg("--create", action="store_true", help="create the project if the folder holds none"),
+    stores=True,
+)
+def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
+    return m.open_project(a.path, a.embedder, create=a.create, events_uri=a.events_uri, index_uri=a.index_uri)
+
+
+@command(
     "timeline",
     "scrub the index history; with a QUERY_ID (or 'last'), watch its chunks change; with "
     "--assertions NAMESPACE, the claims' validity windows as lanes",
@@ -329,73 +433,7 @@ def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
         raise UsageError(f"%ragtt timeline: {exc}") from None
 
 
-@verb(
-    "events",
-    "the event log as a polars DataFrame",
-    arg("--type", action="append", help="only this type (repeatable)"),
-    arg("--query-id"),
-    arg("--since", help="ISO datetime"),
-    arg("--until", help="ISO datetime"),
-    arg("--last", type=int, help="only the last N events"),
-)
-def _events(m: RagttMagics, a: argparse.Namespace) -> Any:
-    frame = m.proj.events.frame(
-        types=a.type,
-        since=_when(a.since),
-        until=_when(a.until),
-        query_id=m.query_id(a.query_id) if a.query_id else None,
-    )
-    return frame.tail(a.last) if a.last else frame
-
-
-@verb("trace", "every event of one query or replay", arg("query_id"))
-def _trace(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.trace(m.query_id(a.query_id))
-
-
-@verb("lineage", "why each chunk entered or left the top-k between two runs", arg("left"), arg("right"))
-def _lineage(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.proj.lineage(m.query_id(a.left), m.query_id(a.right))
-
-
-@verb(
-    "drift",
-    "embedding drift between two versions (numbers, snapshot labels or datetimes) as a scatter plot",
-    arg("a"),
-    arg("b"),
-    arg("--query", help="a query id (or 'last') to place in the plot"),
-    arg("--table", action="store_true", help="the per-source DriftReport instead of the plot"),
-    arg("--color-by", choices=["version", "source"], default="version"),
-)
-def _drift(m: RagttMagics, a: argparse.Namespace) -> Any:
-    if a.table:
-        return m.proj.drift(_at(a.a), _at(a.b))
-    from ragtt_nb.drift_scatter import DriftScatter
-
-    query = m.query_id(a.query) if a.query else None
-    return DriftScatter(m.proj, _at(a.a), _at(a.b), query=query, color_by=a.color_by)
-
-
-@verb(
-    "bisect",
-    "the first version where PREDICATE changes for a query (id, 'last' or text); PREDICATE is "
-    "chunk:ID, source:NAME, answer:TEXT or the name of a callable in the notebook",
-    arg("query"),
-    arg("predicate"),
-)
-def _bisect(m: RagttMagics, a: argparse.Namespace) -> Any:
-    predicate: Any = a.predicate
-    if not predicate.startswith(("chunk:", "source:", "answer:")):
-        predicate = (m.shell.user_ns if m.shell else {}).get(a.predicate)
-        if not callable(predicate):
-            raise UsageError(
-                f"predicate {a.predicate!r} is neither chunk:/source:/answer:... nor the name of a "
-                "callable defined in this notebook"
-            )
-    return m.proj.bisect(m.query_id(a.query) if a.query == "last" else a.query, predicate)
-
-
-@verb(
+@command(
     "assertions",
     "the snapshot frame of a namespace's temporal assertions valid at a time (ISO datetime, "
     "UNIX seconds or 'now'; default: now)",
@@ -442,7 +480,7 @@ def _with_datetimes(frame: Any) -> Any:
     )
 
 
-@verb(
+@command(
     "pdf",
     "a PDF source's pages with its chunks' regions (and a query's, ranked) drawn on them",
     arg("source"),
@@ -487,20 +525,14 @@ def _check_pdf(proj: Any, source: str, path: str | None) -> None:
             raise UsageError(f"%ragtt pdf: {file} is not a PDF file (no %PDF header), so it cannot be {source!r}")
 
 
-@verb("help", "list the verbs, or show one verb's arguments", arg("verb", nargs="?"))
+@command("help", "list the verbs, or show one verb's arguments", arg("verb", nargs="*", help="a verb, e.g. query"))
 def _help(m: RagttMagics, a: argparse.Namespace) -> Any:
     if a.verb:
-        if a.verb not in VERBS:
-            raise UsageError(f"unknown verb {a.verb!r}; known: {', '.join(sorted(VERBS))}")
-        return Help(parser_for(a.verb).format_help())
-    width = max(map(len, VERBS))
-    lines = [f"  {name:<{width}}  {help_}" for name, (help_, _, _) in VERBS.items()]
+        return Help(parser_for(" ".join(a.verb)).format_help())
+    names = _names()
+    width = max(map(len, names))
+    lines = [f"  {name:<{width}}  {_command(name).help}" for name in names]
     return Help("%ragtt VERB [ARGS]   (%ragtt help VERB for its arguments)\n" + "\n".join(lines))
-
-
-def _at(text: str) -> Any:
-    """A version number, or a snapshot label / ISO datetime left for ragtt to resolve."""
-    return int(text) if text.isdigit() else text
 
 
 def _number(text: str) -> float | None:

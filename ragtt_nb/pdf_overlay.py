@@ -30,20 +30,16 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import array, static_file
+from ragtt_nb._wire import static_file
+from ragtt_nb.state.pdf_overlay import SIGNALS, ZOOM, build, check_page, find_pdf, page_reply, png
 
 if TYPE_CHECKING:
     import ragtt
 
-__all__ = ["PdfOverlay"]
+__all__ = ["EMBED_LIMIT", "SIGNALS", "PdfOverlay"]
 
-SIGNALS = ("chars", "control_ratio", "script_validity", "mojibake")
-"""The router's four text-layer signals, shown first on the route badge (ragtt/ingest/route.py)."""
 EMBED_LIMIT = 10_000_000
 """Default cap, in bytes of PNG, on the pages embedded in the widget's state."""
-BOX_MARGIN = (2.0, 1.0)
-"""Points added to each side of a region box (x, y): OCR word boxes end at the glyphs' ink, so
-an outline drawn on them cut the first and last glyph of each line."""
 
 
 class PdfOverlay(anywidget.AnyWidget):
@@ -76,7 +72,7 @@ class PdfOverlay(anywidget.AnyWidget):
         query_id: str | None = None,
         path: str | Path | None = None,
         *,
-        zoom: float = 1.5,
+        zoom: float = ZOOM,
         embed: Literal["auto", "all", "lazy"] = "auto",
         embed_limit: int = EMBED_LIMIT,
     ) -> None:
@@ -86,13 +82,10 @@ class PdfOverlay(anywidget.AnyWidget):
             raise TypeError(f"PdfOverlay takes a ragtt.Project and a source name; got {type(proj).__name__}")
         if embed not in ("auto", "all", "lazy"):
             raise ValueError(f"embed must be 'auto', 'all' or 'lazy'; got {embed!r}")
-        self._path = _find_pdf(proj, source, path)
+        self._path = find_pdf(proj, source, path)
         self._zoom = float(zoom)
-        data = _build(proj, source, self._path, query_id, zoom)
-        if page is None:
-            page = data["first_page"]
-        if not 1 <= page <= data["page_count"]:
-            raise ValueError(f"{source} has pages 1 to {data['page_count']}; got page={page}")
+        data = build(proj, source, self._path, query_id, zoom)
+        page = check_page(data, data["first_page"] if page is None else page)
         self.embed_limit = int(embed_limit)
         super().__init__(_data=data, page=page, _pages={str(page): {"png": self._png(page)}})
         if embed == "all" or (embed == "auto" and os.environ.get("RAGTT_REPORT")):
@@ -137,34 +130,23 @@ class PdfOverlay(anywidget.AnyWidget):
         for number in range(1, self.page_count + 1):
             if str(number) in pages:
                 continue
-            png = self._png(number)
-            if total + len(png) > self.embed_limit:
+            image = self._png(number)
+            if total + len(image) > self.embed_limit:
                 left_out.append(number)
                 continue
-            pages[str(number)] = {"png": png}
-            total += len(png)
+            pages[str(number)] = {"png": image}
+            total += len(image)
         self._pages = pages
         self._data = {**self._data, "left_out": left_out, "embed_limit": self.embed_limit}
         return left_out
 
     def _png(self, number: int) -> memoryview:
-        from ragtt.ingest import render_page
-
-        return memoryview(render_page(self._path, number, self._zoom))
+        return png(self._path, number, self._zoom)
 
     def _on_request(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        if not isinstance(content, dict) or content.get("type") != "page":
-            return
-        number = content.get("page")
-        if not isinstance(number, int) or not 1 <= number <= self.page_count:
-            self.send({"type": "page", "page": number, "error": f"no page {number!r}"})
-            return
-        try:
-            png = self._png(number)
-        except Exception as exc:  # the view shows why instead of waiting forever
-            self.send({"type": "page", "page": number, "error": str(exc)})
-            return
-        self.send({"type": "page", "page": number}, [png])
+        answer = page_reply(self._path, self.page_count, self._zoom, content)
+        if answer is not None:
+            self.send(*answer)
 
     def __repr__(self) -> str:
         d = self._data
@@ -173,118 +155,3 @@ class PdfOverlay(anywidget.AnyWidget):
             f"PdfOverlay({d['source']!r}, page {self.page} of {d['page_count']}, {len(d['chunks']['ids'])} chunks"
             f"{q}, {len(self._pages)} pages embedded, {len(self.selected)} selected)"
         )
-
-
-def _find_pdf(proj: Any, source: str, path: str | Path | None) -> Path:
-    import hashlib
-
-    if path is None:
-        path = proj.source_path(source)  # NotFoundError for a source never ingested
-        if path is None:
-            raise ValueError(
-                f"the project records no file path for {source!r}: pass "
-                f"PdfOverlay(proj, {source!r}, path='.../{Path(source).name}')"
-            )
-        if not Path(path).is_file():
-            raise FileNotFoundError(
-                f"{source!r} was ingested from {path}, which is gone: pass path= to where the PDF lies now"
-            )
-    pdf = Path(path)
-    if not pdf.is_file():
-        raise FileNotFoundError(f"no PDF at {pdf}")
-    doc = proj.document(source)
-    if hashlib.sha256(pdf.read_bytes()).hexdigest() != doc.content_hash:  # Document.content_hash is its SHA-256
-        raise ValueError(
-            f"{pdf} is not the file ingested as {source!r} (its SHA-256 differs): its regions would "
-            "land on other words; pass the path of the ingested file"
-        )
-    return pdf
-
-
-def _build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float) -> dict[str, Any]:
-    import pymupdf
-
-    from ragtt.ingest import pixel_box
-    from ragtt.ingest.types import Region
-
-    with pymupdf.open(pdf) as doc:
-        sizes = [(float(p.rect.width), float(p.rect.height)) for p in doc]  # rect: as shown, /Rotate applied
-    query = None
-    ranks: dict[str, tuple[int, float]] = {}
-    version = None
-    if query_id is not None:
-        run = proj.run(query_id)  # NotFoundError for an unknown id
-        version = run.index_version
-        ranks = {c["chunk_id"]: (n + 1, float(c["score"])) for n, c in enumerate(run.chunks)}
-        query = {"query_id": query_id, "text": run.query, "version": version, "retrieved": len(ranks)}
-    chunks = proj.chunks(at=version, source=source)
-    if chunks.is_empty():
-        raise ValueError(f"{source!r} has no chunks at version {version if version is not None else 'latest'}")
-    routes = {
-        r.page: {
-            "page": r.page,
-            "engine": r.engine,
-            "reason": r.reason,
-            "signals": {k: _signal(r.signals[k]) for k in SIGNALS if k in r.signals},
-            "facts": {str(k): _signal(v) for k, v in r.signals.items() if k not in SIGNALS},
-        }
-        for r in proj.document(source, at=version).routes
-    }
-    ids, texts, rank_list, scores = [], [], [], []
-    r_page, r_box, r_chunk = [], [], []
-    for n, row in enumerate(chunks.iter_rows(named=True)):
-        ids.append(row["chunk_id"])
-        texts.append(row["text"])
-        rank, score = ranks.get(row["chunk_id"], (0, 0.0))
-        rank_list.append(rank)
-        scores.append(score)
-        for reg in row["regions"] or []:
-            box = pixel_box(pdf, Region(reg["page"], reg["x0"], reg["y0"], reg["x1"], reg["y1"]), zoom=1.0)
-            pw, ph = sizes[reg["page"] - 1]
-            mx, my = BOX_MARGIN
-            r_page.append(reg["page"])
-            r_box += [
-                max(0.0, min(box[0], box[2]) - mx),
-                max(0.0, min(box[1], box[3]) - my),
-                min(pw, max(box[0], box[2]) + mx),
-                min(ph, max(box[1], box[3]) + my),
-            ]
-            r_chunk.append(n)
-    if query is not None:
-        query["on_this_document"] = sum(1 for r in rank_list if r)
-    first_page = _best_page(r_page, r_box, r_chunk, rank_list)
-    return {
-        "source": source,
-        "page_count": len(sizes),
-        "render_zoom": zoom,
-        "first_page": first_page,
-        "page_sizes": array([v for s in sizes for v in s], "float32"),
-        "routes": [routes[p] for p in sorted(routes)],
-        "chunks": {"ids": ids, "text": texts, "rank": array(rank_list, "int32"), "score": array(scores, "float32")},
-        "regions": {"page": array(r_page, "int32"), "box": array(r_box, "float32"), "chunk": array(r_chunk, "int32")},
-        "query": query,
-        "left_out": [],
-        "embed_limit": 0,
-        "labels": {str(v): name for v, name in proj.version_labels().items() if v == version},
-    }
-
-
-def _best_page(pages: list[int], boxes: list[float], chunks: list[int], ranks: list[int]) -> int:
-    """The page to open on: where the best-ranked retrieved chunk that has regions has most of
-    its area (a chunk can run over a page break); without a query, the first page with a region."""
-    area: dict[tuple[int, int], float] = {}  # (rank, page) -> area of that chunk's boxes on the page
-    for k, (page, c) in enumerate(zip(pages, chunks, strict=True)):
-        if ranks[c]:
-            x0, y0, x1, y1 = boxes[4 * k : 4 * k + 4]
-            area[ranks[c], page] = area.get((ranks[c], page), 0.0) + (x1 - x0) * (y1 - y0)
-    if area:
-        top = min(rank for rank, _ in area)
-        return min((-a, page) for (rank, page), a in area.items() if rank == top)[1]  # most area, then first
-    return min(pages) if pages else 1
-
-
-def _signal(value: Any) -> str:
-    """Route signals as display text (numbers rounded; they are shown, never computed on)."""
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    return str(value)

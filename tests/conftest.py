@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,15 @@ os.environ.setdefault("RUST_LOG", "error")
 import ragtt
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
 
 
 def corpus(*parts: str) -> Path:
@@ -84,3 +94,19 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
 
     with backend_for(request) as name:
         yield name
+
+
+# One Chromium for the whole session: two sync Playwright instances cannot share a thread, so
+# every browser test (tests/nb, tests/serve) asks for this one fixture.
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` (./dev test does this)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -29,13 +29,14 @@ from ragtt.errors import HistoryError, ProjectBusyError, StoreError
 from ragtt.events.chain import GENESIS, event_hash
 from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, ONCE_PER_QUERY
+from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, HISTORY_PRUNED, ONCE_PER_QUERY
 
 if TYPE_CHECKING:
     import polars as pl
 
     from ragtt.events.documents import Documents
     from ragtt.events.intents import Intents
+    from ragtt.events.retention import Retention
     from ragtt.events.versions import Versions
 
 __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog"]
@@ -43,6 +44,7 @@ __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog"]
 _COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
 # How long a writer waits for another process's write to finish before giving up.
 LOCK_TIMEOUT_S = 600.0
+_IDS_PER_READ = 500  # query ids per IN (...) list: far below any driver's parameter limit
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class EventLog(ABC):
     documents: Documents
     versions: Versions
     intents: Intents
+    retention: Retention
     #: Where the log lives, for messages (a file path, or a URI without its password).
     location: str
     #: The SQL expression of a document event's source, read from the JSON payload text.
@@ -105,6 +108,14 @@ class EventLog(ABC):
 
     @abstractmethod
     def _unlock(self) -> None: ...
+
+    @abstractmethod
+    def compact(self) -> None:
+        """Give the space of pruned events back (outside any transaction): VACUUM."""
+
+    @abstractmethod
+    def size_bytes(self) -> int:
+        """The disk the log takes (its database file, or its tables with their indexes)."""
 
     @abstractmethod
     def guards(self) -> list[str]:
@@ -237,6 +248,24 @@ class EventLog(ABC):
             sql += f" LIMIT {int(limit)}"
         return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
 
+    def runs(self, query_ids: Sequence[str], types: Iterable[str] | None = None) -> dict[str, list[Event]]:
+        """The events of many queries or replays (only ``types``, if given), in log order, read
+        in a few statements (exporting thousands of traces must not cost one round trip each)."""
+        found: dict[str, list[Event]] = {q: [] for q in query_ids}
+        wanted = list(found)
+        kinds = sorted(types) if types is not None else []
+        type_sql = f" AND type IN ({','.join('?' * len(kinds))})" if kinds else ""
+        for start in range(0, len(wanted), _IDS_PER_READ):
+            batch = wanted[start : start + _IDS_PER_READ]
+            sql = (
+                f"SELECT {', '.join(_COLUMNS)} FROM events WHERE query_id IN ({','.join('?' * len(batch))})"
+                f"{type_sql} ORDER BY seq"
+            )
+            for row in self._conn.execute(sql, [*batch, *kinds]).fetchall():
+                event = _row_to_event(row)
+                found[event.query_id or ""].append(event)
+        return found
+
     def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
         found = self.query(types=type_, limit=1, newest_first=True, **filters)
         return found[0] if found else None
@@ -252,34 +281,40 @@ class EventLog(ABC):
 
     def frame(
         self,
+        *,
         types: Iterable[str] | str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
         query_id: str | None = None,
     ) -> pl.DataFrame:
         """The log as a Polars frame: hot fields as typed columns, ``payload`` as JSON text, and
-        ``source`` (of document events) pulled out of the payload."""
+        ``source`` (of document events) pulled out of the payload.
+
+        The database extracts ``source`` from the few document events (no JSON parsing of
+        every payload); Postgres streams the rows as Arrow (``_read_frame``).
+        """
         import polars as pl
 
         sql, params = self._select(types, since, until, query_id, None, None)
-        rows = self._conn.execute(sql + " ORDER BY seq", params).fetchall()
-        schema = {
-            "seq": pl.Int64,
-            "event_id": pl.String,
-            "ts": pl.String,
-            "type": pl.String,
-            "query_id": pl.String,
-            "index_version": pl.Int64,
-            "doc_id": pl.String,
-            "payload": pl.String,
-        }
-        frame = pl.DataFrame(rows, schema=schema, orient="row")
+        source = f"CASE WHEN type IN (?, ?) THEN {self._SOURCE_SQL} END AS source"
+        sql = sql.replace(" FROM events", f", {source} FROM events", 1) + " ORDER BY seq"
+        numbers = {"seq", "index_version"}
+        schema = pl.Schema({name: pl.Int64 if name in numbers else pl.String for name in (*_COLUMNS, "source")})
+        frame = self._read_frame(sql, [DOCUMENT_INGESTED, DOCUMENT_REMOVED, *params], schema)
         return frame.with_columns(
-            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ"),
-            pl.when(pl.col("type").is_in([DOCUMENT_INGESTED, DOCUMENT_REMOVED]))
-            .then(pl.col("payload").str.json_path_match("$.source"))
-            .alias("source"),
+            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ", cache=False)
         )
+
+    def _read_frame(self, sql: str, params: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
+        """A read (``?`` placeholders) as a frame of ``schema``, through the log's own connection.
+
+        SQLite stays on it: an Arrow-native reader (ADBC, DuckDB) links a second copy of the
+        SQLite library, and closing its file descriptor drops the POSIX locks the log's copy
+        holds on the same file (https://sqlite.org/howtocorrupt.html, 2.2.1).
+        """
+        import polars as pl
+
+        return pl.DataFrame(self._conn.execute(sql, params).fetchall(), schema=schema, orient="row")
 
     def _select(
         self,
@@ -315,12 +350,22 @@ class EventLog(ABC):
         return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
 
     def verify_chain(self) -> tuple[int, list[str]]:
-        """Re-walk the hash chain: (events checked, problems)."""
+        """Re-walk the hash chain: (events checked, problems).
+
+        A gap in the event numbers must be spans that ``history.pruned`` events list (each
+        with the hash of its last deleted event, which the next event chains to); any other
+        gap is reported as deleted events.
+        """
         problems: list[str] = []
+        spans: dict[int, tuple[int, str]] = {}  # first deleted seq -> (last deleted seq, its hash)
+        for (payload,) in self._conn.execute("SELECT payload FROM events WHERE type = ?", (HISTORY_PRUNED,)):
+            spans.update({int(f): (int(last), str(h)) for f, last, h in json.loads(payload).get("spans", [])})
         prev, checked, last_seq = GENESIS, 0, 0
         cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
         for row in cursor:
             seq, stored = int(row[0]), row[-1]
+            while last_seq + 1 < seq and last_seq + 1 in spans:  # pruned runs: chain across them
+                last_seq, prev = spans.pop(last_seq + 1)
             if seq != last_seq + 1 and not problems:
                 problems.append(f"event log: events {last_seq + 1}..{seq - 1} are missing (deleted?)")
             expected = event_hash(prev, row[1:8])
@@ -330,6 +375,8 @@ class EventLog(ABC):
                     "it was rewritten, or an event before it was"
                 )
             prev, checked, last_seq = stored, checked + 1, seq
+        for first, (last, _) in sorted(spans.items()):
+            problems.append(f"event log: a prune lists events {first}..{last} as deleted, but they are not a gap")
         top = self._top_seq()
         if top is not None and top > last_seq:
             problems.append(f"event log: the newest events (#{last_seq + 1}..#{top}) are missing (deleted?)")

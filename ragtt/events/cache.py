@@ -2,12 +2,18 @@
 
 A text is embedded once per embedder, ever: ingests, re-ingests, queries and replays all
 read through this cache, so a replay also searches with the bit-identical query vector.
+``EmbeddingCache`` holds that logic once; where the vectors live is a small backend: a
+SQLite file on this machine (``embeddings.db``), or the project's Postgres database
+(``ragtt/events/pg_cache.py``), shared by every machine of a team. ``ragtt.opening`` picks it.
+
+    EmbeddingCache("embeddings.db")                          # SQLite
+    EmbeddingCache(PostgresVectors("postgresql://..."))      # Postgres
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -16,11 +22,16 @@ from ragtt._sqlite import connect, driver
 from ragtt.errors import StoreError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from numpy.typing import NDArray
 
     from ragtt.index.embedders import Embedder
 
-__all__ = ["EmbeddingCache"]
+    # Computes the vectors of batches of texts, one array per batch, in order (an ingest engine's).
+    BatchEmbed = Callable[[Embedder, list[list[str]]], Iterable[NDArray[np.float32]]]
+
+__all__ = ["EmbeddingCache", "SQLiteVectors", "VectorStore"]
 
 _SCHEMA = """
 -- A rowid table: WITHOUT ROWID would put every ~1.5 KB vector on its own overflow page.
@@ -36,23 +47,52 @@ CREATE TABLE IF NOT EXISTS embeddings (
 _BATCH = 256
 
 
+class VectorStore(Protocol):
+    """Where an ``EmbeddingCache`` keeps its vectors (float32 bytes, keyed by model and text hash)."""
+
+    #: For messages: a file path, or a URI without its password.
+    location: str
+    #: The SQLite file, or None when the vectors are not in a local file.
+    path: Path | None
+
+    def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]: ...
+
+    def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
+        """Insert ``(text hash, vector bytes)`` rows in one transaction; a row already there
+        (another process computed it first) is kept: equal keys hold equal vectors."""
+
+    def close(self) -> None: ...
+
+
 class EmbeddingCache:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        try:
-            self._conn: Any = connect(path)
-            self._conn.executescript(_SCHEMA)
-        except driver().DatabaseError as exc:
-            raise StoreError(
-                f"the embedding cache {self.path} cannot be opened ({exc}); it is only a cache: "
-                "move it aside and ragtt will embed again"
-            ) from None
+    def __init__(self, where: str | Path | VectorStore) -> None:
+        self._vectors: VectorStore = SQLiteVectors(where) if isinstance(where, str | Path) else where
+
+    @property
+    def path(self) -> Path | None:
+        """The cache's SQLite file (None when it lives in Postgres)."""
+        return self._vectors.path
+
+    @property
+    def location(self) -> str:
+        return self._vectors.location
 
     def close(self) -> None:
-        self._conn.close()
+        self._vectors.close()
 
-    def embed(self, embedder: Embedder, texts: list[str], progress: Any = None) -> tuple[NDArray[np.float32], int, int]:
-        """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts."""
+    def embed(
+        self,
+        embedder: Embedder,
+        texts: list[str],
+        progress: Any = None,
+        *,
+        compute: BatchEmbed | None = None,
+    ) -> tuple[NDArray[np.float32], int, int]:
+        """Vectors for ``texts`` in order, plus (computed, reused) counts of distinct texts.
+
+        The texts the cache misses are embedded in batches of 256; ``compute(embedder,
+        batches)`` yields each batch's vectors in order (default: ``embedder.embed`` here).
+        The batches are the same whoever computes them, so the vectors are too."""
         dim = embedder.dim
         out = np.zeros((len(texts), dim), dtype=np.float32)
         if not texts:
@@ -67,9 +107,11 @@ class EmbeddingCache:
         if progress is not None and found:  # cached texts count as done, so the bar ends full
             progress.update(sum(len(positions[k]) for k in found))
         missing = [k for k in positions if k not in found]
-        for start in range(0, len(missing), _BATCH):
-            batch = missing[start : start + _BATCH]
-            vectors = np.asarray(embedder.embed([texts[positions[k][0]] for k in batch]), dtype=np.float32)
+        batches = [missing[start : start + _BATCH] for start in range(0, len(missing), _BATCH)]
+        inputs = [[texts[positions[k][0]] for k in batch] for batch in batches]
+        computed = compute(embedder, inputs) if compute is not None else map(embedder.embed, inputs)
+        for batch, result in zip(batches, computed, strict=True):
+            vectors = np.asarray(result, dtype=np.float32)
             if vectors.shape != (len(batch), dim):
                 raise ValueError(
                     f"embedder {embedder.model_id!r} returned shape {vectors.shape}; expected ({len(batch)}, {dim})"
@@ -87,7 +129,34 @@ class EmbeddingCache:
         return self._lookup(model_id, [key]).get(key)
 
     def _lookup(self, model_id: str, keys: list[str]) -> dict[str, NDArray[np.float32]]:
-        found: dict[str, NDArray[np.float32]] = {}
+        found = self._vectors.lookup(model_id, keys)
+        return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in found.items()}
+
+    def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
+        rows = [(k, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
+        self._vectors.store(model_id, dim, rows)
+
+
+class SQLiteVectors:
+    """The cache in a SQLite file on this machine (``embeddings.db``, or ``embedding_cache=``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path: Path | None = Path(path)
+        self.location = str(path)
+        try:
+            self._conn: Any = connect(path)
+            self._conn.executescript(_SCHEMA)
+        except driver().DatabaseError as exc:
+            raise StoreError(
+                f"the embedding cache {self.location} cannot be opened ({exc}); it is only a cache: "
+                "move it aside and ragtt will embed again"
+            ) from None
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
         for start in range(0, len(keys), 500):
             batch = keys[start : start + 500]
             marks = ",".join("?" * len(batch))
@@ -95,16 +164,15 @@ class EmbeddingCache:
                 f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
                 [model_id, *batch],
             ).fetchall()
-            for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+            found.update((str(key), bytes(blob)) for key, blob in rows)
         return found
 
-    def _store(self, model_id: str, dim: int, keys: list[str], vectors: NDArray[np.float32]) -> None:
-        rows = [(model_id, k, dim, v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)]
+    def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)", rows
+                "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
+                [(model_id, key, dim, blob) for key, blob in rows],
             )
             self._conn.execute("COMMIT")
         except driver().Error as exc:
@@ -112,7 +180,7 @@ class EmbeddingCache:
             # again would hide the real error behind "no transaction is active".
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the embedding cache {self.path}: {exc}") from None
+            raise StoreError(f"cannot write to the embedding cache {self.location}: {exc}") from None
         except BaseException:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")

@@ -11,7 +11,7 @@ from typing import Any
 
 from ragtt.errors import StoreError
 from ragtt.events.chain import GENESIS, event_hash
-from ragtt.events.types import ONCE_PER_QUERY
+from ragtt.events.types import HISTORY_PRUNED, ONCE_PER_QUERY, PRUNABLE
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate"]
 
@@ -122,7 +122,20 @@ def _v2(conn: Any) -> None:
     )
 
 
-MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2)
+_PRUNABLE = ", ".join(f"'{t}'" for t in sorted(PRUNABLE))
+# Retention's one exception to "never DELETE": an event of a run (a query's or a replay's) may
+# be deleted while the log's newest event is a ``history.pruned`` event, i.e. in the prune's
+# own transaction, which lists what it deletes; verify() reports any gap no prune lists.
+# Nothing else is ever deleted: document, index, snapshot and prune events stay.
+_NEWEST_IS_A_PRUNE = f"(SELECT type FROM events WHERE seq = (SELECT MAX(seq) FROM events)) = '{HISTORY_PRUNED}'"
+_V3 = f"""
+    DROP TRIGGER events_no_delete;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        WHEN NOT (OLD.type IN ({_PRUNABLE}) AND {_NEWEST_IS_A_PRUNE})
+        {_IMMUTABLE.format(what="events")};
+"""
+
+MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -16,16 +16,20 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events.base import Event, EventLog
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.pg_schema import migrate, schema_version
+from ragtt.events.retention import Retention
 from ragtt.events.versions import Versions
 
-__all__ = ["Event", "PostgresEventStore", "redact"]
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["Event", "PostgresEventStore", "connect", "redact", "session_errors"]
 
 # Advisory lock keys (bigint constants unique to ragtt; one project per database).
 _APPEND_LOCK = 0x7261677474_02
@@ -44,6 +48,37 @@ def redact(uri: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def connect(uri: str, what: str) -> Any:
+    """An autocommit psycopg connection to ``uri``; ``what`` names the store in messages."""
+    try:
+        import psycopg
+    except ImportError:
+        raise ConfigError(f"a postgresql:// {what} needs psycopg 3: pip install 'psycopg[binary]'") from None
+    try:
+        return psycopg.connect(uri, autocommit=True, application_name="ragtt")
+    except psycopg.OperationalError as exc:
+        raise StoreError(f"cannot connect to the {what} {redact(uri)}: {str(exc).strip()}") from None
+
+
+@contextlib.contextmanager
+def session_errors(what: str, location: str) -> Iterator[None]:
+    """A session lost mid-use (the server restarted, an admin ended it, the network dropped)
+    surfaces as a StoreError that says so, not as the driver's OperationalError."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        state = exc.sqlstate  # None: the client found the connection gone; 08 / 57P: the server ended it
+        if state is not None and not state.startswith(("08", "57P")):
+            raise  # a deadlock, a timeout...: the session is fine
+        raise StoreError(
+            f"lost the connection to the {what} {location} ({str(exc).strip() or type(exc).__name__}): the "
+            "server restarted or ended the session. Nothing half-written stays behind (each write is one "
+            "transaction, or settled by recovery); reopen the project and run the call again"
+        ) from None
+
+
 @functools.lru_cache(maxsize=512)
 def _pyformat(sql: str) -> str:
     """The log's SQL is written with ``?`` placeholders (DB-API qmark, SQLite's); psycopg
@@ -51,21 +86,30 @@ def _pyformat(sql: str) -> str:
     return sql.replace("%", "%%").replace("?", "%s")
 
 
+@functools.lru_cache(maxsize=64)
+def _numbered(sql: str) -> str:
+    """``?`` placeholders as ``$1, $2, ...`` (what ADBC's Postgres driver binds)."""
+    parts = sql.split("?")
+    return parts[0] + "".join(f"${i}{part}" for i, part in enumerate(parts[1:], start=1))
+
+
 class _QmarkConnection:
     """A psycopg connection that speaks the qmark SQL the shared repositories are written in."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, location: str) -> None:
         self.raw = conn
+        self.location = location
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        if not params:
-            return self.raw.execute(sql)
-        return self.raw.execute(_pyformat(sql), tuple(params))
+        with session_errors("event log", self.location):
+            if not params:
+                return self.raw.execute(sql)
+            return self.raw.execute(_pyformat(sql), tuple(params))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         rows = list(rows)
         if rows:
-            with self.raw.cursor() as cur:
+            with session_errors("event log", self.location), self.raw.cursor() as cur:
                 cur.executemany(_pyformat(sql), rows)
 
 
@@ -76,17 +120,12 @@ class PostgresEventStore(EventLog):
 
     def __init__(self, uri: str, *, table_name: str = "chunks", create: bool = True) -> None:
         super().__init__()
-        try:
-            import psycopg
-        except ImportError:
-            raise ConfigError("a postgresql:// event log needs psycopg 3: pip install 'psycopg[binary]'") from None
         self.uri = uri
         self.location = redact(uri)
+        self._pg: Any = connect(uri, "event log")
+        import psycopg
+
         self._psycopg = psycopg
-        try:
-            self._pg: Any = psycopg.connect(uri, autocommit=True, application_name="ragtt")
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"cannot connect to the event log {self.location}: {str(exc).strip()}") from None
         try:
             if not create and schema_version(self._pg) == 0:
                 raise ProjectDamagedError(
@@ -97,10 +136,11 @@ class PostgresEventStore(EventLog):
         except BaseException:
             self._pg.close()
             raise
-        self._q = _QmarkConnection(self._pg)
+        self._q = _QmarkConnection(self._pg, self.location)
         self.documents = Documents(self._q)
         self.versions = Versions(self._q, table_name)
         self.intents = Intents(self._q)
+        self.retention = Retention(self._q)
         self._locked = False
 
     @property
@@ -118,7 +158,7 @@ class PostgresEventStore(EventLog):
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Any]:
-        with self._pg.transaction():
+        with session_errors("event log", self.location), self._pg.transaction():
             self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
             yield self._q
 
@@ -126,7 +166,8 @@ class PostgresEventStore(EventLog):
         return self._pg.transaction()  # nested: a SAVEPOINT
 
     def _try_lock(self) -> bool:
-        got = bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", (_WRITE_LOCK,)).fetchone()[0])
+        with session_errors("event log", self.location):
+            got = bool(self._pg.execute("SELECT pg_try_advisory_lock(%s)", (_WRITE_LOCK,)).fetchone()[0])
         self._locked = got
         return got
 
@@ -138,8 +179,35 @@ class PostgresEventStore(EventLog):
                 if not self._pg.closed:
                     self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
 
+    def _read_frame(self, sql: str, params: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
+        import adbc_driver_postgresql.dbapi as adbc
+        import polars as pl
+
+        # ADBC reads with COPY ... BINARY straight into Arrow: no Python object per row. A
+        # session per read, in autocommit, so it holds no snapshot between reads.
+        try:
+            with adbc.connect(self.uri, autocommit=True) as conn, conn.cursor() as cur:
+                cur.execute(_numbered(sql), list(params))
+                table = cur.fetch_arrow_table()
+        except adbc.Error as exc:
+            raise StoreError(f"cannot read the event log {self.location}: {str(exc).strip()}") from None
+        return pl.DataFrame(table).cast(schema)
+
+    def compact(self) -> None:
+        # VACUUM FULL returns the space to the operating system (a plain VACUUM only marks it
+        # reusable); it holds each table's lock for the rewrite, which is short at this size.
+        self._pg.execute("VACUUM FULL events, index_versions, intents, meta, events_head")
+
+    def size_bytes(self) -> int:
+        row = self._pg.execute(
+            "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relkind = 'r' AND c.relnamespace = to_regnamespace(current_schema()) "
+            "AND c.relname <> 'embeddings'"  # the embedding cache shares the database; it is not the log
+        ).fetchone()
+        return int(row[0])
+
     def guards(self) -> list[str]:
-        rows = self._pg.execute(
+        rows = self._q.execute(
             "SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
             "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' "
             "AND c.relnamespace = to_regnamespace(current_schema())"
@@ -147,7 +215,7 @@ class PostgresEventStore(EventLog):
         return [str(r[0]) for r in rows]
 
     def _top_seq(self) -> int | None:
-        row = self._pg.execute("SELECT seq FROM events_head").fetchone()
+        row = self._q.execute("SELECT seq FROM events_head").fetchone()
         return None if row is None else int(row[0])
 
     def _chain_advanced(self, conn: Any, seq: int) -> None:

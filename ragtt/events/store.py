@@ -22,6 +22,7 @@ from ragtt.events.base import LOCK_TIMEOUT_S, Event, EventLog
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.migrations import migrate
+from ragtt.events.retention import Retention
 from ragtt.events.time import format_ts, parse_ts, utc_now
 from ragtt.events.versions import Versions
 
@@ -55,6 +56,7 @@ class EventStore(EventLog):
         self.documents = Documents(self._db)
         self.versions = Versions(self._db, table_name)
         self.intents = Intents(self._db)
+        self.retention = Retention(self._db)
         self._lock_fd: int | None = None
 
     @property
@@ -97,6 +99,15 @@ class EventStore(EventLog):
             fd, self._lock_fd = self._lock_fd, None
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
+
+    def compact(self) -> None:
+        # VACUUM rewrites the file without the freed pages; the checkpoint empties the WAL.
+        self._db.execute("VACUUM")
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def size_bytes(self) -> int:
+        files = [self.path, self.path.with_name(self.path.name + "-wal")]
+        return sum(f.stat().st_size for f in files if f.exists())
 
     def guards(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]

@@ -14,11 +14,13 @@ __all__ = [
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
     "GENERATION_EXECUTED",
+    "HISTORY_PRUNED",
     "INDEX_CREATED",
     "INDEX_OPTIMIZED",
     "INDEX_REEMBEDDED",
     "INGEST_COMPLETED",
     "ONCE_PER_QUERY",
+    "PRUNABLE",
     "QUERY_COMPLETED",
     "QUERY_RECEIVED",
     "REGRESSION_COMPLETED",
@@ -27,6 +29,7 @@ __all__ = [
     "SNAPSHOT_TAKEN",
     "DocumentIngested",
     "DocumentRemoved",
+    "HistoryPruned",
     "IngestCompleted",
     "RetrievalExecuted",
     "SnapshotTaken",
@@ -40,6 +43,7 @@ INDEX_OPTIMIZED: Final = "index.optimized"
 INDEX_REEMBEDDED: Final = "index.reembedded"
 SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
 REGRESSION_COMPLETED: Final = "regression.completed"
+HISTORY_PRUNED: Final = "history.pruned"
 
 QUERY_RECEIVED: Final = "query.received"
 RETRIEVAL_EXECUTED: Final = "retrieval.executed"
@@ -52,6 +56,9 @@ REPLAY_PREFIX: Final = "replay."
 # replay "a different question" under an old id, so the log refuses it.
 _RUN_TYPES = (QUERY_RECEIVED, RETRIEVAL_EXECUTED, CONTEXT_ASSEMBLED, GENERATION_EXECUTED, QUERY_COMPLETED)
 ONCE_PER_QUERY: Final = frozenset(_RUN_TYPES) | frozenset(REPLAY_PREFIX + t for t in _RUN_TYPES)
+# The only events retention may delete (a query's or a replay's run); the log's own guard
+# refuses to delete any other type (document, index, snapshot and prune events stay).
+PRUNABLE: Final = ONCE_PER_QUERY
 
 
 class DocumentIngested(TypedDict):
@@ -104,3 +111,15 @@ class RetrievalExecuted(TypedDict):
     query: str
     chunks: list[dict[str, Any]]
     retrieve_ms: float
+
+
+class HistoryPruned(TypedDict):
+    policy: dict[str, Any]  # max_snapshots, max_age (seconds), keep
+    cutoff: str | None  # runs that started before this UTC time were pruned (None: none were)
+    queries_pruned: int
+    query_ids: list[str]  # the runs whose events were deleted (a pruned id says so)
+    events_pruned: int
+    spans: list[list[Any]]  # [first seq, last seq, hash of the last] of each gap: verify chains across it
+    snapshots_dropped: list[str]
+    versions_deleted: list[int]
+    versions_kept: list[int]

@@ -165,6 +165,10 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(path, device=self.device)
         return self._model
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled (to a Ray worker, say) as its settings; the copy loads the model itself.
+        return {**self.__dict__, "_model": None}
+
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -257,6 +261,10 @@ class OnnxEmbedder:
             )
             self._tokenizer, self._session = tokenizer, session
         return self._tokenizer, self._session
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled (to a Ray worker, say) as its settings; the copy builds its own session.
+        return {**self.__dict__, "_session": None, "_tokenizer": None}
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

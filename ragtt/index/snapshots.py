@@ -16,7 +16,14 @@ from ragtt.results import Snapshot, Snapshots, version_names
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["list_snapshots", "maybe_auto_snapshot", "snapshot_if_changed", "take_snapshot", "version_labels"]
+__all__ = [
+    "list_snapshots",
+    "maybe_auto_snapshot",
+    "snapshot_events",
+    "snapshot_if_changed",
+    "take_snapshot",
+    "version_labels",
+]
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -55,7 +62,20 @@ def _labelled(ctx: Context, label: str) -> Snapshot:
 
 
 def list_snapshots(ctx: Context) -> Snapshots:
-    return Snapshots(_snapshot(e) for e in ctx.log.query(types=ev.SNAPSHOT_TAKEN))
+    return Snapshots(_snapshot(e) for e in snapshot_events(ctx).values())
+
+
+def snapshot_events(ctx: Context) -> dict[str, Event]:
+    """Label -> the ``index.snapshot_taken`` event of each snapshot that still exists: a prune
+    that dropped a snapshot (its tag) lists its label, and a later snapshot may reuse it."""
+    live: dict[str, Event] = {}
+    for e in ctx.log.query(types=[ev.SNAPSHOT_TAKEN, ev.HISTORY_PRUNED]):
+        if e.type == ev.HISTORY_PRUNED:
+            for label in e.payload.get("snapshots_dropped", []):
+                live.pop(label, None)
+        else:
+            live[str(e.payload["label"])] = e
+    return live
 
 
 def version_labels(ctx: Context) -> dict[int, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -190,7 +191,8 @@ class ChunkTable:
         except (ValueError, RuntimeError, OSError) as exc:
             raise NotFoundError(
                 f"index version {version} does not exist in table {self.table_name!r} "
-                f"(latest is {self.latest_version()})"
+                f"(latest is {self.latest_version()}; a prune deletes old versions, and its history.pruned "
+                "event lists them)"
             ) from exc
         self._views[version] = handle
         if len(self._views) > _VIEW_CACHE:
@@ -256,6 +258,26 @@ class ChunkTable:
         self._table.optimize(cleanup_older_than=KEEP_FOREVER)
         return list(range(before + 1, int(self._table.version) + 1))
 
+    def forget(self, versions: list[int], tags: list[str]) -> int:
+        """Delete ``tags``, then the versions ``versions`` and the files only they used (retention,
+        the one deliberate deleter); returns the bytes freed. Idempotent: a version or tag gone
+        already is skipped. Lance never removes the latest version, and refuses to remove a
+        version that still has a tag, so a retained snapshot cannot be lost by mistake here.
+        """
+        held = self.tags()
+        for label in tags:
+            if label in held:
+                self._table.tags.delete(label)
+        if not versions:
+            return 0
+        self._table.checkout_latest()
+        self._views.clear()
+        self._id_cache.clear()
+        stats = self._table.to_lance().cleanup_old_versions(
+            versions=sorted(versions), error_if_tagged_old_versions=True
+        )
+        return int(stats.bytes_removed)
+
     def delete_sources(self, sources: list[str]) -> int:
         self._table.checkout_latest()
         self._table.delete(f"source IN ({sql_string_list(sources)})")
@@ -268,6 +290,14 @@ class ChunkTable:
         if where:
             query = query.where(where)
         return query.limit(None).to_arrow()
+
+    def texts(self, version: int, chunk_ids: Iterable[str]) -> dict[str, str]:
+        """chunk_id -> text at ``version``, in one scan (ids not in the table then are absent)."""
+        wanted = sorted(set(chunk_ids))
+        if not wanted:
+            return {}
+        rows = self.scan(version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(wanted)})")
+        return dict(zip(rows.column("chunk_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
 
     def doc_key_of(self, version: int, source: str) -> str | None:
         """The document key of ``source``'s chunks at ``version`` (None: not in the index then)."""

@@ -15,28 +15,46 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragtt._hashing import chunk_id_for, doc_id_for, sha256_hex, stable_json, time_ordered_id
 from ragtt.commit import Write, writing
-from ragtt.errors import IngestError
+from ragtt.config import INGEST_ENGINES
+from ragtt.errors import ConfigError, IngestError
 from ragtt.events import types as ev
 from ragtt.events.documents import DocumentRow
 from ragtt.events.store import Event, format_ts, utc_now
 from ragtt.ingest.chunk import ChunkPlan, plan_chunks
-from ragtt.ingest.loaders import loader_for, supported_suffixes
-from ragtt.ingest.types import ParsedDocument
+from ragtt.ingest.loaders import Loader, loader_for, supported_suffixes
+from ragtt.ingest.types import IngestOptions, ParsedDocument
 from ragtt.results import IngestReport
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ragtt.config import PipelineConfig
     from ragtt.context import Context
+    from ragtt.events.cache import BatchEmbed
 
-__all__ = ["DEFAULT_BATCH", "BatchLimits", "Collected", "SourceItem", "collect_paths", "run_ingest"]
+__all__ = [
+    "DEFAULT_BATCH",
+    "BatchLimits",
+    "Collected",
+    "Engine",
+    "Failed",
+    "Outcome",
+    "PrepareSpec",
+    "Prepared",
+    "SourceItem",
+    "collect_paths",
+    "prepare_source",
+    "run_ingest",
+]
+
+IN_MEMORY = "in-memory.txt"  # what an in-memory source (no path) is read as
 
 _PROGRESS_MIN_DOCS = 8
 _PROGRESS_MIN_CHUNKS = 20
@@ -185,7 +203,12 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
 
 
 @dataclass
-class _Prepared:
+class Prepared:
+    """One source read, parsed and chunked: everything its rows and events need but vectors.
+    The chunks are spans over ``parsed.markdown`` (the plan holds that same string, so a
+    pickled ``Prepared``, as a Ray worker sends it back, carries the text once); their texts
+    are made a batch at a time where they are written."""
+
     source: str
     path: str | None
     doc_id: str
@@ -196,6 +219,119 @@ class _Prepared:
     chunk_ids: list[str]
 
 
+@dataclass(frozen=True)
+class Failed:
+    """A source that could not be prepared, with the reason the report gives."""
+
+    reason: str
+
+
+# What preparing one source gives; None: unchanged since the last ingest, nothing to write.
+Outcome = Prepared | Failed | None
+
+
+@dataclass(frozen=True)
+class PrepareSpec:
+    """What preparing a source needs of the project. Plain values, so an engine can ship it
+    to other processes or machines (the Ray engine pickles it to its workers)."""
+
+    config: PipelineConfig
+    options: IngestOptions
+    chunking: dict[str, Any]
+
+    @classmethod
+    def of(cls, ctx: Context) -> PrepareSpec:
+        return cls(ctx.config, ctx.ingest_options, _chunking_signature(ctx))
+
+
+def prepare_source(
+    spec: PrepareSpec,
+    item: SourceItem,
+    known_doc_key: str | None,
+    find_loader: Callable[[str | Path], Loader | None] = loader_for,
+) -> Outcome:
+    """Read, parse and chunk one source; touches no store. ``known_doc_key`` is the doc_key
+    the index holds for the source (None: not indexed): the same key means unchanged."""
+    try:
+        data = item.read()
+        content_hash = sha256_hex(data)
+        doc_key = sha256_hex(stable_json([item.source, content_hash, spec.chunking]))[:32]
+        if doc_key == known_doc_key:
+            return None
+        parsed = _parse(spec.options, item, data, find_loader)
+        del data  # from here on the text is the document: its bytes beside it would double a big file
+        config = spec.config
+        plan = plan_chunks(
+            parsed.markdown,
+            parsed.blocks or None,
+            max_size=config.chunk_size,
+            overlap=config.chunk_overlap,
+            strategy=config.chunk_strategy,
+        )
+        if not len(plan):
+            raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
+        path = str(item.path.resolve()) if item.path is not None else None
+        return Prepared(
+            item.source,
+            path,
+            doc_id_for(item.source),
+            doc_key,
+            content_hash,
+            parsed,
+            plan,
+            _chunk_ids(item.source, plan),
+        )
+    except IngestError as exc:
+        return Failed(str(exc).removeprefix(f"{item.source}: "))
+    except Exception as exc:  # a loader bug must not sink the batch either
+        return Failed(f"{type(exc).__name__}: {exc}")
+
+
+class Engine(Protocol):
+    """Where an ingest's per-document work runs: parsing and chunking (``prepare``, one
+    outcome per item, in order) and embedding the texts the cache misses (``embed_batches``,
+    one array per batch, in order; None: in this process). The diff against the table, the
+    events and the one commit stay in ``_ingest``, the same for every engine."""
+
+    @property
+    def embed_batches(self) -> BatchEmbed | None: ...
+
+    def prepare(
+        self, ctx: Context, spec: PrepareSpec, items: list[SourceItem], known: list[str | None]
+    ) -> list[Outcome]: ...
+
+
+class LocalEngine:
+    """This process, one document after another (the default)."""
+
+    embed_batches: BatchEmbed | None = None
+
+    def prepare(
+        self, ctx: Context, spec: PrepareSpec, items: list[SourceItem], known: list[str | None]
+    ) -> list[Outcome]:
+        progress = _progress(len(items), "parse", ctx)
+        outcomes = []
+        for item, doc_key in zip(items, known, strict=True):
+            outcomes.append(prepare_source(spec, item, doc_key))
+            if progress is not None:
+                progress.update(1)
+        if progress is not None:
+            progress.close()
+        return outcomes
+
+
+def _engine(ctx: Context, name: str, ray_address: str | None) -> Engine:
+    if name == "ray":
+        from ragtt.ingest.ray_engine import RayEngine
+
+        return RayEngine.connect(ray_address, progress=ctx.progress)
+    if name != "local":
+        raise ConfigError(f"engine must be one of {', '.join(map(repr, INGEST_ENGINES))}; got {name!r}")
+    if ray_address is not None:
+        raise ConfigError("ray_address (--ray-address) is for engine='ray' (--engine ray)")
+    return LocalEngine()
+
+
 def run_ingest(
     ctx: Context,
     items: list[SourceItem],
@@ -203,18 +339,23 @@ def run_ingest(
     *,
     prune: bool = False,
     keep: frozenset[str] = frozenset(),
+    engine: str = "local",
+    ray_address: str | None = None,
     batch: BatchLimits | None = None,
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
-    the folder). The write follows the crash protocol (ragtt.commit). ``batch`` bounds the
-    chunks embedded and written at a time (default ``DEFAULT_BATCH``, read at call time)."""
+    the folder). The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs
+    parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
+    is the same. ``batch`` bounds the chunks embedded and written at a time (default
+    ``DEFAULT_BATCH``, read at call time)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
     started = time.perf_counter()
+    runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep, batch or DEFAULT_BATCH)
+        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -235,35 +376,26 @@ def _ingest(
     failed: list[tuple[str, str]],
     prune: bool,
     keep: frozenset[str],
+    engine: Engine,
     batch: BatchLimits,
 ) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
-    chunking = _chunking_signature(ctx)
     added: list[str] = []
     updated: list[str] = []
     unchanged: list[str] = []
     warnings: list[tuple[str, str]] = []
-    prepared: list[_Prepared] = []
-    progress = _progress(len(items), "parse", ctx)
-    for item in items:
-        try:
-            p = _prepare(ctx, item, current, chunking)
-            if p is None:
-                unchanged.append(item.source)
-                continue
-            prepared.append(p)
-            warnings += [(item.source, w) for w in p.parsed.warnings]
+    prepared: list[Prepared] = []
+    known = [current[item.source]["doc_key"] if item.source in current else None for item in items]
+    for item, outcome in zip(items, engine.prepare(ctx, PrepareSpec.of(ctx), items, known), strict=True):
+        if outcome is None:
+            unchanged.append(item.source)
+        elif isinstance(outcome, Failed):
+            failed.append((item.source, outcome.reason))
+        else:
+            prepared.append(outcome)
+            warnings += [(item.source, w) for w in outcome.parsed.warnings]
             (updated if item.source in current else added).append(item.source)
-        except IngestError as exc:
-            failed.append((item.source, str(exc).removeprefix(f"{item.source}: ")))
-        except Exception as exc:  # a loader bug must not sink the batch either
-            failed.append((item.source, f"{type(exc).__name__}: {exc}"))
-        finally:
-            if progress is not None:
-                progress.update(1)
-    if progress is not None:
-        progress.close()
 
     listed = {item.source for item in items} | keep
     if prune and failed:  # an input that could not be read must not empty the index of what it held
@@ -273,7 +405,7 @@ def _ingest(
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, batch)
+        version_after = _write(ctx, write, prepared, pruned, current, counts, engine.embed_batches, batch)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -292,44 +424,21 @@ def _ingest(
     )
 
 
-def _prepare(
-    ctx: Context, item: SourceItem, current: dict[str, dict[str, Any]], chunking: dict[str, Any]
-) -> _Prepared | None:
-    """Read, parse and chunk one source; None when it is unchanged since ``current``."""
-    data = item.read()
-    content_hash = sha256_hex(data)
-    doc_key = sha256_hex(stable_json([item.source, content_hash, chunking]))[:32]
-    state = current.get(item.source)
-    if state is not None and state["doc_key"] == doc_key:
-        return None
-    parsed = _parse(ctx, item, data)
-    del data  # from here on the text is the document: its bytes beside it would double a big file
-    plan = plan_chunks(
-        parsed.markdown,
-        parsed.blocks or None,
-        max_size=ctx.config.chunk_size,
-        overlap=ctx.config.chunk_overlap,
-        strategy=ctx.config.chunk_strategy,
-    )
-    if not len(plan):
-        raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
-    path = str(item.path.resolve()) if item.path is not None else None
-    return _Prepared(
-        item.source, path, doc_id_for(item.source), doc_key, content_hash, parsed, plan, _chunk_ids(item.source, plan)
-    )
-
-
-def _parse(ctx: Context, item: SourceItem, data: bytes) -> ParsedDocument:
-    loader = loader_for(item.path if item.path is not None else item.source)
+def _parse(
+    options: IngestOptions, item: SourceItem, data: bytes, find_loader: Callable[[str | Path], Loader | None]
+) -> ParsedDocument:
+    # ingest_texts: "report.pdf" there is text a framework already extracted, never PDF bytes
+    text_named_pdf = item.path is None and Path(item.source).suffix.lower() == ".pdf"
+    loader = None if text_named_pdf else find_loader(item.path if item.path is not None else item.source)
     if loader is None:
         if item.path is not None:
             raise IngestError(
                 f"{item.source}: unsupported file type {item.path.suffix or '(none)'!r}; "
                 f"supported: {', '.join(supported_suffixes())}"
             )
-        loader = loader_for("in-memory.txt")  # ingest_texts: any name is text
+        loader = find_loader(IN_MEMORY)  # ingest_texts: any name is text
         assert loader is not None
-    return loader(data, item.source, ctx.ingest_options)
+    return loader(data, item.source, options)
 
 
 def _chunking_signature(ctx: Context) -> dict[str, Any]:
@@ -371,10 +480,11 @@ def _current_state(ctx: Context, version: int) -> dict[str, dict[str, Any]]:
 def _write(
     ctx: Context,
     write: Write,
-    prepared: list[_Prepared],
+    prepared: list[Prepared],
     pruned: list[str],
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
+    embed_batches: BatchEmbed | None,
     batch: BatchLimits,
 ) -> int:
     import pyarrow as pa
@@ -385,7 +495,9 @@ def _write(
     # so an embedder error fails the ingest before anything is staged and the counts are known.
     progress = _progress(len(prepared), "embed", ctx, total=sum(len(p.plan) for p in prepared))
     for slices in _batches(prepared, batch):
-        _, computed, reused = ctx.cache.embed(ctx.embedder, _embed_texts(slices), progress=progress)
+        _, computed, reused = ctx.cache.embed(
+            ctx.embedder, _embed_texts(slices), progress=progress, compute=embed_batches
+        )
         counts["computed"] += computed
         counts["reused"] += reused
     if progress is not None:
@@ -471,9 +583,9 @@ def _write(
     return write.commit()[-1]
 
 
-def _batches(prepared: list[_Prepared], limits: BatchLimits) -> Iterator[list[tuple[_Prepared, int, int]]]:
+def _batches(prepared: list[Prepared], limits: BatchLimits) -> Iterator[list[tuple[Prepared, int, int]]]:
     """The chunks of ``prepared`` in order, as batches of (document, first, stop) slices."""
-    out: list[tuple[_Prepared, int, int]] = []
+    out: list[tuple[Prepared, int, int]] = []
     n = chars = 0
     for p in prepared:
         start = 0
@@ -493,13 +605,13 @@ def _batches(prepared: list[_Prepared], limits: BatchLimits) -> Iterator[list[tu
         yield out
 
 
-def _embed_texts(slices: list[tuple[_Prepared, int, int]]) -> list[str]:
+def _embed_texts(slices: list[tuple[Prepared, int, int]]) -> list[str]:
     # a table row is embedded with its header
     return [c.embed_text for p, start, stop in slices for c in p.plan.chunks(start, stop)]
 
 
 def _record_batch(
-    ctx: Context, slices: list[tuple[_Prepared, int, int]], ingest_id: str, schema: pa.Schema
+    ctx: Context, slices: list[tuple[Prepared, int, int]], ingest_id: str, schema: pa.Schema
 ) -> pa.RecordBatch:
     import pyarrow as pa
 

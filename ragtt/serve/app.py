@@ -26,6 +26,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragtt import __version__
 from ragtt.errors import ConfigError, NotAProjectError, NotFoundError, RagttError, ReplayError, StoreError
+from ragtt.serve import docs, ui
 from ragtt.verbs import VERBS, Verb, dumps
 from ragtt.verbs.schema import annotation, body_model
 
@@ -164,6 +165,8 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
         version=__version__,
         lifespan=lifespan,
         description="Time-travel debugging for RAG: every verb of the ragtt verb table.",
+        docs_url=None,  # served offline by ragtt.serve.docs instead of from a CDN
+        redoc_url=None,
     )
 
     @app.middleware("http")
@@ -216,6 +219,8 @@ def create_app(project_path: str | Path, *, token: str | None = None, embedder: 
                 name=f"{verb.name}_html",
                 response_class=HTMLResponse,
             )
+    app.include_router(docs.router(app.title, app.openapi))
+    app.include_router(ui.router(pool.get, guard))
     return app
 
 

@@ -200,8 +200,12 @@ def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, genera
 
 
 def _data_versions(ctx: Context, start: int | None) -> list[int]:
-    """Versions that changed the data (ingests, removals, re-embeds), from ``start`` on."""
-    versions = ctx.log.versions.data_versions()
+    """Versions that changed the data (ingests, removals, re-embeds), from ``start`` on, that
+    still exist (a prune deletes versions nothing retained needs)."""
+    from ragtt.retention import deleted_versions
+
+    gone = deleted_versions(ctx)
+    versions = [v for v in ctx.log.versions.data_versions() if v not in gone]
     if start is not None:
         versions = [v for v in versions if v >= start]
         if start not in versions:

@@ -10,7 +10,6 @@ import numpy as np
 
 from ragtt._html import BOX, STYLE, esc, runs_html, table
 from ragtt.index.retrieve import tokens
-from ragtt.index.table import sql_string_list
 from ragtt.results import Result, version_label
 from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
 
@@ -348,13 +347,7 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
 
 
 def _texts(ctx: Context, run: LoggedRun) -> dict[str, str]:
-    ids = [c["chunk_id"] for c in run.chunks]
-    if not ids:
-        return {}
-    rows = ctx.table.scan(
-        run.index_version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(ids)})"
-    ).to_pylist()
-    return {r["chunk_id"]: r["text"] for r in rows}
+    return ctx.table.texts(run.index_version, [c["chunk_id"] for c in run.chunks])
 
 
 def _answer_similarity(ctx: Context, left: str | None, right: str | None) -> dict[str, float] | None:

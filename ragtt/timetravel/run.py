@@ -174,7 +174,12 @@ def load_run(ctx: Context, query_id: str) -> LoggedRun:
     events = ctx.log.query(query_id=check_query_id(query_id))
     by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
     retrieval = by_type.get(ev.RETRIEVAL_EXECUTED)
-    if retrieval is None:
+    if retrieval is None:  # never run, or pruned
+        from ragtt.retention import pruned_error
+
+        pruned = pruned_error(ctx, query_id)
+        if pruned is not None:
+            raise pruned
         raise NotFoundError(
             f"no query or replay with id {query_id!r} in this project's event log "
             "(list them with proj.events.frame(types=['query.received']))"

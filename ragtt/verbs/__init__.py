@@ -13,25 +13,34 @@ How each front end is generated from the table:
   the rest as query parameters. ``html`` adds ``GET <html_route>``.
 - MCP (``ragtt.serve_mcp``, built): one tool per verb, named ``verb.name``, whose input
   schema is the JSON schema of the same pydantic model (``ragtt.verbs.schema.body_model``).
-- CLI (to do, by the lead; the builder is ``ragtt.verbs.cli``): one sub-parser per
-  ``cli_name`` (``name`` with ``_`` -> ``-`` unless given; ``"test run"`` is ``run`` under
-  ``test``). ``add_arguments`` turns each ``Arg`` into ``add_argument(*arg.flags or
-  (arg.name,), ...)``: no flags means positional; ``list`` types become ``nargs="+"``
-  (positional) or ``action="append"`` (flag); a ``bool`` with default False is
-  ``store_true``, one with default True is ``BooleanOptionalAction`` (``--generate/
-  --no-generate``); ``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs
-  that share a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser, and
-  ``pick`` runs the first whose required args were all given. ``--json`` picks
-  ``verb.to_json`` over ``verb.to_text``; the exit status is ``verb.exit_code(result)``.
-  Output options that are the CLI's own (``diff --html``, ``events --out``, ``test capture
-  --queries-file``) stay in cli.py beside the generated args. ``help`` is the sub-parser's
-  help and description.
-- Magics (to do, by the lead): the same parser per verb (raising ``UsageError``), so
-  ``%ragtt help VERB`` prints exactly ``ragtt VERB --help``; the magic only adds display
-  (widgets, ``last``) around ``verb.call``.
+- CLI (``ragtt.cli``, built with ``ragtt.verbs.cli``): one sub-parser per ``cli`` name
+  (``name`` with ``_`` -> ``-`` unless ``cli_name`` is given; ``"test run"`` is ``run`` under
+  ``test``), so a verb added here is a command with no code in cli.py. ``add_arguments`` turns
+  each ``Arg`` into ``add_argument(*arg.flags or (arg.name,), ...)``: no flags means
+  positional (``words``: it takes every remaining word, joined); ``list`` types become
+  ``nargs="+"`` (positional) or ``action="append"`` (flag; ``list[int]`` flags also take
+  ``3,7,12``); a ``bool`` with default False is ``store_true``, one with default True is
+  ``BooleanOptionalAction`` (``--generate/--no-generate``); ``dict`` types take a JSON
+  object; ``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs that share
+  a ``cli_name`` (``replay`` and ``replay_as_of``) share one sub-parser, and ``pick`` runs the
+  first whose required args were all given (an arg only the other verb takes is an error).
+  Bare words left over fill the first verb's required flags in order (``diff L R``,
+  ``replay ID``). ``--json`` picks ``verb.to_json`` over ``verb.to_text`` (``to_text_in``
+  when the project is still open, to name versions by label); the exit status is
+  ``verb.exit_code(result)``. Output options that are the CLI's own (``diff --html``,
+  ``events --out``, ``--queries-file``) are ``ragtt.cli.OWN_OPTIONS``, beside the generated
+  args. ``help`` is the sub-parser's help and description (``describe``).
+- Magics (``ragtt_nb.magics``): the same parser per verb (raising ``UsageError``), so
+  ``%ragtt help VERB`` prints what ``ragtt VERB --help`` prints, but for the usage line and
+  each front end's own options; the magic only adds display (widgets, ``last``, ``--table``:
+  ``ragtt_nb.magics.DISPLAY``) around ``verb.run``.
+- A verb that needs no project (``alone``: compare_configs) is called with the embedder a
+  front end would open projects with; servers, which hold a project, call ``call`` with it.
 
-The global options (``--project``, ``--embedder``, ``--json``) belong to each front end,
-not to a verb: they say which project to open, not what to do with it.
+The global options (``--project``, ``--embedder``, ``--events-uri``, ``--index-uri``,
+``--json``) belong to each front end, not to a verb: they say which project to open, not
+what to do with it. ``tests/serve/test_front_ends.py`` checks that the four front ends name
+the same arguments for every verb.
 """
 
 from __future__ import annotations
@@ -44,10 +53,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragtt.config import MAX_TOP_K
+from ragtt.config import INGEST_ENGINES, MAX_TOP_K
 from ragtt.errors import RagttError
 
 if TYPE_CHECKING:
+    from ragtt.errors import ProjectDamagedError
+    from ragtt.index.embedders import Embedder
     from ragtt.project import Project
 
 __all__ = ["VERBS", "Arg", "At", "Verb", "VerbUsageError", "cli_type", "dumps", "result_text", "verb"]
@@ -74,6 +85,7 @@ class Arg:
     minimum: float | None = None
     maximum: float | None = None
     fronts: frozenset[str] = frozenset({"cli", "rest", "mcp", "magic"})  # where it exists
+    words: bool = False  # CLI and magics: a positional text that takes every remaining word, joined by spaces
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,13 @@ class Verb:
     creates: bool = False  # may create the project (only ingest)
     cli_name: str | None = None
     exit_code: Callable[[Any], int] = lambda result: 0  # the CLI's exit status for a result
+    # The text with the project still open (versions named by their snapshot labels); else to_text.
+    to_text_in: Callable[[Any, Project], str] | None = None
+    # A verb that needs no project (compare_configs makes its own): how a front end with none
+    # open calls it, with the embedder it would open projects with (None: ragtt's default).
+    alone: Callable[[Embedder | None, dict[str, Any]], Any] | None = None
+    # A result for damage found while opening the project (verify: damage is a finding).
+    on_damage: Callable[[ProjectDamagedError], Any] | None = None
 
     @property
     def cli(self) -> str:
@@ -98,6 +117,16 @@ class Verb:
 
     def run(self, proj: Project, values: dict[str, Any]) -> Any:
         """Call the verb with ``values`` (missing optional args take their defaults)."""
+        return self.call(proj, self.complete(values))
+
+    def run_alone(self, embedder: Embedder | None, values: dict[str, Any]) -> Any:
+        """Call a verb that needs no project (``alone`` is set) with ``values``."""
+        if self.alone is None:
+            raise VerbUsageError(f"{self.name} needs a project")
+        return self.alone(embedder, self.complete(values))
+
+    def complete(self, values: dict[str, Any]) -> dict[str, Any]:
+        """``values`` with every arg, defaults filled in; unknown and missing args are usage errors."""
         known = {a.name for a in self.args}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -106,7 +135,7 @@ class Verb:
         missing = [a.name for a in self.args if a.required and full[a.name] is None]
         if missing:
             raise VerbUsageError(f"{self.name} needs {missing[0]!r}")
-        return self.call(proj, full)
+        return full
 
 
 def _dict(result: Any) -> Any:
@@ -164,12 +193,54 @@ def _snapshot_text(snap: Any) -> str:
     return "unchanged since the last snapshot; nothing to do" if snap is None else repr(snap)
 
 
+def _snapshot_text_in(snap: Any, proj: Project) -> str:
+    if snap is None:
+        last = proj.snapshots()[-1]
+        return f"unchanged since snapshot {last.label!r} (v{last.index_version}); nothing to do"
+    return repr(snap)
+
+
+def _labelled_text(result: Any, proj: Project) -> str:
+    return result_text(result, proj.version_label(result.index_version))
+
+
+def _verify_text(report: Any) -> str:
+    """The summary when the history is intact, else one line per problem (for grep and CI logs)."""
+    return str(report.to_text()) if report.ok else "\n".join(report.problems)
+
+
+def _damage_found(exc: ProjectDamagedError) -> Any:
+    from ragtt.verify import VerifyReport
+
+    return VerifyReport(ok=False, problems=[str(exc)])
+
+
+def _compare_configs(embedder: Embedder | None, a: dict[str, Any]) -> Any:
+    from ragtt.config import PipelineConfig
+    from ragtt.timetravel.compare import compare_configs
+
+    if bool(a["corpus"]) == bool(a["texts"]):
+        raise VerbUsageError(
+            "compare_configs takes either a corpus (files and folders) or texts ({source: text}), not both"
+        )
+    config_a, config_b = (PipelineConfig.from_dict(a[name]) for name in ("config_a", "config_b"))
+    return compare_configs(a["texts"] or a["corpus"], config_a, config_b, a["queries"], embedder=embedder)
+
+
 def _ingest(proj: Project, a: dict[str, Any]) -> Any:
     if bool(a["paths"]) == bool(a["texts"]):
         raise VerbUsageError("ingest takes either paths (files and folders) or texts ({source: text}), not both")
     if a["texts"]:
+        if a["engine"] != "local" or a["ray_address"] is not None:
+            raise VerbUsageError("in-memory texts are ingested here (engine 'local'); the Ray engine ingests paths")
         return proj.ingest_texts(a["texts"])
-    return proj.ingest(a["paths"], prune=a["prune"], follow_symlinks=a["follow_symlinks"])
+    return proj.ingest(
+        a["paths"],
+        prune=a["prune"],
+        follow_symlinks=a["follow_symlinks"],
+        engine=a["engine"],
+        ray_address=a["ray_address"],
+    )
 
 
 def _snapshot(proj: Project, a: dict[str, Any]) -> Any:
@@ -244,6 +315,21 @@ verb(
                 default=False,
                 flags=("--follow-symlinks",),
             ),
+            Arg(
+                "engine",
+                str,
+                "where parsing, chunking and embedding run: here, or fanned out on Ray (pip install 'ragtt[ray]')",
+                default="local",
+                flags=("--engine",),
+                choices=INGEST_ENGINES,
+            ),
+            Arg(
+                "ray_address",
+                str,
+                "the Ray cluster for --engine ray (default: $RAY_ADDRESS, else a new local one)",
+                flags=("--ray-address",),
+                fronts=frozenset({"cli", "magic"}),  # a server's clients do not pick its cluster
+            ),
         ),
         _ingest,
         _dict,
@@ -260,7 +346,7 @@ verb(
         "query",
         "retrieve (and answer) at the latest index version",
         (
-            Arg("text", str, "the question", required=True),
+            Arg("text", str, "the question (several words are one text)", required=True, words=True),
             TOP_K,
             MODE,
             Arg("generate", bool, "also generate an answer", default=True, flags=("--generate",)),
@@ -269,6 +355,7 @@ verb(
         _dict,
         result_text,
         route=("POST", "/query"),
+        to_text_in=_labelled_text,
     )
 )
 
@@ -281,6 +368,7 @@ verb(
         _dict,
         result_text,
         route=("POST", "/replay"),
+        to_text_in=_labelled_text,
     )
 )
 
@@ -300,6 +388,7 @@ verb(
         result_text,
         route=("POST", "/replay/as-of"),
         cli_name="replay",
+        to_text_in=_labelled_text,
     )
 )
 
@@ -326,6 +415,43 @@ verb(
         _rows,
         _trace_text,
         route=("GET", "/query/{query_id}"),
+    )
+)
+
+
+def _export_traces(proj: Project, a: dict[str, Any]) -> Any:
+    otlp = proj.export_traces(a["query_id"], endpoint=a["endpoint"])
+    if a["out"]:
+        with open(a["out"], "w", encoding="utf-8") as out:
+            out.write(dumps(otlp))
+    return otlp
+
+
+def _traces_text(otlp: Any) -> str:
+    spans = [s for r in otlp["resourceSpans"] for scope in r["scopeSpans"] for s in scope["spans"]]
+    return "\n".join(f"{s['traceId']} {s['spanId']} {s['name']}" for s in spans)
+
+
+verb(
+    Verb(
+        "export_traces",
+        "a query's or replay's OpenTelemetry trace (OTLP/JSON, OpenInference spans Phoenix shows)",
+        (
+            QUERY_ID,
+            # A server must not post to URLs or write files a client names: CLI and magics only.
+            Arg(
+                "endpoint",
+                str,
+                "also send it over OTLP/HTTP to this collector (Phoenix: http://127.0.0.1:6006)",
+                flags=("--endpoint",),
+                fronts=frozenset({"cli", "magic"}),
+            ),
+            Arg("out", str, "also write the OTLP/JSON here", flags=("-o", "--out"), fronts=frozenset({"cli", "magic"})),
+        ),
+        _export_traces,
+        lambda otlp: otlp,
+        _traces_text,
+        route=("GET", "/query/{query_id}/traces"),
     )
 )
 
@@ -377,6 +503,7 @@ verb(
         _snapshot_text,
         route=("POST", "/snapshot"),
         writes_index=True,
+        to_text_in=_snapshot_text_in,
     )
 )
 
@@ -464,6 +591,37 @@ verb(
 
 verb(
     Verb(
+        "compare_configs",
+        "two PipelineConfigs on one corpus (throwaway projects, one embedding cache), query by query",
+        (
+            Arg("corpus", list[str], "files and folders to ingest under both configs", default=[]),
+            Arg(
+                "texts",
+                dict[str, str],
+                "an in-memory corpus: {source name: text}",
+                default={},
+                fronts=frozenset({"rest", "mcp"}),
+            ),
+            Arg(
+                "config_a",
+                dict[str, Any],
+                'PipelineConfig fields as a JSON object, e.g. {"retrieval_mode": "vector"}',
+                required=True,
+                flags=("--config-a",),
+            ),
+            Arg("config_b", dict[str, Any], "the other config, the same way", required=True, flags=("--config-b",)),
+            Arg("queries", list[str], "the queries to compare (repeatable)", required=True, flags=("--query",)),
+        ),
+        lambda p, a: _compare_configs(p.embedder, a),
+        _dict,
+        _text,
+        route=("POST", "/compare-configs"),
+        alone=_compare_configs,
+    )
+)
+
+verb(
+    Verb(
         "regression_run",
         "run a golden suite: exit 0 pass, 1 drift, 2 error",
         (
@@ -514,6 +672,46 @@ verb(
     )
 )
 
+
+def _prune(proj: Project, a: dict[str, Any]) -> Any:
+    keep = [int(k) if k.isascii() and k.isdigit() else k for k in a["keep"] or []]  # a version, or an id/label
+    return proj.prune(max_snapshots=a["max_snapshots"], max_age=a["max_age"], keep=keep)
+
+
+verb(
+    Verb(
+        "prune",
+        "forget old runs and the index versions nothing retained needs (recorded in the hash chain)",
+        (
+            Arg(
+                "max_snapshots",
+                int,
+                "keep the N newest snapshots (and history back to the oldest of them)",
+                flags=("--max-snapshots",),
+                minimum=0,
+            ),
+            Arg(
+                "max_age",
+                str,
+                "forget runs older than this: a number and s, m, h, d or w (e.g. 30d, 12h)",
+                flags=("--max-age",),
+            ),
+            Arg(
+                "keep",
+                list[str],
+                "a query id, snapshot label or version number never to prune (repeatable)",
+                default=[],
+                flags=("--keep",),
+            ),
+        ),
+        _prune,
+        _dict,
+        _text,
+        route=("POST", "/prune"),
+        writes_index=True,
+    )
+)
+
 verb(
     Verb(
         "verify",
@@ -521,9 +719,10 @@ verb(
         (),
         lambda p, a: p.verify(),
         _dict,
-        _text,
+        _verify_text,
         route=("GET", "/verify"),
         exit_code=lambda report: 0 if report.ok else 1,
+        on_damage=_damage_found,
     )
 )
 
@@ -533,10 +732,18 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
     base = typing.get_args(arg.type)[0] if typing.get_origin(arg.type) is list else arg.type
 
     def convert(text: str) -> Any:
+        if typing.get_origin(base) is dict:
+            try:
+                value: Any = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise argparse.ArgumentTypeError(f"expected a JSON object; got {text!r} ({exc})") from None
+            if not isinstance(value, dict):
+                raise argparse.ArgumentTypeError(f"expected a JSON object, {{...}}; got {text!r}")
+            return value
         if base is int:
             if not (text.isascii() and text.isdigit()):  # '²' is a digit to Python, not to a user
                 raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}")
-            value: Any = int(text)
+            value = int(text)
         elif base is float:
             try:
                 value = float(text)
@@ -562,6 +769,11 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
     return convert
 
 
-def dumps(data: Any) -> str:
+def dumps(data: Any, indent: int | None = None) -> str:
     """JSON as every front end writes it (datetimes as ISO text, non-ASCII kept)."""
-    return json.dumps(data, ensure_ascii=False, default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v))
+    return json.dumps(
+        data,
+        ensure_ascii=False,
+        indent=indent,
+        default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v),
+    )

@@ -1,28 +1,90 @@
-"""argparse from the verb table: what ``ragtt VERB`` and ``%ragtt VERB`` will be built from.
+"""argparse from the verb table: what ``ragtt VERB`` and ``%ragtt VERB`` are built from.
 
-``add_arguments(parser, verbs)`` declares the args of one or more verbs that share a
-sub-command (``replay`` holds ``replay`` and ``replay_as_of``); ``pick(namespace, verbs)``
-returns the verb to run and its values. Nothing here opens a project or prints.
+``describe(verbs)`` is a sub-command's help, description and epilog; ``add_arguments(parser,
+verbs)`` declares the args of one or more verbs that share a sub-command (``replay`` holds
+``replay`` and ``replay_as_of``); ``parse(parser, words, verbs)`` parses a command line and
+returns the verb to run and its values (``pick`` does the choosing). Both front ends call the
+same three, so ``%ragtt help VERB`` and ``ragtt VERB --help`` say the same. Nothing here opens
+a project or prints.
 """
 
 from __future__ import annotations
 
 import argparse
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ragtt.verbs import Verb, VerbUsageError, cli_type
+from ragtt.verbs import Arg, Verb, VerbUsageError, cli_type
 
-__all__ = ["add_arguments", "pick"]
+__all__ = ["HelpFormatter", "add_arguments", "add_store_options", "describe", "fill", "groups", "parse", "pick"]
 
 
 def _is_bool(kind: Any) -> bool:
     return kind is bool or kind == bool | None
 
 
+class _Words(argparse.Action):
+    """A positional text typed without quotes: its words joined by spaces."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        setattr(namespace, self.dest, " ".join(values) if values else None)
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """Help text at one column whatever else a front end adds, so a verb's help reads the
+    same in ``ragtt VERB --help`` and ``%ragtt help VERB``."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        super().__init__(prog, indent_increment, max_help_position, width)
+        self._action_max_length = max_help_position
+
+
+def groups(verbs: Sequence[Verb]) -> dict[str, list[Verb]]:
+    """The verbs by sub-command (``cli``), in table order: ``replay`` holds two."""
+    found: dict[str, list[Verb]] = {}
+    for verb in verbs:
+        found.setdefault(verb.cli, []).append(verb)
+    return found
+
+
+def _spelling(arg: Arg) -> str:
+    return arg.flags[0] if arg.flags else arg.name.upper()
+
+
+def _variadic(arg: Arg) -> bool:
+    return typing.get_origin(arg.type) is list or arg.words
+
+
+def _fillable(verbs: Sequence[Verb]) -> list[Arg]:
+    """The first verb's required single-value flags, in table order: bare words left over
+    fill them (``diff L R``, ``replay ID``); none where a positional takes every word."""
+    args = [a for a in verbs[0].args if "cli" in a.fronts]
+    if any(_variadic(a) and not a.flags for a in args):
+        return []
+    return [a for a in args if a.flags and a.required and not _is_bool(a.type) and not _variadic(a)]
+
+
+def describe(verbs: Sequence[Verb]) -> dict[str, str]:
+    """``help``, ``description`` and ``epilog`` of the sub-command that runs ``verbs``."""
+    if len(verbs) == 1:
+        text = verbs[0].help
+    else:
+        text = "; or ".join(f"{v.help} ({', '.join(_spelling(a) for a in v.args if a.required)})" for v in verbs)
+    fillable = _fillable(verbs)
+    epilog = ""
+    if fillable:
+        names = " ".join(a.name.upper() for a in fillable)
+        epilog = f"{names} may also come as bare words, in this order."
+    return {"help": text, "description": text, "epilog": epilog}
+
+
 def add_arguments(parser: argparse.ArgumentParser, verbs: Sequence[Verb]) -> None:
-    """Every CLI arg of ``verbs`` on ``parser``, once each (verbs sharing a sub-command share args)."""
+    """Every CLI arg of ``verbs`` on ``parser``, once each (verbs sharing a sub-command share args).
+
+    Required flags are checked by ``pick``, not argparse: a bare word may fill them, and a
+    front end may fill a repeatable one from a file.
+    """
     seen: dict[str, bool] = {}  # name -> required by every verb that has it
     for verb in verbs:
         for arg in verb.args:
@@ -46,18 +108,77 @@ def add_arguments(parser: argparse.ArgumentParser, verbs: Sequence[Verb]) -> Non
                 kwargs["type"] = cli_type(arg)
                 if arg.choices is not None:
                     kwargs["metavar"] = "{" + ",".join(arg.choices) + "}"
-                if typing.get_origin(arg.type) is list:
+                item = typing.get_args(arg.type)[0] if typing.get_origin(arg.type) is list else None
+                if item is int and arg.flags:  # --versions 3,7,12 (and repeatable)
+                    kwargs["action"] = "extend"
+                    kwargs["type"] = _comma_separated(cli_type(arg))
+                elif item is not None:
                     if arg.flags:
                         kwargs["action"] = "append"
                     else:
                         kwargs["nargs"] = "+" if required else "*"
+                elif arg.words and not arg.flags:
+                    kwargs["nargs"] = "+" if required else "*"
+                    kwargs["action"] = _Words
                 elif not arg.flags and not required:
                     kwargs["nargs"] = "?"
-            if arg.flags:  # a repeatable flag is checked by pick(), so a front end may fill it from a file
-                strict = required and not _is_bool(arg.type) and kwargs.get("action") != "append"
-                parser.add_argument(*arg.flags, dest=arg.name, required=strict, **kwargs)
+            if arg.flags:
+                parser.add_argument(*arg.flags, dest=arg.name, **kwargs)
             else:
                 parser.add_argument(arg.name, **kwargs)
+
+
+def _comma_separated(convert: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    def split(text: str) -> list[Any]:
+        return [convert(part.strip()) for part in text.split(",")]
+
+    return split
+
+
+def add_store_options(parser: Any) -> list[argparse.Action]:
+    """``--events-uri`` and ``--index-uri`` on a parser or argument group: where a project's
+    stores live, when not in its folder."""
+    events = parser.add_argument(
+        "--events-uri",
+        default=None,
+        metavar="URI",
+        help="event log in Postgres (postgresql://...; default: $RAGTT_EVENTS_URI, else the project's events.db)",
+    )
+    index = parser.add_argument(
+        "--index-uri",
+        default=None,
+        metavar="URI",
+        help="index on object storage (s3://bucket/prefix; credentials from the AWS_* environment; "
+        "default: $RAGTT_INDEX_URI, else the project's lancedb/)",
+    )
+    return [events, index]
+
+
+def parse(
+    parser: argparse.ArgumentParser, words: Sequence[str], verbs: Sequence[Verb]
+) -> tuple[argparse.Namespace, Verb, dict[str, Any]]:
+    """Parse ``words``; bare words argparse leaves over fill the required flags not given, in
+    table order (``diff L R`` is ``diff --left L --right R``). Returns the namespace (for the
+    front end's own options), the verb and its values."""
+    namespace, extra = parser.parse_known_args(list(words))
+    verb, values = fill(parser, namespace, extra, verbs)
+    return namespace, verb, values
+
+
+def fill(
+    parser: argparse.ArgumentParser, namespace: argparse.Namespace, extra: Sequence[str], verbs: Sequence[Verb]
+) -> tuple[Verb, dict[str, Any]]:
+    """``parse`` after ``parse_known_args``: the leftover ``extra`` words fill the open flags."""
+    open_slots = [a for a in _fillable(verbs) if getattr(namespace, a.name, None) in (None, [])]
+    if any(word.startswith("-") and word != "-" for word in extra) or len(extra) > len(open_slots):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    for word, arg in zip(extra, open_slots, strict=False):
+        try:
+            value = cli_type(arg)(word)
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {arg.flags[0]}: {exc}")
+        setattr(namespace, arg.name, [value] if typing.get_origin(arg.type) is list else value)
+    return pick(namespace, verbs)
 
 
 def pick(namespace: argparse.Namespace, verbs: Sequence[Verb]) -> tuple[Verb, dict[str, Any]]:
@@ -65,8 +186,18 @@ def pick(namespace: argparse.Namespace, verbs: Sequence[Verb]) -> tuple[Verb, di
     given = {k: v for k, v in vars(namespace).items() if v is not None and v != []}
     for verb in verbs:
         if all(a.name in given for a in verb.args if a.required):
+            names = {a.name for a in verb.args}
+            stray = [
+                a
+                for other in verbs
+                for a in other.args
+                if a.name not in names and a.name in given and given[a.name] != a.default
+            ]
+            if stray:
+                raise VerbUsageError(f"{verb.cli} with {_needs(verb)} takes no {_spelling(stray[0])}")
             return verb, {a.name: given[a.name] for a in verb.args if a.name in given}
-    needs = "; or ".join(
-        " ".join(a.flags[0] if a.flags else a.name.upper() for a in v.args if a.required) for v in verbs
-    )
-    raise VerbUsageError(f"{verbs[0].cli} needs {needs}")
+    raise VerbUsageError(f"{verbs[0].cli} needs {'; or '.join(_needs(v) for v in verbs)}")
+
+
+def _needs(verb: Verb) -> str:
+    return " ".join(_spelling(a) for a in verb.args if a.required)

@@ -74,3 +74,61 @@ def test_cli_project_from_environment_and_no_torch_needed(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "envproj" / "events.db").exists()
+
+
+def test_global_options_before_or_after_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    where = ["--project", str(tmp_path / "p"), "--embedder", "hash"]
+    assert run(capsys, *where, "ingest", str(SAMPLE / "release-1"))[0] == 0
+    code, out, _ = run(capsys, *where, "--json", "query", "refund", "days", "--no-generate")
+    first = json.loads(out)
+    assert code == 0 and first["text"] == "refund days"  # unquoted words are one text
+    code, out, _ = run(capsys, "--project", str(tmp_path / "p"), "replay", first["query_id"], "--embedder", "hash")
+    assert code == 0 and "matches original" in out  # the id as a bare word fills --query-id
+    code, out, _ = run(capsys, *where, "diff", first["query_id"], first["query_id"])
+    assert code == 0 and "RBO" in out
+    with pytest.raises(SystemExit) as info:
+        main([*where, "query", "refund", "--topk", "3"])
+    assert info.value.code == 2 and "unrecognized arguments: --topk 3" in capsys.readouterr().err
+
+
+def test_compare_configs_needs_no_project_and_test_capture_reads_a_queries_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    queries = tmp_path / "queries.txt"
+    queries.write_text("refund days\n\nexpress shipping\n", encoding="utf-8")
+    code, out, _ = run(
+        capsys,
+        "compare-configs",
+        str(SAMPLE / "release-1"),
+        "--config-a",
+        '{"retrieval_mode": "vector"}',
+        "--config-b",
+        '{"retrieval_mode": "bm25"}',
+        "--queries-file",
+        str(queries),
+        "--embedder",
+        "hash",
+        "--json",
+        "--project",
+        str(tmp_path / "never"),
+    )
+    assert code == 0 and [q["text"] for q in json.loads(out)["queries"]] == ["refund days", "express shipping"]
+    assert not (tmp_path / "never").exists()
+    with pytest.raises(SystemExit):
+        main(["compare-configs", str(SAMPLE), "--config-a", "[1]", "--config-b", "{}", "--query", "x"])
+    assert "expected a JSON object" in capsys.readouterr().err
+    proj = ["--project", str(tmp_path / "p"), "--embedder", "hash"]
+    assert run(capsys, "ingest", str(SAMPLE / "release-1"), *proj)[0] == 0
+    suite = tmp_path / "golden.json"
+    code, out, _ = run(
+        capsys, "test", "capture", "--name", "g", "-o", str(suite), "--queries-file", str(queries), *proj
+    )
+    assert code == 0 and "captured 2 golden queries" in out and suite.exists()
+    code, out, _ = run(capsys, "test", "run", str(suite), *proj)
+    assert code == 0 and out.count("PASS") == 2
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0 and capsys.readouterr().out.startswith("ragtt ")

@@ -17,7 +17,8 @@ MODEL_STACK = ("torch", "sentence_transformers", "transformers", "litellm")
 THE_MODEL = ("onnxruntime", "tokenizers", "onnx")
 # lancedb's REST namespace client: its __init__ (every API module, urllib3) is deferred
 REST_CLIENT = ("lance_namespace_urllib3_client.api", "lance_namespace_urllib3_client.api_client", "urllib3")
-WATCHED = MODEL_STACK + THE_MODEL + REST_CLIENT
+CLUSTER = ("ray",)  # only ingest(engine="ray") imports it
+WATCHED = MODEL_STACK + THE_MODEL + REST_CLIENT + CLUSTER
 
 # runs one CLI verb in this process, then reports which watched modules it imported
 PROBE = (

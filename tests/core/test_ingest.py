@@ -87,6 +87,14 @@ def test_many_documents_make_one_version(project: ragtt.Project) -> None:
     assert len(report.documents_added) == 60 and project.version == before + 1
 
 
+def test_in_memory_text_named_like_a_pdf_is_text(project: ragtt.Project) -> None:
+    # what LangChain's PDF loaders hand over: the page text, under the PDF's name
+    report = project.ingest_texts({"policy.pdf": "Refunds are issued within 30 days of purchase."})
+    assert report.ok and report.documents_added == ["policy.pdf"]
+    [chunk] = project.query("refunds", generate=False).chunks
+    assert chunk.source == "policy.pdf" and chunk.text.startswith("Refunds are issued")
+
+
 def test_repeated_passages_get_distinct_stable_ids(project: ragtt.Project) -> None:
     para = "The same boilerplate paragraph repeated in the document, long enough to be its own chunk. " * 3
     text = "\n\n".join([para, "unique middle part " * 10, para])

@@ -6,7 +6,8 @@
                                                               ROOT/go, then carry on)
 
 Boundaries are every LanceDB write (add, delete, merge_insert, create_index, optimize, tag
-create), every committed event-log transaction, and every embedding-cache write.
+create and delete, version cleanup), every committed event-log transaction, and every
+embedding-cache write.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def _wrap(cls: Any, method: str, kill_at: int | None) -> None:
 def install(kill_at: int | None) -> None:
     import lancedb.merge
     import lancedb.table
+    from lance.dataset import LanceDataset
 
     from ragtt.events.cache import EmbeddingCache
     from ragtt.events.postgres import PostgresEventStore
@@ -65,6 +67,8 @@ def install(kill_at: int | None) -> None:
         _wrap(lancedb.table.LanceTable, method, kill_at)
     _wrap(lancedb.merge.LanceMergeInsertBuilder, "execute", kill_at)
     _wrap(lancedb.table.Tags, "create", kill_at)
+    _wrap(lancedb.table.Tags, "delete", kill_at)
+    _wrap(LanceDataset, "cleanup_old_versions", kill_at)
     _wrap(EmbeddingCache, "_store", kill_at)
     for store in (EventStore, PostgresEventStore):
         _wrap_commit(store, kill_at)

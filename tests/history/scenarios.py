@@ -104,6 +104,13 @@ def _prune_only(p: ragtt.Project, root: Path) -> Any:
     return p.ingest(folder)
 
 
+def _prune_keeping_the_first_query(p: ragtt.Project, root: Path) -> Any:
+    """Drops the base snapshot and two of the three queries (and the versions only they used);
+    the first query and its version stay, and must still replay after any kill."""
+    first = p.events.query(types="query.received")[0].query_id
+    return p.prune(max_snapshots=0, keep=[first])
+
+
 def _big_texts() -> dict[str, str]:
     return {
         f"bulk-{i:03d}.md": f"# Bulk {i}\n\nParagraph {i} about topic {i % 7} and item {i * 13}.\n" for i in range(300)
@@ -130,6 +137,7 @@ SCENARIOS: dict[str, Callable[[ragtt.Project, Path], Any]] = {
     "ingest_with_a_failed_input": lambda p, root: p.ingest([root / "docs_v2" / "pricing.md", root / "missing.md"]),
     "regression_capture": lambda p, root: p.regression.capture(["What does pricing say?", "Backups?"], "g2"),
     "replay_text_at_snapshot": lambda p, root: p.replay_text("refund window", at="base"),
+    "prune_keeping_the_first_query": _prune_keeping_the_first_query,
 }
 
 

@@ -184,7 +184,7 @@ def test_the_write_lock_ends_with_its_holders_session(tmp_path: Path, uri, postg
         pass
     holder = open_log(tmp_path / "p", db, "chunks", create=False)
     waiter = open_log(tmp_path / "p", db, "chunks", create=False)
-    with pytest.raises(psycopg.OperationalError), holder.write_lock():
+    with pytest.raises(ragtt.StoreError, match="lost the connection to the event log"), holder.write_lock():
         with waiter.try_write_lock() as got:
             assert not got
         with psycopg.connect(postgres, autocommit=True) as admin:  # the holder's machine drops off the network
@@ -199,3 +199,24 @@ def test_the_write_lock_ends_with_its_holders_session(tmp_path: Path, uri, postg
         holder.get_meta("config")  # the holder finds out at its next statement, and that error is what it sees
     holder.close()
     waiter.close()
+
+
+def test_a_session_the_server_ended_is_a_store_error_that_says_so(tmp_path: Path, uri, postgres: str) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
+
+    db = uri("terminated")
+    with _open(tmp_path / "p", events_uri=db) as proj:
+        proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n"})
+        asked = proj.query("refund window", generate=False)
+        sessions = "FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
+        with psycopg.connect(postgres, autocommit=True) as admin:  # a restart, an admin, a network drop
+            admin.execute(f"SELECT pg_terminate_backend(pid) {sessions}", (db.rsplit("/", 1)[1],))
+            for _ in range(100):  # the server ends them a moment after it is told to
+                if not admin.execute(f"SELECT 1 {sessions}", (db.rsplit("/", 1)[1],)).fetchone():
+                    break
+                time.sleep(0.05)
+        for call in (lambda: proj.query("refund window", generate=False), proj.events.query, proj.verify):
+            with pytest.raises(ragtt.StoreError, match=r"lost the connection to the (event log|embedding cache)"):
+                call()
+    with _open(tmp_path / "p", events_uri=db) as again:  # reopening is the cure, and nothing was lost
+        assert again.replay(asked.query_id).matches_original and again.verify().ok

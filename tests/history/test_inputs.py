@@ -167,12 +167,12 @@ def test_the_embedding_cache_reports_a_full_disk_and_stays_usable(tmp_path: Path
     cache = EmbeddingCache(tmp_path / "e.db")
     embedder = ragtt.HashEmbedder(256)
     cache.embed(embedder, ["first"])
-    cache._conn.execute("PRAGMA max_page_count = 1")
+    cache._vectors._conn.execute("PRAGMA max_page_count = 1")
     texts = [f"text {i} " * 50 for i in range(300)]
     with pytest.raises(ragtt.StoreError, match="full"):
         cache.embed(embedder, texts)
     assert cache.get(embedder.model_id, "first") is not None
-    cache._conn.execute("PRAGMA max_page_count = 1073741823")
+    cache._vectors._conn.execute("PRAGMA max_page_count = 1073741823")
     vectors, computed, _ = cache.embed(embedder, texts)
     assert computed == len(texts) and vectors.shape == (300, 256)
     cache.close()

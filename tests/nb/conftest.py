@@ -16,15 +16,6 @@ from ragtt.demo import sample_releases
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How many days do I have to ask for a refund?"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 def build_sample(path: Path) -> dict[str, Any]:
@@ -91,20 +82,6 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("RAGTT_EMBEDDER", None)
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` (./dev test does this)"
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 SCREENS_ENV = "RAGTT_SCREENSHOTS"
 SCREEN = {"width": 1400, "height": 900}
 _SCREENS: list[Path] = []
@@ -138,16 +115,17 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 class Offline:
-    """A page whose every request other than file:, data: and blob: is aborted and recorded,
-    with console errors, page errors and dialogs (alert/confirm) recorded too."""
+    """A page whose every request other than file:, data: and blob: (or the ``allowed``
+    prefixes, e.g. a server's own origin) is aborted and recorded, with console errors, page
+    errors and dialogs (alert/confirm) recorded too."""
 
-    def __init__(self, browser: Any) -> None:
+    def __init__(self, browser: Any, allowed: tuple[str, ...] = ("file:", "data:", "blob:")) -> None:
         self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
         self.page = self.context.new_page()
         self.aborted: list[str] = []
         self.errors: list[str] = []
         self.dialogs: list[str] = []
-        self.page.route(lambda url: not url.startswith(("file:", "data:", "blob:")), self._abort)
+        self.page.route(lambda url: not url.startswith(allowed), self._abort)
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("dialog", self._dialog)

@@ -11,8 +11,9 @@ from IPython.core.error import UsageError
 
 import ragtt
 from ragtt.demo import sample_releases
+from ragtt.verbs import VERBS as TABLE
 from ragtt_nb import ChunkDiff, Timeline
-from ragtt_nb.magics import VERBS
+from ragtt_nb.magics import COMMANDS
 
 from .conftest import QUESTION
 
@@ -28,27 +29,13 @@ def opened(shell: Any, sample: dict[str, Any]) -> Any:
 
 
 def test_every_verb_is_registered_and_documented(shell: Any) -> None:
-    assert set(VERBS) == {
-        "open",
-        "ingest",
-        "query",
-        "snapshot",
-        "snapshots",
-        "replay",
-        "diff",
-        "timeline",
-        "events",
-        "trace",
-        "lineage",
-        "drift",
-        "bisect",
-        "assertions",
-        "pdf",
-        "help",
-    }
+    table = {verb.cli for verb in TABLE.values()}
+    assert {"query", "replay", "diff", "snapshot-diff", "compare-configs", "test run", "test capture"} <= table
+    assert set(COMMANDS) == {"open", "timeline", "assertions", "pdf", "help"}
     listing = str(ragtt_line(shell, "help"))
-    assert all(f"  {name} " in listing for name in VERBS)
+    assert all(f"  {name} " in listing for name in table | set(COMMANDS))
     assert "--top-k" in str(ragtt_line(shell, "help query"))
+    assert "--threshold" in str(ragtt_line(shell, "help test run"))
 
 
 def test_open_ingest_snapshot_query_replay_in_a_new_project(shell: Any, tmp_path: Path) -> None:
@@ -180,4 +167,4 @@ def test_run_cell_shows_usage_error_without_traceback(opened: Any, capsys: pytes
     result = opened.run_cell("%ragtt query --top-k nope")
     assert isinstance(result.error_in_exec, UsageError)
     err = capsys.readouterr()
-    assert "Traceback" not in err.out + err.err and "invalid int value" in err.out + err.err
+    assert "Traceback" not in err.out + err.err and "expected a whole number" in err.out + err.err

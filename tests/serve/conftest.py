@@ -1,9 +1,15 @@
 from __future__ import annotations
 
+import socket
+import threading
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import ragtt
@@ -23,3 +29,24 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
         response = c.post("/ingest", json={"texts": TEXTS})
         assert response.status_code == 200, response.text
         yield c
+
+
+@contextmanager
+def live(app: FastAPI) -> Iterator[str]:
+    """``app`` on a real uvicorn on 127.0.0.1 (a free port) in a thread; yields its base URL."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+        assert not thread.is_alive()

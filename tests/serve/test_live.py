@@ -6,7 +6,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -14,38 +13,16 @@ from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
 import ragtt
 from ragtt.serve import create_app
-from tests.serve.conftest import TEXTS
+from tests.serve.conftest import TEXTS, live
 
 
 @pytest.fixture
 def base_url(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(tmp_path / "proj", embedder=ragtt.HashEmbedder()),
-            host="127.0.0.1",
-            port=port,
-            log_level="warning",
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
-        assert not thread.is_alive()
+    with live(create_app(tmp_path / "proj", embedder=ragtt.HashEmbedder())) as url:
+        yield url
 
 
 def test_live_server_query_replay_and_concurrent_clients(base_url: str) -> None:

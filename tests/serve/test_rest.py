@@ -156,3 +156,39 @@ def test_rest_and_mcp_take_the_same_argument_names(client: TestClient) -> None:
         else:
             rest = {p["name"] for p in operation.get("parameters", []) if p["in"] in ("path", "query")}
         assert rest == set(body_model(verb, "mcp").model_fields), verb.name
+
+
+def test_compare_configs_is_a_route(client: TestClient) -> None:
+    body = {
+        "texts": TEXTS,
+        "config_a": {"retrieval_mode": "vector"},
+        "config_b": {"retrieval_mode": "bm25"},
+        "queries": ["refund days", "express shipping"],
+    }
+    response = client.post("/compare-configs", json=body)
+    assert response.status_code == 200, response.text
+    found = response.json()
+    assert [q["text"] for q in found["queries"]] == body["queries"]
+    assert found["config_a"]["retrieval_mode"] == "vector" and found["config_b"]["retrieval_mode"] == "bm25"
+    assert all(0.0 <= q["overlap_at_k"] <= 1.0 for q in found["queries"])
+    unknown = client.post("/compare-configs", json={**body, "config_b": {"retrieval_mod": "bm25"}})
+    assert unknown.status_code == 400 and "retrieval_mod" in unknown.json()["detail"]
+    assert client.post("/compare-configs", json={**body, "queries": "refund"}).status_code == 422
+    both = client.post("/compare-configs", json={**body, "corpus": ["docs/"]})
+    assert both.status_code == 400 and "not both" in both.json()["detail"]
+
+
+def test_prune_over_rest_keeps_what_it_is_told_and_says_what_went(client: TestClient) -> None:
+    old = client.post("/query", json={"text": "refund days", "generate": False}).json()
+    kept = client.post("/query", json={"text": "shipping", "generate": False}).json()
+    client.post("/snapshot", json={"label": "r1"})
+    client.post("/ingest", json={"texts": {"refund-policy.md": "Refunds within 14 days only."}})
+    client.post("/snapshot", json={"label": "r2"})
+    assert client.post("/prune", json={"max_snapshots": 1, "max_age": "thirty"}).status_code == 400
+    report = client.post("/prune", json={"max_snapshots": 1, "keep": [kept["query_id"]]})
+    assert report.status_code == 200, report.text
+    assert report.json()["snapshots_dropped"] == ["r1"] and report.json()["queries_pruned"] == 1
+    gone = client.post("/replay", json={"query_id": old["query_id"]})
+    assert gone.status_code == 404 and "was pruned on" in gone.text
+    assert client.post("/replay", json={"query_id": kept["query_id"]}).json()["matches_original"] is True
+    assert client.get("/verify").json()["ok"] is True

@@ -1,0 +1,203 @@
+// @ts-check
+// The /ui dashboard of `ragtt serve`: the four notebook widgets (their own bundles, loaded
+// from the server) over the REST API, with a query box, the logged queries (searchable),
+// the snapshots and a diff picker. Every request goes to the server that served the page;
+// every text from the project (queries, labels, sources) goes in as textContent only.
+
+import { el, button } from "./dom.js";
+import { createModel, unwire } from "./model_shim.js";
+
+/** @typedef {{query_id: string, text: string, ts: string, index_version: number}} LoggedQuery */
+/** @typedef {{version: number, operation: string, label: string | null}} Version */
+/** @typedef {{source: string, pdf: boolean}} Source */
+
+const PANELS = [
+  ["timeline", "Timeline"], ["chunk_diff", "Chunk diff"], ["drift_scatter", "Drift"], ["pdf_overlay", "PDF overlay"],
+];
+const token = new URLSearchParams(location.hash.slice(1)).get("token");
+
+/** A request to the server itself, with the bearer token when the page was given one. @param {string} path @param {RequestInit} [init] */
+async function api(path, init = {}) {
+  const headers = new Headers(init.headers);
+  if (token) headers.set("Authorization", `Bearer ${token}`);
+  if (init.body) headers.set("Content-Type", "application/json");
+  const response = await fetch(new URL(path, location.origin), { ...init, headers });
+  const body = await response.json();
+  if (!response.ok) throw new Error(typeof body.detail === "string" ? body.detail : JSON.stringify(body.detail));
+  return body;
+}
+
+/** @param {Record<string, string | number | null | undefined>} params */
+function search(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== "") q.set(k, String(v));
+  return q.toString();
+}
+
+/** @typedef {{root: HTMLElement, status: HTMLElement, hosts: Record<string, HTMLElement>, cleanups: Record<string, () => void>, queries: LoggedQuery[], versions: Version[], sources: Source[], pickers: Record<string, HTMLSelectElement>, list: HTMLElement, snapshots: HTMLElement}} UI */
+
+/** @param {UI} ui @param {string} text @param {boolean} [error] */
+function say(ui, text, error = false) {
+  ui.status.textContent = text;
+  ui.status.classList.toggle("ragtt-ui-error", error);
+}
+
+/** Render `widget` with its model state from the server, replacing what its panel showed. @param {UI} ui @param {string} widget @param {Record<string, string | number | null>} args */
+async function mount(ui, widget, args) {
+  const host = ui.hosts[widget];
+  host.dataset.state = "loading";
+  try {
+    const state = unwire(await api(`/ui/api/model/${widget}?${search(args)}`));
+    const module = await import(new URL(`./${widget}.js`, import.meta.url).href);
+    if (ui.cleanups[widget]) ui.cleanups[widget]();
+    host.replaceChildren();
+    const model = createModel(state, {
+      reply: async (content) => api(`/ui/api/model/${widget}/msg`, { method: "POST", body: JSON.stringify({ args, content }) }),
+      onSave: (changed) => { host.dataset.saved = JSON.stringify(changed); },
+    });
+    const cleanup = module.default.render({ model, el: host });
+    ui.cleanups[widget] = typeof cleanup === "function" ? cleanup : () => {};
+    host.dataset.state = "ready";
+    host.dataset.args = JSON.stringify(args);
+  } catch (err) {
+    host.dataset.state = "error";
+    host.replaceChildren(el("p", "ragtt-ui-error", `Could not show the ${widget.replace("_", " ")}: ${String(err)}`));
+  }
+}
+
+/** @param {HTMLSelectElement} select @param {[string, string][]} options value, text */
+function fill(select, options) {
+  const keep = select.value;
+  select.replaceChildren(...options.map(([value, text]) => { const o = el("option", "", text); o.value = value; return o; }));
+  if (options.some(([v]) => v === keep)) select.value = keep;
+}
+
+/** One logged query in the list: its text, version, and what to open it in. @param {UI} ui @param {LoggedQuery} q */
+function queryItem(ui, q) {
+  const item = el("li", "ragtt-ui-query");
+  item.dataset.queryId = q.query_id;
+  item.append(el("span", "ragtt-ui-query-text", q.text), el("span", "ragtt-ui-dim", ` v${q.index_version}`),
+    button("ragtt-ui-small", "timeline", `timeline of ${q.text}`, () => mount(ui, "timeline", { query_id: q.query_id })),
+    button("ragtt-ui-small", "then", `diff from ${q.text}`, () => { ui.pickers.left.value = q.query_id; }),
+    button("ragtt-ui-small", "now", `diff to ${q.text}`, () => { ui.pickers.right.value = q.query_id; }));
+  return item;
+}
+
+/** @param {UI} ui @param {string} text */
+async function showQueries(ui, text) {
+  const found = /** @type {LoggedQuery[]} */ (await api(`/ui/api/queries?${search({ search: text })}`));
+  ui.list.replaceChildren(...found.map((q) => queryItem(ui, q)));
+  if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query contains that." : "No queries yet."));
+}
+
+/** Reload the project's lists (queries, versions, snapshots, sources) into the pickers. @param {UI} ui @param {string} filter */
+async function refresh(ui, filter) {
+  const [queries, versions, sources] = await Promise.all([api("/ui/api/queries"), api("/ui/api/versions"), api("/ui/api/sources")]);
+  ui.queries = queries; ui.versions = versions; ui.sources = sources;
+  const qs = ui.queries.map((q) => /** @type {[string, string]} */ ([q.query_id, `${q.text} (v${q.index_version})`]));
+  fill(ui.pickers.left, qs);
+  fill(ui.pickers.right, qs);
+  const vs = ui.versions.map((v) => /** @type {[string, string]} */ ([String(v.version), v.label ? `v${v.version} ${v.label}` : `v${v.version}`]));
+  fill(ui.pickers.a, vs);
+  fill(ui.pickers.b, vs);
+  fill(ui.pickers.source, ui.sources.filter((s) => s.pdf).map((s) => [s.source, s.source]));
+  const snaps = ui.versions.filter((v) => v.label);
+  ui.snapshots.replaceChildren(...snaps.map((v) => el("li", "ragtt-ui-snapshot", `${v.label} (v${v.version})`)));
+  if (!snaps.length) ui.snapshots.append(el("li", "ragtt-ui-dim", "No snapshots yet."));
+  await showQueries(ui, filter);
+}
+
+/** @param {string} label @param {HTMLElement} control */
+function field(label, control) {
+  const row = el("label", "ragtt-ui-field", label);
+  row.append(control);
+  return row;
+}
+
+/** The side bar: ask, search, the lists and the pickers. @param {UI} ui */
+function sidebar(ui) {
+  const side = el("aside", "ragtt-ui-side");
+  const ask = el("form", "ragtt-ui-ask");
+  const input = el("input", "ragtt-ui-input");
+  input.name = "text"; input.placeholder = "Ask the index…"; input.setAttribute("aria-label", "query text");
+  ask.append(input, el("button", "", "Query"));
+  ask.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!input.value.trim()) return;
+    try {
+      const res = await api("/query", { method: "POST", body: JSON.stringify({ text: input.value, generate: false }) });
+      say(ui, `Logged query ${res.query_id} at v${res.index_version}.`);
+      await refresh(ui, filter.value);
+      ui.pickers.right.value = res.query_id;
+      await mount(ui, "timeline", { query_id: res.query_id });
+    } catch (err) { say(ui, String(err), true); }
+  });
+  const filter = el("input", "ragtt-ui-input");
+  filter.type = "search"; filter.placeholder = "Search logged queries"; filter.setAttribute("aria-label", "search logged queries");
+  filter.addEventListener("input", () => { showQueries(ui, filter.value).catch((err) => say(ui, String(err), true)); });
+  const diff = button("", "Diff", "diff the two queries", () => mount(ui, "chunk_diff", { left: ui.pickers.left.value, right: ui.pickers.right.value }));
+  const drift = button("", "Drift", "drift between the two versions", () => mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
+  const open = button("", "Open", "open the PDF", () => mount(ui, "pdf_overlay", { source: ui.pickers.source.value, query_id: ui.pickers.right.value }));
+  side.append(el("h2", "", "Ask"), ask, el("h2", "", "Logged queries"), filter, ui.list,
+    el("h2", "", "Diff two runs"), field("then", ui.pickers.left), field("now", ui.pickers.right), diff,
+    el("h2", "", "Snapshots"), ui.snapshots, field("from", ui.pickers.a), field("to", ui.pickers.b), drift,
+    el("h2", "", "PDF"), field("source", ui.pickers.source), open);
+  return side;
+}
+
+/** What opens first: the newest query's timeline, its diff from the oldest, the first and last versions' drift, the first PDF. @param {UI} ui */
+async function opening(ui) {
+  const newest = ui.queries[0], oldest = ui.queries[ui.queries.length - 1];
+  const jobs = [mount(ui, "timeline", { query_id: newest ? newest.query_id : null })];
+  if (newest) {
+    ui.pickers.left.value = oldest.query_id;
+    jobs.push(mount(ui, "chunk_diff", { left: oldest.query_id, right: newest.query_id }));
+  }
+  if (ui.versions.length > 1) {
+    const last = ui.versions[ui.versions.length - 1];
+    const labelled = ui.versions.find((v) => v.label && v !== last);  // the first snapshot, else the first version
+    ui.pickers.a.value = String((labelled || ui.versions[0]).version);
+    ui.pickers.b.value = String(last.version);
+    jobs.push(mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
+  }
+  const pdf = ui.sources.find((s) => s.pdf);
+  if (pdf) jobs.push(mount(ui, "pdf_overlay", { source: pdf.source, query_id: newest ? newest.query_id : null }));
+  else ui.hosts.pdf_overlay.append(el("p", "ragtt-ui-dim", "No PDF in this project yet."));
+  await Promise.all(jobs);
+}
+
+async function main() {
+  const root = el("div", "ragtt-ui");
+  /** @type {UI} */
+  const ui = {
+    root, status: el("p", "ragtt-ui-status"), hosts: {}, cleanups: {}, queries: [], versions: [], sources: [],
+    pickers: Object.fromEntries(["left", "right", "a", "b", "source"].map((k) => {
+      const s = el("select", "ragtt-ui-select"); s.name = k; return [k, s];
+    })),
+    list: el("ul", "ragtt-ui-list ragtt-ui-queries"), snapshots: el("ul", "ragtt-ui-list ragtt-ui-snapshots"),
+  };
+  ui.status.setAttribute("role", "status");
+  const main = el("main", "ragtt-ui-main");
+  for (const [widget, title] of PANELS) {
+    const panel = el("section", "ragtt-ui-panel");
+    panel.append(el("h2", "", title));
+    ui.hosts[widget] = el("div", "ragtt-ui-host");
+    ui.hosts[widget].dataset.widget = widget;
+    panel.append(ui.hosts[widget]);
+    main.append(panel);
+  }
+  const head = el("header", "ragtt-ui-head");
+  head.append(el("h1", "", "ragtt"), ui.status);
+  root.append(head, el("div", "ragtt-ui-body"));
+  root.lastElementChild?.append(sidebar(ui), main);
+  document.body.append(root);
+  try {
+    const health = await api("/health");
+    say(ui, `Project ${health.project} · ragtt ${health.ragtt}`);
+    await refresh(ui, "");
+    await opening(ui);
+    root.dataset.ready = "1";
+  } catch (err) { say(ui, String(err), true); }
+}
+
+main();

@@ -1,0 +1,214 @@
+"""The Timeline's model state (``_data``, the opening ``version``), computed from a Project.
+
+No widget stack here: ``ragtt_nb.timeline.Timeline`` and ``ragtt serve``'s ``/ui`` both build on
+it. See ``ragtt_nb.timeline`` for what the state holds and why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragtt.events import types as ev
+from ragtt_nb._wire import array
+from ragtt_nb.timeline_axis import auto_axis, version_layout
+from ragtt_nb.timeline_claims import Claims, claims_wire, read_claims
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = [
+    "KIND_INGEST",
+    "KIND_QUERY",
+    "KIND_REMOVE",
+    "KIND_REPLAY",
+    "KIND_SNAPSHOT",
+    "build",
+    "epoch_ms",
+    "model",
+    "opening_version",
+]
+
+
+# Event kinds on the wire (the JS draws each kind in its own lane or colour).
+KIND_INGEST, KIND_REMOVE, KIND_SNAPSHOT, KIND_QUERY, KIND_REPLAY = range(5)
+_KINDS = {
+    ev.DOCUMENT_INGESTED: KIND_INGEST,
+    ev.DOCUMENT_REMOVED: KIND_REMOVE,
+    ev.SNAPSHOT_TAKEN: KIND_SNAPSHOT,
+    ev.QUERY_RECEIVED: KIND_QUERY,
+    ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY,
+}
+_INT32_MAX = 2**31 - 1
+
+
+def model(proj: Any, query_id: str | None = None, *, assertions: str | None = None) -> dict[str, Any]:
+    """The Timeline's traits as a fresh widget has them: ``_data``, ``version``, ``axis``, ``selected``."""
+    claims = read_claims(proj, assertions) if assertions is not None else None
+    data, versions, _ = build(proj, query_id, claims)
+    return {"_data": data, "version": opening_version(data, versions), "axis": "auto", "selected": []}
+
+
+@dataclass
+class _Focal:
+    query_id: str
+    text: str
+    version: int
+    plan: Any  # ragtt.index.retrieve.RetrievalPlan
+
+
+def build(
+    proj: Any, query_id: str | None, claims: Claims | None = None
+) -> tuple[dict[str, Any], list[int], list[list[str]]]:
+    import polars as pl
+
+    versions_frame = proj.versions()
+    if versions_frame.is_empty():
+        raise ValueError("this project has no index versions yet: ingest something first")
+    versions = [int(v) for v in versions_frame["version"]]
+    events = proj.events.frame(types=list(_KINDS)).with_columns(
+        pl.col("payload").str.json_path_match("$.label").alias("label"),
+    )
+    version_ms = epoch_ms(versions_frame["committed_at"])
+    event_ms = epoch_ms(events["ts"])
+    times = [version_ms, event_ms]
+    if claims is not None and claims.ids:  # the axis covers every claim's window too
+        times.append(np.asarray(claims.valid_from, dtype=np.float64) * 1000.0)
+        times.append(np.asarray([u for u in claims.valid_until if u is not None], dtype=np.float64) * 1000.0)
+    t0 = float(min(x.min() for x in times if len(x)))
+    span = float(max(x.max() for x in times if len(x)) - t0)
+    # int32 ticks of `unit` ms cover any span, below _INT32_MAX (the tick of an open end)
+    unit = max(1, int(np.ceil(span / (_INT32_MAX - 1))))
+
+    docs: list[str] = []
+    doc_index: dict[str, int] = {}
+    lanes: list[int] = []
+    for source in events["source"].to_list():
+        if source is None:
+            lanes.append(-1)
+            continue
+        if source not in doc_index:
+            doc_index[source] = len(docs)
+            docs.append(source)
+        lanes.append(doc_index[source])
+    kinds = [_KINDS[k] for k in events["type"].to_list()]
+    event_versions = events["index_version"].fill_null(0).to_list()
+    version_t = np.round((version_ms - t0) / unit)
+    event_t = np.round((event_ms - t0) / unit)
+    claim_ticks: list[np.ndarray] = []
+    if claims is not None:
+        claim_ticks = [
+            np.round((np.asarray(x, dtype=np.float64) * 1000.0 - t0) / unit)
+            for x in (claims.valid_from, [u for u in claims.valid_until if u is not None])
+        ]
+    first, bounds, event_x = version_layout(version_t, event_t, event_versions, versions, claim_ticks)
+
+    data: dict[str, Any] = {
+        "t0_ms": t0,
+        "t_unit_ms": unit,
+        "versions": {
+            "version": array(versions, "int32"),
+            "t": array(version_t, "int32"),
+            "operation": [str(o) for o in versions_frame["operation"].to_list()],
+        },
+        "events": {
+            "t": array(event_t, "int32"),
+            "kind": array(kinds, "int32"),
+            "lane": array(lanes, "int32"),
+            "version": array(event_versions, "int32"),
+        },
+        "docs": docs,
+        "labels": {str(v): name for v, name in proj.version_labels().items()},
+        "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
+        "snapshots": [
+            {"label": lbl, "version": int(v), "event": i}
+            for i, (lbl, v, k) in enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
+            if k == KIND_SNAPSHOT and lbl is not None
+        ],
+        "layout": {
+            "auto": auto_axis(version_ms / 1000.0),
+            "first": first,
+            "slots": len(bounds) - 1,
+            "bounds": array(bounds, "int32"),
+            "event_x": array(event_x, "float32"),
+        },
+        "focal": None,
+        "claims": None if claims is None else claims_wire(claims, t0, unit, bounds),
+    }
+    results: list[list[str]] = []
+    if query_id is not None:
+        focal = _focal(proj, query_id)
+        data["focal"], results = _precompute(proj, focal, versions)
+    return data, versions, results
+
+
+def opening_version(data: dict[str, Any], versions: list[int]) -> int:
+    """Where the cursor opens: at the focal query's version; else, with claims, at the version
+    in force when the newest claims became valid (``claims.open_at``); else the latest."""
+    focal, claims = data["focal"], data["claims"]
+    if focal is not None and focal["version"] in versions:
+        return int(focal["version"])
+    if claims is not None and claims["open_at"] is not None:
+        ticks = np.frombuffer(data["versions"]["t"]["view"], dtype="<i4")
+        at = int(np.searchsorted(ticks, claims["open_at"], side="right")) - 1
+        return versions[max(0, at)]
+    return versions[-1]
+
+
+def epoch_ms(column: pl.Series) -> np.ndarray:
+    return column.dt.epoch("us").to_numpy().astype(np.float64) / 1000.0
+
+
+def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int) -> list[int]:
+    """Flat (doc, from_version, to_version) triples: when each document was in the index."""
+    since: dict[int, int] = {}
+    out: list[int] = []
+    for kind, doc, v in zip(kinds, lanes, versions, strict=True):
+        if kind == KIND_INGEST and doc not in since:
+            since[doc] = v
+        elif kind == KIND_REMOVE and doc in since:
+            out += [doc, since.pop(doc), v]
+    for doc, v in since.items():
+        out += [doc, v, end]
+    return out
+
+
+def _focal(proj: Any, query_id: str) -> _Focal:
+    run = proj.run(query_id)  # raises NotFoundError for an unknown id
+    return _Focal(query_id, run.query, run.index_version, run.plan)
+
+
+def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:
+    """Run the focal query at every version; identical consecutive results are stored once."""
+    chunk_index: dict[str, int] = {}
+    chunk_rows: list[dict[str, str]] = []
+    unique: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
+    per_version: list[int] = []
+    ids_per_version: list[list[str]] = []
+    for v in versions:
+        chunks = proj.retrieve_at(focal.text, v, focal.plan)  # the recorded plan, exactly
+        ids = []
+        for c in chunks:
+            if c.chunk_id not in chunk_index:
+                chunk_index[c.chunk_id] = len(chunk_rows)
+                chunk_rows.append({"chunk_id": c.chunk_id, "source": c.source, "text": c.text})
+            ids.append(chunk_index[c.chunk_id])
+        result = (tuple(ids), tuple(round(c.score, 6) for c in chunks))
+        if not unique or unique[-1] != result:
+            unique.append(result)
+        per_version.append(len(unique) - 1)
+        ids_per_version.append([c.chunk_id for c in chunks])
+    offsets = np.cumsum([0] + [len(r[0]) for r in unique])
+    focal_data = {
+        "query_id": focal.query_id,
+        "text": focal.text,
+        "version": focal.version,
+        "chunks": chunk_rows,
+        "result_offsets": array(offsets, "int32"),
+        "result_chunks": array([i for r in unique for i in r[0]], "int32"),
+        "result_scores": array([s for r in unique for s in r[1]], "float32"),
+        "version_result": array(per_version, "int32"),
+    }
+    return focal_data, ids_per_version

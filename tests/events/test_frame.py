@@ -1,0 +1,58 @@
+"""``events.frame()`` is the same frame on both backends (Postgres reads it through ADBC as
+Arrow): columns, types, NULLs, ``source`` of document events only, and the filters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import polars as pl
+
+from ragtt.events.base import Event
+from ragtt.opening import open_log
+from tests.backends import events_uri
+
+T0 = datetime(2025, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def test_the_frame_is_the_same_on_both_backends(tmp_path: Path, backend: str) -> None:
+    tmp_path.mkdir(exist_ok=True)
+    log = open_log(tmp_path, events_uri(tmp_path), "chunks", create=True)
+    assert log.frame().height == 0 and log.frame().schema["index_version"] == pl.Int64
+    log.append_many(
+        [
+            Event("document.ingested", {"source": "docs/é ?%.md"}, doc_id="d1", index_version=2, ts=T0),
+            Event("query.received", {"text": "what's 100% ?", "source": "not a document"}, query_id="q1", ts=T0),
+            Event("retrieval.executed", {}, query_id="q1", index_version=2, ts=T0 + timedelta(seconds=1)),
+            Event("document.removed", {"source": "b.md"}, doc_id="d2", ts=T0 + timedelta(days=1)),
+        ]
+    )
+    frame = log.frame()
+    assert frame.schema == pl.Schema(
+        {
+            "seq": pl.Int64,
+            "event_id": pl.String,
+            "ts": pl.Datetime("us", "UTC"),
+            "type": pl.String,
+            "query_id": pl.String,
+            "index_version": pl.Int64,
+            "doc_id": pl.String,
+            "payload": pl.String,
+            "source": pl.String,
+        }
+    )
+    assert frame["seq"].to_list() == [1, 2, 3, 4] and frame["ts"][0] == T0
+    assert frame["source"].to_list() == ["docs/é ?%.md", None, None, "b.md"]
+    assert frame["query_id"].to_list() == [None, "q1", "q1", None] and frame["index_version"].to_list() == [
+        2,
+        None,
+        2,
+        None,
+    ]
+    assert frame["payload"][1] == '{"text": "what\'s 100% ?", "source": "not a document"}'
+    assert log.frame(types=["query.received", "document.removed"])["seq"].to_list() == [2, 4]
+    assert log.frame(types="retrieval.executed", query_id="q1")["seq"].to_list() == [3]
+    assert log.frame(since=T0 + timedelta(hours=1))["seq"].to_list() == [4]
+    assert log.frame(until=T0 + timedelta(seconds=1)).height == 3
+    assert log.frame(query_id="nobody").height == 0
+    log.close()

@@ -1,0 +1,135 @@
+"""A real Phoenix (arize-phoenix, in its own virtualenv: its pins are not ragtt's) on loopback.
+
+``./dev test`` builds ``.venv-phoenix`` once; outside CI a test run builds it when it is
+missing. Spans are read back through Phoenix's own client, run in that virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PHOENIX_VERSION = "20.26.1"  # the same pin as ./dev's phoenix_setup
+REPO = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 300.0  # a cold start on two busy cores takes about a minute
+
+# Run inside the Phoenix virtualenv: wait (bounded) until each project holds the expected
+# number of spans, then print them as JSON.
+_READER = """
+import json, sys, time
+from phoenix.client import Client
+
+base_url, wanted = sys.argv[1], json.loads(sys.argv[2])
+client = Client(base_url=base_url)
+
+
+def spans(project):
+    try:
+        return client.spans.get_spans(project_identifier=project, limit=1000)
+    except Exception:  # the project appears with its first span
+        return []
+
+
+found = {}
+deadline = time.monotonic() + 120
+for _ in range(600):
+    found = {p: spans(p) for p in wanted}
+    if all(len(found[p]) >= n for p, n in wanted.items()) or time.monotonic() > deadline:
+        break
+    time.sleep(0.2)
+print(json.dumps(found, default=str))
+"""
+
+
+def phoenix_venv() -> Path:
+    """The Phoenix virtualenv; under CI=true a missing one fails the test, never skips it."""
+    venv = Path(os.environ.get("RAGTT_PHOENIX_VENV", REPO / ".venv-phoenix"))
+    if (venv / "bin" / "phoenix").exists():
+        return venv
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"no Phoenix virtualenv at {venv}: ./dev test builds it (or set RAGTT_PHOENIX_VENV)")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run(
+        [
+            str(venv / "bin" / "pip"),
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            f"arize-phoenix=={PHOENIX_VERSION}",
+        ],
+        check=True,
+        timeout=1200,
+    )
+    return venv
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/healthz", timeout=2) as response:
+            return bool(response.status == 200)
+    except OSError:
+        return False
+
+
+@contextmanager
+def phoenix_server(workdir: Path) -> Iterator[str]:
+    """``phoenix serve`` on free loopback ports with its data in ``workdir``; yields its base URL."""
+    venv = phoenix_venv()
+    port = free_port()
+    env = {
+        **os.environ,
+        "PHOENIX_HOST": "127.0.0.1",
+        "PHOENIX_PORT": str(port),
+        "PHOENIX_GRPC_PORT": str(free_port()),
+        "PHOENIX_WORKING_DIR": str(workdir),
+        "PHOENIX_TELEMETRY_ENABLED": "false",
+    }
+    url = f"http://127.0.0.1:{port}"
+    log = (workdir / "phoenix.log").open("wb")
+    proc = subprocess.Popen([str(venv / "bin" / "phoenix"), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        for _ in range(int(START_TIMEOUT_S * 2)):
+            if proc.poll() is not None or _healthy(url) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if not _healthy(url):
+            tail = (workdir / "phoenix.log").read_text(errors="replace")[-2000:]
+            pytest.fail(f"Phoenix did not come up on {url} (exit code {proc.poll()}):\n{tail}")
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+        log.close()
+
+
+def read_spans(url: str, wanted: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
+    """Each Phoenix project's spans, read through ``phoenix.client`` (waits for ``wanted`` counts)."""
+    python = phoenix_venv() / "bin" / "python"
+    out = subprocess.run(
+        [str(python), "-c", _READER, url, json.dumps(wanted)], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    found: dict[str, list[dict[str, Any]]] = json.loads(out.stdout)
+    return found
