@@ -63,6 +63,8 @@ def main() -> int:
     import ray
 
     path = os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])
+    os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")  # 2 busy cores: Ray's 30 s can be short
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "300000")
     started = time.perf_counter()
     ray.init(
         num_cpus=args.workers,

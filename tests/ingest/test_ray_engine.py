@@ -31,6 +31,9 @@ def local_ray() -> Iterator[None]:
     """A local Ray of 2 CPUs whose workers import ragtt from this tree."""
     path = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
     env = {"env_vars": {"PYTHONPATH": path, "RUST_LOG": "error", "HF_HUB_OFFLINE": "1"}}
+    # Ray gives its raylet 30 s to come up (10 s per agent): on 2 busy cores it can take longer.
+    os.environ.setdefault("RAY_raylet_start_wait_time_s", "120")
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "300000")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env=env)
     try:
         yield

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import uvicorn
@@ -50,3 +52,23 @@ def live(app: FastAPI) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=20)
         assert not thread.is_alive()
+
+
+def run_in_own_loop(session: Callable[[], Coroutine[Any, Any, None]], timeout: float, what: str) -> None:
+    """``asyncio.run(session())`` on a thread of its own, bounded by ``timeout`` seconds; its
+    exception is raised here. Its own loop: a notebook test earlier in the run may leave one
+    running on this thread."""
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(session())
+        except BaseException as exc:
+            failures.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=timeout)
+    assert not worker.is_alive(), f"{what} did not finish in {timeout:.0f} s"
+    if failures:
+        raise failures[0]

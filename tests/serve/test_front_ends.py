@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import threading
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from ragtt.serve_mcp import create_server
 from ragtt.verbs import VERBS, Verb
 from ragtt.verbs.cli import groups
 from ragtt_nb.magics import parser_for
+from tests.serve.conftest import run_in_own_loop
 
 GLOBAL = {"project", "embedder", "events_uri", "index_uri", "json"}
 # What each front end adds of its own (files to read or write; display). Pinned here, so an
@@ -55,25 +55,15 @@ def mcp_tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, A
     """The tools as the SDK's own client lists them, from the server in this process."""
     server, worker = create_server(tmp_path_factory.mktemp("mcp") / "p", embedder=ragtt.HashEmbedder())
     found: dict[str, dict[str, Any]] = {}
-    failures: list[BaseException] = []
 
     async def listing() -> None:
         async with asyncio.timeout(60), Client(server) as client:
             found.update({t.name: t.input_schema for t in (await client.list_tools()).tools})
 
-    def run() -> None:  # its own loop: a notebook test earlier in the run may leave one running here
-        try:
-            asyncio.run(listing())
-        except BaseException as exc:
-            failures.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(timeout=90)
-    worker.close()
-    assert not thread.is_alive(), "listing the MCP tools did not finish in 90 s"
-    if failures:
-        raise failures[0]
+    try:
+        run_in_own_loop(listing, 90, "listing the MCP tools")
+    finally:
+        worker.close()
     return found
 
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 
 from mcp import Client
@@ -14,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from ragtt.verbs import VERBS
 from ragtt.verbs.schema import body_model
-from tests.serve.conftest import SCRIPT, TEXTS
+from tests.serve.conftest import SCRIPT, TEXTS, run_in_own_loop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,18 +54,4 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
             bad = await client.call_tool("query", {"text": "x", "top_k": 0})
             assert bad.is_error and "top_k" in bad.content[0].text  # type: ignore[union-attr]
 
-    # Its own thread and event loop: a notebook test earlier in the run may leave one running here.
-    failures: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            asyncio.run(session())
-        except BaseException as exc:
-            failures.append(exc)
-
-    worker = threading.Thread(target=run)
-    worker.start()
-    worker.join(timeout=240)
-    assert not worker.is_alive(), "the MCP session did not finish in 240 s"
-    if failures:
-        raise failures[0]
+    run_in_own_loop(session, 240, "the MCP session")
