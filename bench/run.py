@@ -55,6 +55,7 @@ OTHER_BENCHES = {
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
     "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
     "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
+    "bench_memory.py": ([], ["--quick"]),  # peak RSS of a 200 MB text file's ingest (quick: 20 MB)
     "bench_backends.py": ([], ["--quick"]),  # issue 12: Postgres append p50, events.frame() at 1M events
     "bench_serve.py": ([], ["--quick"]),  # REST: POST /query vs in-process, 50 readers for 30 s
     "bench_prune.py": ([], ["--quick"]),  # retention: 1,000 versions, 100,000 events (building it: minutes)

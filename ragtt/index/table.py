@@ -213,10 +213,18 @@ class ChunkTable:
 
     # -- writes (each is exactly one new version) ------------------------------------------------
 
-    def replace_sources(self, rows: pa.Table, sources: list[str]) -> int:
+    def add_rows(self, rows: pa.Table | pa.RecordBatchReader) -> int:
+        """Append ``rows`` in ONE version (chunks of sources the table does not hold yet). A
+        reader is written as it is read, a batch at a time, and committed after its last."""
+        self._table.checkout_latest()
+        self._table.add(rows)
+        return int(self._table.version)
+
+    def replace_sources(self, rows: pa.Table | pa.RecordBatchReader, sources: list[str]) -> int:
         """Make ``rows`` the chunks of ``sources`` in ONE version: kept chunk ids keep their id
         (their charspan and document pointer are refreshed: the passage may have moved), new
-        ones are inserted, stale ones of these sources are deleted, other sources untouched."""
+        ones are inserted, stale ones of these sources are deleted, other sources untouched.
+        A reader is consumed as a stream; LanceDB commits once, after its last batch."""
         self._table.checkout_latest()
         where = f"source IN ({sql_string_list(sources)})"
         (

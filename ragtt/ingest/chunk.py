@@ -25,13 +25,15 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ragtt.errors import ConfigError
 from ragtt.ingest.provenance import RegionIndex
-from ragtt.ingest.types import Block, TextChunk
+from ragtt.ingest.types import Block, Region, TextChunk
 
-__all__ = ["STRATEGIES", "build_chunks"]
+__all__ = ["STRATEGIES", "ChunkPlan", "build_chunks", "plan_chunks"]
 
 Span = tuple[int, int]
 
@@ -45,7 +47,36 @@ _RECURSIVE = (
 _SENTENCE_LEVEL = 2
 _SENTENCE_END = re.compile(r"\n[ \t]*\n\s*|(?<=[.!?])\s+|(?<=[。！？])\s*")
 _HEADING = re.compile(r"^#{1,6}[ \t]", re.MULTILINE)
+_PIPE_LINE = re.compile(r"^[^\S\n]*\|[^\n]*", re.MULTILINE)
 _TABLE_RULE = re.compile(r"\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Where a document's chunks lie, without their texts: ``chunks(i, j)`` makes chunks
+    i..j-1 on demand, so a 200 MB document's chunks never all sit in memory at once."""
+
+    markdown: str
+    starts: array[int]
+    ends: array[int]
+    tagged: dict[int, tuple[str, str]]  # chunk number -> (kind, context), for table chunks
+    regions: Callable[[int, int], tuple[Region, ...]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def embed_size(self, i: int) -> int:
+        """Characters of chunk i's ``embed_text`` (what a batch's byte bound counts)."""
+        context = self.tagged.get(i, ("", ""))[1]
+        return self.ends[i] - self.starts[i] + (len(context) + 1 if context else 0)
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> list[TextChunk]:
+        out = []
+        for i in range(start, len(self) if stop is None else min(stop, len(self))):
+            s, e = self.starts[i], self.ends[i]
+            kind, context = self.tagged.get(i, ("text", ""))
+            out.append(TextChunk(self.markdown[s:e], s, e, self.regions(s, e) if self.regions else (), kind, context))
+        return out
 
 
 def build_chunks(
@@ -63,6 +94,19 @@ def build_chunks(
     >>> [c.text for c in build_chunks("One.\\n\\nTwo.", max_size=5, overlap=0)]
     ['One.', 'Two.']
     """
+    return plan_chunks(markdown, blocks, max_size, overlap, strategy, tables=tables).chunks()
+
+
+def plan_chunks(
+    markdown: str,
+    blocks: Sequence[Block] | None = None,
+    max_size: int = 800,
+    overlap: int = 120,
+    strategy: str = "recursive",
+    *,
+    tables: bool = True,
+) -> ChunkPlan:
+    """``build_chunks``'s chunks as spans (8 bytes each), texts left in ``markdown``."""
     if max_size < 1 or overlap < 0 or overlap >= max_size:
         raise ConfigError(f"need 0 <= overlap < max_size; got max_size={max_size}, overlap={overlap}")
     splitter = _STRATEGIES.get(strategy)
@@ -70,19 +114,27 @@ def build_chunks(
         raise ConfigError(f"chunk strategy must be one of {list(STRATEGIES)}; got {strategy!r}")
     if strategy == "structural":
         splitter = functools.partial(_structural, blocks=blocks)
-    pieces: list[tuple[int, int, str, str]] = []
+    starts: array[int] = array("q")
+    ends: array[int] = array("q")
+    tagged: dict[int, tuple[str, str]] = {}
+
+    def prose(start: int, end: int) -> None:
+        for s, e in splitter(markdown, start, end, max_size, overlap):
+            starts.append(s)
+            ends.append(e)
+
     prose_start = 0
     for table in _tables(markdown) if tables else []:
-        pieces.extend((s, e, "text", "") for s, e in splitter(markdown, prose_start, table[0][0], max_size, overlap))
-        pieces.extend(_table_chunks(markdown, table, max_size))
+        prose(prose_start, table[0][0])
+        for s, e, kind, context in _table_chunks(markdown, table, max_size):
+            tagged[len(starts)] = (kind, context)
+            starts.append(s)
+            ends.append(e)
         prose_start = table[-1][1]
-    pieces.extend((s, e, "text", "") for s, e in splitter(markdown, prose_start, len(markdown), max_size, overlap))
+    prose(prose_start, len(markdown))
     index = RegionIndex(blocks) if blocks else None
     regions = (index.block_regions if strategy == "structural" else index.regions_for) if index is not None else None
-    return [
-        TextChunk(markdown[s:e], s, e, regions(s, e) if regions is not None else (), kind, context)
-        for s, e, kind, context in pieces
-    ]
+    return ChunkPlan(markdown, starts, ends, tagged, regions)
 
 
 def _recursive(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
@@ -206,25 +258,27 @@ STRATEGIES = tuple(_STRATEGIES)
 
 
 def _tables(text: str) -> list[list[Span]]:
-    """Markdown tables as lists of line spans: header, rule, rows."""
-    lines: list[Span] = []
-    pos = 0
-    for line in text.split("\n"):
-        lines.append((pos, pos + len(line)))
-        pos += len(line) + 1
+    """Markdown tables as lists of line spans: header, rule, rows. Only lines that start
+    with a pipe are visited, never a split copy of the whole text."""
     found: list[list[Span]] = []
-    i = 0
-    while i + 1 < len(lines):
-        header, rule = lines[i], lines[i + 1]
-        if text[header[0] : header[1]].lstrip().startswith("|") and _TABLE_RULE.match(text, rule[0], rule[1]):
-            j = i + 2
-            while j < len(lines) and text[lines[j][0] : lines[j][1]].lstrip().startswith("|"):
-                j += 1
-            found.append(lines[i:j])
-            i = j
-        else:
-            i += 1
+    cursor = 0
+    for header in _PIPE_LINE.finditer(text):
+        if header.start() < cursor or header.end() >= len(text):
+            continue
+        rule = _line(text, header.end() + 1)
+        if not _TABLE_RULE.match(text, rule[0], rule[1]):
+            continue
+        lines = [header.span(), rule]
+        while lines[-1][1] < len(text) and (row := _PIPE_LINE.match(text, lines[-1][1] + 1)) is not None:
+            lines.append(row.span())
+        found.append(lines)
+        cursor = lines[-1][1]
     return found
+
+
+def _line(text: str, start: int) -> Span:
+    end = text.find("\n", start)
+    return start, len(text) if end < 0 else end
 
 
 def _table_chunks(text: str, table: list[Span], max_size: int) -> list[tuple[int, int, str, str]]:

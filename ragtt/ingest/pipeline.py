@@ -2,6 +2,11 @@
 
 An unchanged document (same bytes, same chunking) is skipped before parsing and writes
 nothing. One bad source fails alone, with its reason in the report.
+
+Memory is bounded by a batch, not by the corpus: a document's chunks are kept as spans
+(``ChunkPlan``), and chunk texts, vectors and Arrow rows exist only a batch at a time
+(``BatchLimits``). The embeddings go to the cache first, batch by batch; the table then
+reads the rows as a stream of batches and commits them as one version.
 """
 
 from __future__ import annotations
@@ -10,7 +15,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,17 +27,21 @@ from ragtt.errors import ConfigError, IngestError
 from ragtt.events import types as ev
 from ragtt.events.documents import DocumentRow
 from ragtt.events.store import Event, format_ts, utc_now
-from ragtt.ingest.chunk import build_chunks
+from ragtt.ingest.chunk import ChunkPlan, plan_chunks
 from ragtt.ingest.loaders import Loader, loader_for, supported_suffixes
-from ragtt.ingest.types import IngestOptions, ParsedDocument, TextChunk
+from ragtt.ingest.types import IngestOptions, ParsedDocument
 from ragtt.results import IngestReport
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ragtt.config import PipelineConfig
     from ragtt.context import Context
     from ragtt.events.cache import BatchEmbed
 
 __all__ = [
+    "DEFAULT_BATCH",
+    "BatchLimits",
     "Collected",
     "Engine",
     "Failed",
@@ -50,6 +59,23 @@ IN_MEMORY = "in-memory.txt"  # what an in-memory source (no path) is read as
 _PROGRESS_MIN_DOCS = 8
 _PROGRESS_MIN_CHUNKS = 20
 _PROGRESS_DELAY_S = 2.0
+_ID_STEP = 4096  # chunks materialized at a time while their ids are computed
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """How much an ingest embeds and hands to the table at a time: at most ``chunks``
+    chunks and ``chars`` characters of text to embed per batch (a longer chunk goes alone)."""
+
+    chunks: int = 1024
+    chars: int = 4 << 20
+
+    def __post_init__(self) -> None:
+        if self.chunks < 1 or self.chars < 1:
+            raise ValueError(f"batch limits must be at least 1; got chunks={self.chunks}, chars={self.chars}")
+
+
+DEFAULT_BATCH = BatchLimits()
 
 
 @dataclass(frozen=True)
@@ -178,7 +204,10 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
 
 @dataclass
 class Prepared:
-    """One source read, parsed and chunked: everything its rows and events need but vectors."""
+    """One source read, parsed and chunked: everything its rows and events need but vectors.
+    The chunks are spans over ``parsed.markdown`` (the plan holds that same string, so a
+    pickled ``Prepared``, as a Ray worker sends it back, carries the text once); their texts
+    are made a batch at a time where they are written."""
 
     source: str
     path: str | None
@@ -186,7 +215,7 @@ class Prepared:
     doc_key: str
     content_hash: str
     parsed: ParsedDocument
-    chunks: list[TextChunk]
+    plan: ChunkPlan
     chunk_ids: list[str]
 
 
@@ -230,15 +259,16 @@ def prepare_source(
         if doc_key == known_doc_key:
             return None
         parsed = _parse(spec.options, item, data, find_loader)
+        del data  # from here on the text is the document: its bytes beside it would double a big file
         config = spec.config
-        chunks = build_chunks(
+        plan = plan_chunks(
             parsed.markdown,
             parsed.blocks or None,
             max_size=config.chunk_size,
             overlap=config.chunk_overlap,
             strategy=config.chunk_strategy,
         )
-        if not chunks:
+        if not len(plan):
             raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
         path = str(item.path.resolve()) if item.path is not None else None
         return Prepared(
@@ -248,8 +278,8 @@ def prepare_source(
             doc_key,
             content_hash,
             parsed,
-            chunks,
-            _chunk_ids(item.source, chunks),
+            plan,
+            _chunk_ids(item.source, plan),
         )
     except IngestError as exc:
         return Failed(str(exc).removeprefix(f"{item.source}: "))
@@ -311,19 +341,21 @@ def run_ingest(
     keep: frozenset[str] = frozenset(),
     engine: str = "local",
     ray_address: str | None = None,
+    batch: BatchLimits | None = None,
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
     the folder). The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs
     parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
-    is the same."""
+    is the same. ``batch`` bounds the chunks embedded and written at a time (default
+    ``DEFAULT_BATCH``, read at call time)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
     started = time.perf_counter()
     runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep, runner)
+        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -345,6 +377,7 @@ def _ingest(
     prune: bool,
     keep: frozenset[str],
     engine: Engine,
+    batch: BatchLimits,
 ) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
@@ -372,7 +405,7 @@ def _ingest(
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, engine.embed_batches)
+        version_after = _write(ctx, write, prepared, pruned, current, counts, engine.embed_batches, batch)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -422,13 +455,16 @@ def _chunking_signature(ctx: Context) -> dict[str, Any]:
     }
 
 
-def _chunk_ids(source: str, chunks: list[TextChunk]) -> list[str]:
+def _chunk_ids(source: str, plan: ChunkPlan) -> list[str]:
+    # Repeats are counted by their first id, not their text, so no chunk text outlives its step.
     seen: dict[str, int] = {}
     ids = []
-    for chunk in chunks:
-        occurrence = seen.get(chunk.text, 0)
-        seen[chunk.text] = occurrence + 1
-        ids.append(chunk_id_for(source, chunk.text, occurrence))
+    for start in range(0, len(plan), _ID_STEP):
+        for chunk in plan.chunks(start, start + _ID_STEP):
+            first = chunk_id_for(source, chunk.text, 0)
+            occurrence = seen.get(first, 0)
+            seen[first] = occurrence + 1
+            ids.append(first if occurrence == 0 else chunk_id_for(source, chunk.text, occurrence))
     return ids
 
 
@@ -449,33 +485,31 @@ def _write(
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
     embed_batches: BatchEmbed | None,
+    batch: BatchLimits,
 ) -> int:
     import pyarrow as pa
 
     from ragtt.index.table import chunk_schema
 
-    texts = [c.embed_text for p in prepared for c in p.chunks]  # a table row is embedded with its header
-    progress = _progress(len(prepared), "embed", ctx, total=len(texts))
-    vectors, computed, reused = ctx.cache.embed(ctx.embedder, texts, progress=progress, compute=embed_batches)
+    # Pass 1, before the intent (as ever): every vector into the cache, a batch at a time,
+    # so an embedder error fails the ingest before anything is staged and the counts are known.
+    progress = _progress(len(prepared), "embed", ctx, total=sum(len(p.plan) for p in prepared))
+    for slices in _batches(prepared, batch):
+        _, computed, reused = ctx.cache.embed(
+            ctx.embedder, _embed_texts(slices), progress=progress, compute=embed_batches
+        )
+        counts["computed"] += computed
+        counts["reused"] += reused
     if progress is not None:
         progress.close()
-    counts["computed"], counts["reused"] = computed, reused
+    computed, reused = counts["computed"], counts["reused"]
     ingest_id = time_ordered_id()
-    rows: dict[str, list[Any]] = {name: [] for name in chunk_schema(ctx.embedder.dim).names}
-    for p in prepared:
-        for chunk, chunk_id in zip(p.chunks, p.chunk_ids, strict=True):
-            rows["chunk_id"].append(chunk_id)
-            rows["doc_id"].append(p.doc_id)
-            rows["doc_key"].append(p.doc_key)
-            rows["source"].append(p.source)
-            rows["content_hash"].append(p.content_hash)
-            rows["text"].append(chunk.text)
-            rows["char_start"].append(chunk.char_start)
-            rows["char_end"].append(chunk.char_end)
-            rows["regions"].append([r._asdict() for r in chunk.regions])
-            rows["ingest_id"].append(ingest_id)
-    rows["vector"] = list(vectors)
-    arrow = pa.table(rows, schema=chunk_schema(ctx.embedder.dim))
+    schema = chunk_schema(ctx.embedder.dim)
+    # Pass 2, the table commit: LanceDB pulls these batches (vectors read back from the cache)
+    # and commits once, after the last; a kill before then leaves the table at its base.
+    rows = pa.RecordBatchReader.from_batches(
+        schema, (_record_batch(ctx, slices, ingest_id, schema) for slices in _batches(prepared, batch))
+    )
 
     now = utc_now()
     events = []
@@ -542,8 +576,64 @@ def _write(
         for p in prepared
     ]
     write.stage(events, documents=documents)
-    ctx.table.replace_sources(arrow, [p.source for p in prepared] + pruned)
+    if pruned or any(p.source in current for p in prepared):
+        ctx.table.replace_sources(rows, [p.source for p in prepared] + pruned)
+    else:  # only new sources: a plain append, which LanceDB streams to disk as it reads
+        ctx.table.add_rows(rows)
     return write.commit()[-1]
+
+
+def _batches(prepared: list[Prepared], limits: BatchLimits) -> Iterator[list[tuple[Prepared, int, int]]]:
+    """The chunks of ``prepared`` in order, as batches of (document, first, stop) slices."""
+    out: list[tuple[Prepared, int, int]] = []
+    n = chars = 0
+    for p in prepared:
+        start = 0
+        for i in range(len(p.plan)):
+            size = p.plan.embed_size(i)
+            if n and (n >= limits.chunks or chars + size > limits.chars):
+                if i > start:
+                    out.append((p, start, i))
+                    start = i
+                yield out
+                out, n, chars = [], 0, 0
+            n += 1
+            chars += size
+        if len(p.plan) > start:
+            out.append((p, start, len(p.plan)))
+    if out:
+        yield out
+
+
+def _embed_texts(slices: list[tuple[Prepared, int, int]]) -> list[str]:
+    # a table row is embedded with its header
+    return [c.embed_text for p, start, stop in slices for c in p.plan.chunks(start, stop)]
+
+
+def _record_batch(
+    ctx: Context, slices: list[tuple[Prepared, int, int]], ingest_id: str, schema: pa.Schema
+) -> pa.RecordBatch:
+    import pyarrow as pa
+
+    rows: dict[str, list[Any]] = {name: [] for name in schema.names if name != "vector"}
+    texts = []
+    for p, start, stop in slices:
+        for chunk, chunk_id in zip(p.plan.chunks(start, stop), p.chunk_ids[start:stop], strict=True):
+            rows["chunk_id"].append(chunk_id)
+            rows["doc_id"].append(p.doc_id)
+            rows["doc_key"].append(p.doc_key)
+            rows["source"].append(p.source)
+            rows["content_hash"].append(p.content_hash)
+            rows["text"].append(chunk.text)
+            rows["char_start"].append(chunk.char_start)
+            rows["char_end"].append(chunk.char_end)
+            rows["regions"].append([r._asdict() for r in chunk.regions])
+            rows["ingest_id"].append(ingest_id)
+            texts.append(chunk.embed_text)
+    vectors, _, _ = ctx.cache.embed(ctx.embedder, texts)  # all cached by pass 1
+    flat = pa.array(vectors.reshape(-1), type=pa.float32())
+    columns: dict[str, Any] = {**rows, "vector": pa.FixedSizeListArray.from_arrays(flat, vectors.shape[1])}
+    return pa.RecordBatch.from_pydict(columns, schema=schema)
 
 
 def _progress(n_docs: int, stage: str, ctx: Context, total: int | None = None) -> Any:

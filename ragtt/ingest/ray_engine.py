@@ -6,12 +6,14 @@ table version are the local ingest's own code, so the result is the same. Two Ra
 jobs run:
 
 1. **prepare**: each worker reads, parses and chunks its share of the sources with
-   ``prepare_source`` (the local function) and sends the outcomes back, in input order.
-2. **embed**: the driver looks the chunk texts up in its embedding cache (a file workers on
-   other machines cannot open); only the misses go out, in the cache's own batches of 256,
-   to tasks on the same (already warm) worker processes; each process unpickles the
-   embedder, and loads its model, once. The driver stores the new vectors in its cache as
-   they come back.
+   ``prepare_source`` (the local function) and sends the outcomes back, in input order: a
+   ``Prepared`` holds its chunks as spans over the document's text (``ChunkPlan``), so the
+   text is pickled once and the driver makes the chunk texts a write batch at a time.
+2. **embed**, once per write batch (``BatchLimits``) that the cache misses: the driver looks
+   the batch's chunk texts up in its embedding cache (a file workers on other machines
+   cannot open); only the misses go out, in the cache's own batches of 256, to tasks on the
+   same (already warm) worker processes; each process unpickles the embedder, and loads its
+   model, once. The driver stores the new vectors in its cache as they come back.
 
 The workers must see the sources' paths (a shared or identical folder) and have ragtt,
 the loaders' packages (PyMuPDF; Tesseract for OCR) and the embedder's weights installed.

@@ -117,6 +117,24 @@ def test_ray_ingest_is_identical_to_local_and_reuses_the_cache(local_ray: None, 
     assert unchanged.index_version_after == second_b.index_version_after and unchanged.embeddings_computed == 0
 
 
+def test_ray_streams_in_batches_as_local_does(  # type: ignore[no-untyped-def]
+    local_ray: None, folder: Path, open_project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Small write batches: the misses go to the workers one Ray job per batch, the driver
+    makes the chunk texts from the plans the workers sent back, and it is still one
+    version, identical to a local ingest in one batch."""
+    from ragtt.ingest import pipeline
+
+    a, b = open_project("local"), open_project("ray")
+    whole = a.ingest(folder)
+    monkeypatch.setattr(pipeline, "DEFAULT_BATCH", pipeline.BatchLimits(chunks=5, chars=3_000))
+    streamed = b.ingest(folder, engine="ray")
+    assert streamed.chunks_added == whole.chunks_added > 10 and not streamed.failed
+    assert streamed.embeddings_computed == whole.embeddings_computed
+    assert streamed.index_version_after == streamed.index_version_before + 1  # ONE version
+    assert_identical(a, b)
+
+
 def test_the_ingest_verb_takes_the_engine(local_ray: None, folder: Path, open_project) -> None:  # type: ignore[no-untyped-def]
     proj = open_project()
     ingest = VERBS["ingest"]
