@@ -1,5 +1,5 @@
 // Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
-// per widget, js/<widget>.js, and js/src/chunk_card.css + js/src/<widget>.css into js/<widget>.css;
+// per widget, js/<widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into js/<widget>.css;
 // the same for the /ui dashboard page (js/dashboard.js, js/dashboard.css).
 // The outputs are checked in: the wheel, reports and anywidget's hot reload read them, and
 // no Node is needed to use ragtt.
@@ -12,7 +12,7 @@ import * as esbuild from "esbuild";
 
 const JS = dirname(fileURLToPath(import.meta.url));
 const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
-const SHARED_CSS = ["chunk_card.css"];
+const SHARED_CSS = ["panel.css", "chunk_card.css"];
 // `ragtt serve`'s /ui page: loads the widget bundles above at run time, so it carries none of them.
 const PAGES = ["dashboard"];
 
