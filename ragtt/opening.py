@@ -344,7 +344,12 @@ def _adopt_or_create_shared(
     is a new project when ``create``. The project id is logged in the transaction that
     records the table's creation, so a database without one holds no history."""
     table_name = (config or PipelineConfig()).table_name
-    log = open_log(path, uri, table_name, create=True)
+    try:
+        log = open_log(path, uri, table_name, create=create)
+    except ProjectDamagedError:
+        if create:
+            raise
+        raise not_a_project(path) from None  # an empty database, left as it was found
     try:
         owner = log.get_meta("project_id")
         if owner is not None:
