@@ -116,6 +116,15 @@ class IndexLocation:
                 "project's index, or what a creation that died left): pick an empty prefix, or delete it yourself"
             )
 
+    def clear_leftover_table(self, path: Path, table_name: str) -> None:
+        """Before a further table of an existing project: a local table the log never recorded
+        is what a dead creation left; at an object-store URI it is refused, as above."""
+        if not ChunkTable.exists(self.at(path), table_name, storage_options=self.storage_options):
+            return
+        if self.uri is not None:
+            self.clear_leftovers(path, table_name)
+        ChunkTable.drop(self.at(path), table_name)
+
 
 @dataclass
 class Stores:
@@ -206,9 +215,7 @@ def open_stores(
         if table_name in marker.stores.get("tables", []):
             table = index.open(path, table_name)
         elif create:
-            table = _create_table(path, index, log, table_name, _embedder_for(log, config, embedder).dim)
-            marker = marker.with_store("tables", [*marker.stores.get("tables", []), table_name])
-            marker.write(path)
+            table, marker = _add_table(path, index, log, marker, table_name, _embedder_for(log, config, embedder).dim)
         else:
             raise ProjectDamagedError(
                 f"the project {path} has no table {table_name!r} (it has "
@@ -344,7 +351,12 @@ def _adopt_or_create_shared(
     is a new project when ``create``. The project id is logged in the transaction that
     records the table's creation, so a database without one holds no history."""
     table_name = (config or PipelineConfig()).table_name
-    log = open_log(path, uri, table_name, create=True)
+    try:
+        log = open_log(path, uri, table_name, create=create)
+    except ProjectDamagedError:
+        if create:
+            raise
+        raise not_a_project(path) from None  # an empty database, left as it was found
     try:
         owner = log.get_meta("project_id")
         if owner is not None:
@@ -383,6 +395,28 @@ def _adopt_or_create_shared(
         return marker
     finally:
         log.close()
+
+
+def _add_table(
+    path: Path, index: IndexLocation, log: EventLog, marker: Marker, table_name: str, dim: int
+) -> tuple[ChunkTable, Marker]:
+    """A further table of an existing project, made under the write lock so two processes
+    never both create it. The log is the record: a table it holds versions of (the process
+    that made it died before the marker learnt of it) is adopted; one it has never heard of
+    is what a creation that died before its log transaction left, and is made again."""
+    with log.write_lock():
+        marker = Marker.read(path) or marker
+        tables = marker.stores.get("tables", [])
+        if table_name in tables:
+            return index.open(path, table_name), marker
+        if table_name in log.table_names():
+            table = index.open(path, table_name)
+        else:
+            index.clear_leftover_table(path, table_name)
+            table = _create_table(path, index, log, table_name, dim)
+        marker = marker.with_store("tables", [*tables, table_name])
+        marker.write(path)
+        return table, marker
 
 
 def _create_table(

@@ -148,6 +148,12 @@ class ChunkTable:
         """Whether a table ``table_name`` is at ``folder`` (a folder or an object-store URI)."""
         return table_exists(_connect(folder, storage_options), folder, table_name)
 
+    @staticmethod
+    def drop(folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None) -> None:
+        """Delete the table ``table_name`` at ``folder``, every version of it (what a creation
+        that died before the log recorded it left; never a table the log knows)."""
+        _connect(folder, storage_options).drop_table(table_name)
+
     def check_dim(self, dim: int, version: int | None = None) -> None:
         """The embedder's width must be the table's at ``version`` (default: the latest; a reader
         passes the newest logged version, so a re-embed in flight is not yet its concern)."""

@@ -79,8 +79,14 @@ def test_a_folder_pointed_at_another_projects_database_is_refused(tmp_path: Path
 
 
 def test_an_empty_database_is_not_a_project_unless_created(tmp_path: Path, uri) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
+
+    empty = uri("empty")
     with pytest.raises(ragtt.NotAProjectError):
-        _open(tmp_path / "p", events_uri=uri("empty"), create=False)
+        _open(tmp_path / "p", events_uri=empty, create=False)
+    with psycopg.connect(empty) as conn:  # refusing it wrote nothing: no schema was migrated in
+        tables = conn.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+    assert tables == (0,)
 
 
 def test_a_password_never_reaches_a_message(tmp_path: Path, postgres: str) -> None:
