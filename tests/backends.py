@@ -166,7 +166,9 @@ _CLONING = threading.Lock()  # CREATE DATABASE ... TEMPLATE wants its template t
 
 def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
     """Copy a folder holding a project; on Postgres its database is cloned too (the source
-    project must be closed: a template database takes no other connections)."""
+    project must be closed: a template database takes no other connections), and with the
+    index on S3 its objects are copied to the copy's own prefix, which the copy's marker and
+    log then name (what an operator moving an index does)."""
     shutil.copytree(src_root, dst_root, symlinks=True)
     if os.environ.get(PG_ENV) is not None:
         with _CLONING, _admin() as conn:
@@ -174,7 +176,45 @@ def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
                 f'CREATE DATABASE "{_db_name(dst_root / project)}" TEMPLATE '
                 f'"{_db_name(src_root / project)}" STRATEGY FILE_COPY'
             )
+    if os.environ.get(S3_ENV) is not None:
+        _copy_index(src_root / project, dst_root / project)
     return dst_root
+
+
+def _copy_index(src: Path, dst: Path) -> None:
+    import json
+
+    from ragtt.marker import MARKER
+
+    s3 = s3_client()
+    source, target = _db_name(src), _db_name(dst)
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{source}/"):
+        for obj in page.get("Contents", []):
+            key = target + obj["Key"].removeprefix(source)
+            s3.copy_object(Bucket=BUCKET, Key=key, CopySource={"Bucket": BUCKET, "Key": obj["Key"]})
+    uri = index_args(dst)["index_uri"]
+    marker = json.loads((dst / MARKER).read_text(encoding="utf-8"))
+    marker["stores"]["index"] = uri
+    (dst / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    placeholder = "%s" if os.environ.get(PG_ENV) is not None else "?"  # psycopg's, sqlite3's
+    with contextlib.closing(raw_log(dst)) as conn:
+        conn.execute(f"UPDATE meta SET value = {placeholder} WHERE key = 'index'", (uri,))
+
+
+def s3_client() -> Any:
+    """A boto3 client on the test's S3 server (the credentials in ``RAGTT_TEST_S3``)."""
+    import json
+
+    import boto3
+
+    options = json.loads(os.environ[S3_ENV])
+    return boto3.client(
+        "s3",
+        endpoint_url=options["aws_endpoint"],
+        aws_access_key_id=options["aws_access_key_id"],
+        aws_secret_access_key=options["aws_secret_access_key"],
+        region_name=options["aws_region"],
+    )
 
 
 def raw_log(project: Path) -> Any:
