@@ -6,7 +6,8 @@ tests started (initdb + pg_ctl as an unprivileged user on a free loopback port, 
 PID at the end). The server's admin URI travels in ``RAGTT_TEST_PG``, so child processes
 (crash children, ingest workers, the CLI) find the same databases. Under "postgres+s3" the
 index is on an S3-compatible server too (``moto_server`` on loopback): ``index_args(path)``
-gives each project a prefix of its own in one bucket.
+gives each project a prefix of its own in one bucket. ``azure_server`` is Azurite (the Azure
+Blob emulator ``./dev`` installs with npm into ``.azurite/``) on loopback, for az:// indexes.
 """
 
 from __future__ import annotations
@@ -330,3 +331,69 @@ def s3_server() -> Iterator[dict[str, str]]:
     finally:
         os.kill(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+AZURITE = Path(__file__).resolve().parents[1] / ".azurite" / "node_modules" / ".bin" / "azurite-blob"
+AZURITE_VERSION = "3.37.0"  # ./dev installs this one
+# Azurite's one built-in account and its published key (a well-known emulator constant, no secret)
+AZURE_ACCOUNT = "devstoreaccount1"
+AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+@contextlib.contextmanager
+def azure_server() -> Iterator[dict[str, str]]:
+    """Azurite's blob service on a free loopback port with one container (``BUCKET``); yields the
+    storage_options LanceDB needs to reach it (stopped by PID at the end)."""
+    if not AZURITE.exists():
+        pytest.fail(f"Azurite not found at {AZURITE}: `./dev test` installs it (npm, azurite@{AZURITE_VERSION})")
+    port = _free_port()
+    root = Path(tempfile.mkdtemp(prefix="ragtt-azurite-"))
+    server = subprocess.Popen(
+        [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(root), "--silent"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}/{AZURE_ACCOUNT}"
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail("Azurite exited at start")
+                time.sleep(0.1)
+        _create_container(endpoint, BUCKET)
+        yield {
+            "azure_storage_account_name": AZURE_ACCOUNT,
+            "azure_storage_account_key": AZURE_KEY,
+            "azure_endpoint": endpoint,
+            "allow_http": "true",
+        }
+    finally:
+        # SIGKILL: on SIGTERM Azurite waits for its clients' idle keep-alive connections, and a
+        # throwaway emulator whose folder is deleted next needs no clean shutdown
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _create_container(endpoint: str, name: str) -> None:
+    """``PUT ?restype=container``, signed with the account key (Azure's SharedKey scheme)."""
+    import base64
+    import email.utils
+    import hmac
+    import urllib.request
+
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+    # VERB, eleven empty standard headers (a zero Content-Length is empty), then the x-ms-
+    # headers and the resource; the emulator's path carries the account name a second time.
+    signed = "PUT\n" + "\n" * 11 + "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+    signed += f"/{AZURE_ACCOUNT}/{AZURE_ACCOUNT}/{name}\nrestype:container"
+    digest = hmac.new(base64.b64decode(AZURE_KEY), signed.encode(), hashlib.sha256).digest()
+    request = urllib.request.Request(
+        f"{endpoint}/{name}?restype=container",
+        method="PUT",
+        headers={**headers, "Authorization": f"SharedKey {AZURE_ACCOUNT}:{base64.b64encode(digest).decode()}"},
+    )
+    urllib.request.urlopen(request, timeout=10).close()
