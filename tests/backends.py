@@ -6,7 +6,8 @@ tests started (initdb + pg_ctl as an unprivileged user on a free loopback port, 
 PID at the end). The server's admin URI travels in ``RAGTT_TEST_PG``, so child processes
 (crash children, ingest workers, the CLI) find the same databases. Under "postgres+s3" the
 index is on an S3-compatible server too (``moto_server`` on loopback): ``index_args(path)``
-gives each project a prefix of its own in one bucket.
+gives each project a prefix of its own in one bucket. ``azure_server`` is Azurite (the Azure
+Blob emulator ``./dev`` installs with npm into ``.azurite/``) on loopback, for az:// indexes.
 """
 
 from __future__ import annotations
@@ -166,7 +167,9 @@ _CLONING = threading.Lock()  # CREATE DATABASE ... TEMPLATE wants its template t
 
 def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
     """Copy a folder holding a project; on Postgres its database is cloned too (the source
-    project must be closed: a template database takes no other connections)."""
+    project must be closed: a template database takes no other connections), and with the
+    index on S3 its objects are copied to the copy's own prefix, which the copy's marker and
+    log then name (what an operator moving an index does)."""
     shutil.copytree(src_root, dst_root, symlinks=True)
     if os.environ.get(PG_ENV) is not None:
         with _CLONING, _admin() as conn:
@@ -174,7 +177,45 @@ def copy_project(src_root: Path, dst_root: Path, project: str = "proj") -> Path:
                 f'CREATE DATABASE "{_db_name(dst_root / project)}" TEMPLATE '
                 f'"{_db_name(src_root / project)}" STRATEGY FILE_COPY'
             )
+    if os.environ.get(S3_ENV) is not None:
+        _copy_index(src_root / project, dst_root / project)
     return dst_root
+
+
+def _copy_index(src: Path, dst: Path) -> None:
+    import json
+
+    from ragtt.marker import MARKER
+
+    s3 = s3_client()
+    source, target = _db_name(src), _db_name(dst)
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=f"{source}/"):
+        for obj in page.get("Contents", []):
+            key = target + obj["Key"].removeprefix(source)
+            s3.copy_object(Bucket=BUCKET, Key=key, CopySource={"Bucket": BUCKET, "Key": obj["Key"]})
+    uri = index_args(dst)["index_uri"]
+    marker = json.loads((dst / MARKER).read_text(encoding="utf-8"))
+    marker["stores"]["index"] = uri
+    (dst / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    placeholder = "%s" if os.environ.get(PG_ENV) is not None else "?"  # psycopg's, sqlite3's
+    with contextlib.closing(raw_log(dst)) as conn:
+        conn.execute(f"UPDATE meta SET value = {placeholder} WHERE key = 'index'", (uri,))
+
+
+def s3_client() -> Any:
+    """A boto3 client on the test's S3 server (the credentials in ``RAGTT_TEST_S3``)."""
+    import json
+
+    import boto3
+
+    options = json.loads(os.environ[S3_ENV])
+    return boto3.client(
+        "s3",
+        endpoint_url=options["aws_endpoint"],
+        aws_access_key_id=options["aws_access_key_id"],
+        aws_secret_access_key=options["aws_secret_access_key"],
+        region_name=options["aws_region"],
+    )
 
 
 def raw_log(project: Path) -> Any:
@@ -290,3 +331,69 @@ def s3_server() -> Iterator[dict[str, str]]:
     finally:
         os.kill(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+
+
+AZURITE = Path(__file__).resolve().parents[1] / ".azurite" / "node_modules" / ".bin" / "azurite-blob"
+AZURITE_VERSION = "3.37.0"  # ./dev installs this one
+# Azurite's one built-in account and its published key (a well-known emulator constant, no secret)
+AZURE_ACCOUNT = "devstoreaccount1"
+AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+@contextlib.contextmanager
+def azure_server() -> Iterator[dict[str, str]]:
+    """Azurite's blob service on a free loopback port with one container (``BUCKET``); yields the
+    storage_options LanceDB needs to reach it (stopped by PID at the end)."""
+    if not AZURITE.exists():
+        pytest.fail(f"Azurite not found at {AZURITE}: `./dev test` installs it (npm, azurite@{AZURITE_VERSION})")
+    port = _free_port()
+    root = Path(tempfile.mkdtemp(prefix="ragtt-azurite-"))
+    server = subprocess.Popen(
+        [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(root), "--silent"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}/{AZURE_ACCOUNT}"
+    try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail("Azurite exited at start")
+                time.sleep(0.1)
+        _create_container(endpoint, BUCKET)
+        yield {
+            "azure_storage_account_name": AZURE_ACCOUNT,
+            "azure_storage_account_key": AZURE_KEY,
+            "azure_endpoint": endpoint,
+            "allow_http": "true",
+        }
+    finally:
+        # SIGKILL: on SIGTERM Azurite waits for its clients' idle keep-alive connections, and a
+        # throwaway emulator whose folder is deleted next needs no clean shutdown
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _create_container(endpoint: str, name: str) -> None:
+    """``PUT ?restype=container``, signed with the account key (Azure's SharedKey scheme)."""
+    import base64
+    import email.utils
+    import hmac
+    import urllib.request
+
+    headers = {"x-ms-date": email.utils.formatdate(usegmt=True), "x-ms-version": "2021-08-06"}
+    # VERB, eleven empty standard headers (a zero Content-Length is empty), then the x-ms-
+    # headers and the resource; the emulator's path carries the account name a second time.
+    signed = "PUT\n" + "\n" * 11 + "".join(f"{k}:{v}\n" for k, v in sorted(headers.items()))
+    signed += f"/{AZURE_ACCOUNT}/{AZURE_ACCOUNT}/{name}\nrestype:container"
+    digest = hmac.new(base64.b64decode(AZURE_KEY), signed.encode(), hashlib.sha256).digest()
+    request = urllib.request.Request(
+        f"{endpoint}/{name}?restype=container",
+        method="PUT",
+        headers={**headers, "Authorization": f"SharedKey {AZURE_ACCOUNT}:{base64.b64encode(digest).decode()}"},
+    )
+    urllib.request.urlopen(request, timeout=10).close()

@@ -87,6 +87,15 @@ def s3() -> Iterator[dict[str, str]]:
         yield options
 
 
+@pytest.fixture(scope="session")
+def azure() -> Iterator[dict[str, str]]:
+    """Azurite, the Azure Blob emulator, on loopback for the whole session; its storage_options."""
+    from tests.backends import azure_server
+
+    with azure_server() as options:
+        yield options
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run a storage-facing module against both event-log backends (see tests/backends.py)."""

@@ -126,10 +126,13 @@ def test_the_cli_takes_events_uri(tmp_path: Path, uri) -> None:  # type: ignore[
     assert done.returncode != 0 and "--events-uri" in done.stderr + done.stdout
 
 
+@pytest.mark.parametrize("scheme", ["s3", "az"])
 def test_an_index_on_object_storage_keeps_its_history_there(
-    tmp_path: Path, s3: dict[str, str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, scheme: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = "s3://ragtt-test/objects-" + os.urandom(4).hex()
+    """On S3 (moto) and on Azure Blob storage (Azurite), each a real server on loopback."""
+    s3 = request.getfixturevalue({"s3": "s3", "az": "azure"}[scheme])  # the store's storage_options
+    index = f"{scheme}://ragtt-test/objects-" + os.urandom(4).hex()
     with _open(tmp_path / "p", index_uri=index, storage_options=s3) as proj:
         proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n", "b.md": "# B\n\nBackups: Dublin.\n"})
         asked = proj.query("refund window", generate=False)
@@ -142,7 +145,7 @@ def test_an_index_on_object_storage_keeps_its_history_there(
     assert not (tmp_path / "p" / "lancedb").exists()
     with _open(tmp_path / "p", storage_options=s3) as again:  # the project remembers where its index is
         assert again.replay(asked.query_id).matches_original and "before" in [s.label for s in again.snapshots()]
-    with pytest.raises(ragtt.ConfigError, match="keeps its index in s3://"):
+    with pytest.raises(ragtt.ConfigError, match=f"keeps its index in {scheme}://"):
         _open(tmp_path / "p", index_uri=index + "-other", storage_options=s3)
     with pytest.raises(ragtt.ProjectDamagedError, match="already holds a table"):
         _open(tmp_path / "stranger", index_uri=index, storage_options=s3)

@@ -1,7 +1,8 @@
 """Every write path, killed (SIGKILL) right after each of its store boundaries returns:
 each LanceDB write, each committed log transaction, each embedding-cache write. After each
 kill the project reopens and every invariant of the crash protocol holds, with the log in
-SQLite and in Postgres."""
+SQLite, in Postgres, and in Postgres with the index in an S3 bucket (moto on loopback; each
+copy of the base project gets the base's objects under a prefix of its own)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,11 +18,17 @@ from typing import Any
 
 import pytest
 
-from tests.backends import copy_project
+from tests.backends import backend_for, copy_project
 from tests.history.scenarios import SCENARIOS, build_base, open_project, state
 
 REPO = Path(__file__).resolve().parents[2]
 KILLS: dict[tuple[str, str], int] = {}
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres+s3"])
+def backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    with backend_for(request) as name:
+        yield name
 
 
 @pytest.fixture(scope="module")
