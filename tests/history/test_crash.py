@@ -67,6 +67,14 @@ def check_invariants(root: Path, scenario: str, expected: dict[str, Any], where:
         assert proj.verify().ok
 
 
+def _around_the_index(boundaries: list[str]) -> list[int]:
+    """The kill points next to an index write: after each one, and after the log commit just
+    before it (the intent is logged, the table not yet written). The others are the Postgres
+    run's: the same log and cache boundaries with no index write on either side."""
+    index = [not name.startswith(("EventStore.", "EmbeddingCache.")) for name in boundaries]
+    return [n for n in range(1, len(boundaries) + 1) if index[n - 1] or (n < len(boundaries) and index[n])]
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_a_kill_at_every_boundary_leaves_a_consistent_project(
     scenario: str, base: Path, tmp_path: Path, backend: str
@@ -84,8 +92,11 @@ def test_a_kill_at_every_boundary_leaves_a_consistent_project(
         root = _copy(base, tmp_path / f"kill-{n}")
         return n, root, _child(scenario, root, str(n))
 
+    points = list(range(1, len(boundaries) + 1))
+    if backend.endswith("+s3"):  # kill where the index on S3 is in play, keep the module's cost bounded
+        points = _around_the_index(boundaries)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = list(pool.map(kill, range(1, len(boundaries) + 1)))
+        runs = list(pool.map(kill, points))
     for n, root, done in runs:
         where = f"#{n} {boundaries[n - 1]}"
         assert done.returncode == -signal.SIGKILL, f"{scenario}: the child was to die after {where}: {done.stderr}"
@@ -97,4 +108,4 @@ def test_the_suite_kills_at_least_sixty_times(backend: str) -> None:
     ran = sorted(s for b, s in KILLS if b == backend)
     if len(ran) < len(SCENARIOS):
         pytest.fail(f"run the whole module: only {ran} of the scenarios ran on {backend}")
-    assert sum(n for (b, _), n in KILLS.items() if b == backend) >= 60, KILLS
+    assert sum(n for (b, _), n in KILLS.items() if b == backend) >= (30 if backend.endswith("+s3") else 60), KILLS
