@@ -2,7 +2,8 @@
 each LanceDB write, each committed log transaction, each embedding-cache write. After each
 kill the project reopens and every invariant of the crash protocol holds, with the log in
 SQLite, in Postgres, and in Postgres with the index in an S3 bucket (moto on loopback; each
-copy of the base project gets the base's objects under a prefix of its own)."""
+copy of the base project gets the base's objects under a prefix of its own; there, the
+boundaries next to an index write)."""
 
 from __future__ import annotations
 
