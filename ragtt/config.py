@@ -73,6 +73,10 @@ class PipelineConfig:
         _check_int("candidate_pool", self.candidate_pool, minimum=0)
         _check_int("auto_snapshot_every", self.auto_snapshot_every, minimum=0)
         _check_int("ann_min_rows", self.ann_min_rows, minimum=0)
+        if 0 < self.ann_min_rows < 256:
+            raise ConfigError(
+                f"ann_min_rows must be 0 (never) or at least 256 (PQ trains on 256 rows); got {self.ann_min_rows}"
+            )
         if not isinstance(self.embedder_model, str) or not self.embedder_model:
             raise ConfigError(f"embedder_model must be a non-empty string; got {self.embedder_model!r}")
         _check_choice("embedder_backend", self.embedder_backend, EMBEDDER_BACKENDS)

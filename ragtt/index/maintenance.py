@@ -21,7 +21,15 @@ from ragtt.events.store import Event
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["MAINTAIN_EVERY", "MAINTAIN_ROWS", "VECTOR_INDEX_NAME", "build_vector_index", "maintenance_due", "optimize"]
+__all__ = [
+    "MAINTAIN_EVERY",
+    "MAINTAIN_ROWS",
+    "VECTOR_INDEX_NAME",
+    "build_vector_index",
+    "maintenance_due",
+    "optimize",
+    "vector_index_due",
+]
 
 # Maintenance (compaction, full-text indexing) after this many writes, or a write this large.
 MAINTAIN_EVERY = 32
@@ -37,7 +45,15 @@ def maintenance_due(ctx: Context, rows_written: int) -> bool:
         rows_written >= MAINTAIN_ROWS
         or ctx.log.get_meta(_PENDING) == "1"
         or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY
+        or vector_index_due(ctx, ctx.version)
     )
+
+
+def vector_index_due(ctx: Context, version: int) -> bool:
+    """Whether ``version`` holds ``ann_min_rows`` rows and no ANN index (checked after every
+    write, so an ingest whose maintenance was cut short still gets its index next time)."""
+    threshold = ctx.config.ann_min_rows
+    return bool(threshold) and ctx.table.vector_index(version) is None and ctx.table.count(version) >= threshold
 
 
 def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]]:
@@ -63,15 +79,12 @@ def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]
 def build_vector_index(ctx: Context) -> list[int]:
     """Train the IVF-PQ index when the latest version has ``ann_min_rows`` rows and no such
     index yet (one new version, logged as ``index.vector_built``); else nothing."""
-    threshold = ctx.config.ann_min_rows
-    if not threshold:
+    if not ctx.config.ann_min_rows:
         return []
     with writing(ctx, "index") as w:
-        if ctx.table.vector_index(w.base) is not None:
+        if not vector_index_due(ctx, w.base):
             return []
         rows = ctx.table.count(w.base)
-        if rows < threshold:
-            return []
         dim = ctx.table.vector_dim(w.base)
         payload: ev.VectorIndexBuilt = {
             "name": VECTOR_INDEX_NAME,

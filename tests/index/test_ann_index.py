@@ -120,3 +120,9 @@ def test_bm25_plans_never_name_an_index(big: ragtt.Project) -> None:
     res = big.query("mach shock", mode="bm25", generate=False)
     assert big.plan_of(res.query_id).index_uuid is None
     assert big.replay(res.query_id).matches_original
+
+
+def test_the_threshold_is_never_or_enough_rows_to_train() -> None:
+    assert ragtt.PipelineConfig(ann_min_rows=0).ann_min_rows == 0
+    with pytest.raises(ragtt.ConfigError, match="ann_min_rows"):
+        ragtt.PipelineConfig(ann_min_rows=100)
