@@ -4,6 +4,7 @@
     ./dev bench --scale --quick                # 2k, 10k chunks; 10, 100 versions (a few minutes)
     python bench/bench_scale.py --chunks 10000,100000 --versions 10,1000 --json scale.json
     python bench/bench_scale.py --from a.json b.json --chart bench/scale.svg   # table + chart of saved cells
+    python bench/bench_scale.py --ann-direct 1000000   # the ANN search alone on 1M random vectors (~10 min)
 
 Two curves, each cell in its own process (so peak RSS is the cell's):
 
@@ -24,6 +25,7 @@ every replay identical. Timings on shared cores are noisy; the ratios are side b
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -155,8 +157,6 @@ def against_base(few: Any, many: Any, texts: list[str]) -> dict[str, float]:
 def ann_against_exact(proj: Any, texts: list[str]) -> dict[str, Any]:
     """At the latest version: the ANN search against an exact scan of the same version, side
     by side (interleaved), and how many of the exact top-k the ANN search finds."""
-    import dataclasses
-
     ann = proj.plan()
     flat = dataclasses.replace(ann, vector_index="flat")
     version = proj.version
@@ -174,6 +174,69 @@ def ann_against_exact(proj: Any, texts: list[str]) -> dict[str, Any]:
         "retrieve_ann_p50_ms": _ms(times["ann"]),
         "retrieve_exact_p50_ms": _ms(times["flat"]),
         "ann_recall_at_k": round(found / max(wanted, 1), 3),
+    }
+
+
+def ann_direct(folder: Path, rows: int, queries: int, dim: int = common.HASH_DIM) -> dict[str, Any]:
+    """``rows`` random unit vectors written straight into a ChunkTable (no ingest: the hash
+    embedder cannot embed a million chunks in minutes on two cores), indexed as maintenance
+    would (``create_vector_index`` with its sizes), then searched by ``retrieve`` with the live
+    plan's ANN settings, twice per query (the second on a fresh view: it must be identical),
+    and a few queries by an exact scan. Random vectors have no clusters: the recall here is a
+    floor, not what text embeddings get."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ragtt.index.retrieve import ANN_NPROBES, ANN_REFINE_FACTOR, RetrievalPlan, retrieve
+    from ragtt.index.table import ChunkTable, chunk_schema
+
+    table, _ = ChunkTable.create(folder, "chunks", dim)
+    rng = np.random.default_rng(0)
+
+    def unit(n: int) -> Any:
+        v = rng.standard_normal((n, dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    t0 = time.perf_counter()
+    for start in range(0, rows, 100_000):
+        n = min(100_000, rows - start)
+        ids = [f"c{i:08d}" for i in range(start, start + n)]
+        columns = {k: ids for k in ("chunk_id", "doc_id", "doc_key", "source", "content_hash", "text")}
+        columns.update(char_start=[0] * n, char_end=[1] * n, regions=[[]] * n, ingest_id=["bench"] * n)
+        columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(unit(n).ravel()), dim)
+        table.add_rows(pa.table(columns, schema=chunk_schema(dim)))
+    write_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    version = table.create_vector_index("vector_idx", max(1, round(rows**0.5)), dim // 8)
+    index_s = time.perf_counter() - t0
+    plan = RetrievalPlan("vector", 4, 20, 0.5, "none", "", "random", dim, "chunks", "auto")
+    ann = dataclasses.replace(plan, nprobes=ANN_NPROBES, refine_factor=ANN_REFINE_FACTOR)
+    ann = ann.searching(table.vector_index(version))
+    vectors = unit(queries)
+    retrieve(table.view(version), ann, "", vectors[0])  # warm
+    first, times = [], []
+    for q in vectors:
+        hits, s = _timed(lambda q=q: retrieve(table.view(version), ann, "", q))
+        first.append([(h.chunk_id, h.score) for h in hits])
+        times.append(s)
+    fresh = ChunkTable(folder, "chunks")
+    identical = all(
+        [(h.chunk_id, h.score) for h in retrieve(fresh.view(version), ann, "", q)] == f
+        for q, f in zip(vectors, first, strict=True)
+    )
+    exact, found = [], 0
+    for q, f in list(zip(vectors, first, strict=True))[:5]:
+        hits, s = _timed(lambda q=q: retrieve(table.view(version), plan.searching(None), "", q))
+        exact.append(s)
+        found += len({h.chunk_id for h in hits} & {c for c, _ in f})
+    return {
+        "rows": rows,
+        "write_s": round(write_s, 1),
+        "index_s": round(index_s, 1),
+        "retrieve_ann_p50_ms": _ms(times),
+        "retrieve_exact_p50_ms": _ms(exact),
+        "identical_on_a_fresh_view": identical,
+        "recall_at_4_random_vectors": round(found / (4 * len(exact)), 3),
     }
 
 
@@ -334,9 +397,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--from", dest="saved", nargs="+", type=Path, metavar="JSON", help="report saved cells, measure none"
     )
+    ap.add_argument("--ann-direct", type=int, metavar="ROWS", help="only the ANN search on ROWS random vectors")
     ap.add_argument("--ann-on", type=Path, metavar="PROJECT", help="only ANN against exact on an existing project")
     ap.add_argument("--cell", nargs=3, metavar=("CHUNKS", "VERSIONS", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.ann_direct:
+        with tempfile.TemporaryDirectory(prefix="ragtt-bench-ann-") as tmp:
+            print(json.dumps(ann_direct(Path(tmp), args.ann_direct, args.queries)))
+        return 0
     if args.ann_on:
         import ragtt
 
