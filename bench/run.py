@@ -3,6 +3,7 @@
     ./dev bench                  full run: 2,000 documents, 1,000 table versions, the peer
     ./dev bench --quick          small sizes, about 40 s with the peer (indicative only)
     ./dev bench --quick --no-peer   ragtt alone, seconds (the smoke test runs this)
+    ./dev bench --scale [--quick]   instead the scale curves, bench/bench_scale.py (not part of the run above)
 
 One table, one row per target, with a ratio column and PASS/FAIL. The same documents and
 the same deterministic embedder (ragtt.HashEmbedder; bench/common.hash_embed on the peer's
@@ -48,6 +49,7 @@ DRIFT_REF_DOCS = 200  # issue 5 quotes the peer's drift scan at 200 documents (1
 DRIFT_TARGET_S = 2.0
 PEER_LINEAGE_PAIRS = 10  # the peer's lineage takes ~1.5 s a call at 2,000 documents
 # The other issues' benches, run as they are: (full-size arguments, --quick arguments).
+# Not bench_scale.py: its curves take hours at full size; `./dev bench --scale` runs it alone.
 OTHER_BENCHES = {
     "bench_temporal.py": ([], ["--n", "20000"]),  # 100,000 assertions, about a minute
     "bench_pdf.py": (["--rounds", "2"], ["--rounds", "1"]),

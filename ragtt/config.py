@@ -25,6 +25,11 @@ class PipelineConfig:
 
     >>> PipelineConfig(retrieval_mode="hybrid", top_k=8).config_id  # doctest: +SKIP
     'c2f0…'
+
+    ``ann_min_rows``: maintenance builds an ANN index on the vectors (IVF-PQ) once the table
+    holds this many rows (0: never); a search on a version that has it probes the index,
+    over-fetches and reranks on exact distances (``ragtt.index.retrieve``), smaller versions
+    stay an exact scan.
     """
 
     embedder_model: str = "all-MiniLM-L6-v2"
@@ -40,6 +45,7 @@ class PipelineConfig:
     candidate_pool: int = 0
     auto_snapshot_every: int = 0
     table_name: str = "chunks"
+    ann_min_rows: int = 100_000
 
     def __post_init__(self) -> None:
         _check_int("top_k", self.top_k, minimum=1)
@@ -66,6 +72,11 @@ class PipelineConfig:
             )
         _check_int("candidate_pool", self.candidate_pool, minimum=0)
         _check_int("auto_snapshot_every", self.auto_snapshot_every, minimum=0)
+        _check_int("ann_min_rows", self.ann_min_rows, minimum=0)
+        if 0 < self.ann_min_rows < 256:
+            raise ConfigError(
+                f"ann_min_rows must be 0 (never) or at least 256 (PQ trains on 256 rows); got {self.ann_min_rows}"
+            )
         if not isinstance(self.embedder_model, str) or not self.embedder_model:
             raise ConfigError(f"embedder_model must be a non-empty string; got {self.embedder_model!r}")
         _check_choice("embedder_backend", self.embedder_backend, EMBEDDER_BACKENDS)

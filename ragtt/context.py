@@ -98,7 +98,7 @@ class Context:
     def plan(self, *, top_k: int | None = None, mode: str | None = None) -> RetrievalPlan:
         """The retrieval plan a live query would run now."""
         from ragtt.index.rerank import reranker_version
-        from ragtt.index.retrieve import RetrievalPlan
+        from ragtt.index.retrieve import ANN_NPROBES, ANN_REFINE_FACTOR, RetrievalPlan
 
         config = self.config.replace(**{k: v for k, v in (("top_k", top_k), ("retrieval_mode", mode)) if v})
         return RetrievalPlan(
@@ -111,6 +111,9 @@ class Context:
             embedder_id=self.embedder.model_id,
             embedder_dim=self.embedder.dim,
             table_name=config.table_name,
+            vector_index="auto",
+            nprobes=ANN_NPROBES,
+            refine_factor=ANN_REFINE_FACTOR,
         )
 
     def query_vector(self, plan: RetrievalPlan, query: str) -> Any:

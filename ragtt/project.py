@@ -464,7 +464,8 @@ class Project:
         return prune(self._ctx, max_snapshots, max_age, keep)
 
     def optimize(self) -> list[int]:
-        """Compact the table and index every row for full-text search (no version is deleted).
+        """Compact the table and index every row for full-text search (no version is deleted);
+        past ``PipelineConfig.ann_min_rows`` rows, also train the ANN index if the table has none.
 
         Ingests call it by themselves every ``ragtt.index.maintenance.MAINTAIN_EVERY`` writes or after a
         large write; returns the maintenance versions it added.

@@ -98,7 +98,14 @@ def _versions_named_by_events(ctx: Context) -> set[int]:
     named: set[int] = set()
     created = False
     for e in ctx.log.query(
-        types=[ev.INGEST_COMPLETED, ev.DOCUMENT_REMOVED, ev.INDEX_OPTIMIZED, ev.INDEX_REEMBEDDED, ev.INDEX_CREATED]
+        types=[
+            ev.INGEST_COMPLETED,
+            ev.DOCUMENT_REMOVED,
+            ev.INDEX_OPTIMIZED,
+            ev.INDEX_REEMBEDDED,
+            ev.INDEX_CREATED,
+            ev.INDEX_VECTOR_BUILT,
+        ]
     ):
         named.update(int(v) for v in e.payload.get("versions", []))
         created |= e.type == ev.INDEX_CREATED

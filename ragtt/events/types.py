@@ -18,6 +18,7 @@ __all__ = [
     "INDEX_CREATED",
     "INDEX_OPTIMIZED",
     "INDEX_REEMBEDDED",
+    "INDEX_VECTOR_BUILT",
     "INGEST_COMPLETED",
     "ONCE_PER_QUERY",
     "PRUNABLE",
@@ -33,6 +34,7 @@ __all__ = [
     "IngestCompleted",
     "RetrievalExecuted",
     "SnapshotTaken",
+    "VectorIndexBuilt",
 ]
 
 DOCUMENT_INGESTED: Final = "document.ingested"
@@ -41,6 +43,7 @@ INGEST_COMPLETED: Final = "ingest.completed"
 INDEX_CREATED: Final = "index.created"
 INDEX_OPTIMIZED: Final = "index.optimized"
 INDEX_REEMBEDDED: Final = "index.reembedded"
+INDEX_VECTOR_BUILT: Final = "index.vector_built"  # an ANN index on the vectors (ragtt.index.maintenance)
 SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
 REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
@@ -102,6 +105,14 @@ class SnapshotTaken(TypedDict):
     label: str
     doc_count: int
     chunk_count: int
+
+
+class VectorIndexBuilt(TypedDict):
+    name: str
+    index_type: str  # "IVF_PQ"
+    rows: int  # the rows it was trained on (later rows are searched exactly until maintenance adds them)
+    num_partitions: int
+    num_sub_vectors: int
 
 
 class RetrievalExecuted(TypedDict):

@@ -1,8 +1,13 @@
-"""Maintenance: compaction and full-text indexing, ragtt's own, deleting no version.
+"""Maintenance: compaction, full-text indexing and the ANN index, ragtt's own, deleting no version.
 
 It runs after a write has committed, as a write of its own: a failure (another process's
 commit conflict, a full disk) never fails the write before it. It is retried by the next
 write, and reported as a warning.
+
+Once the table holds ``PipelineConfig.ann_min_rows`` rows, maintenance also trains an IVF-PQ
+index on the vectors, as one more write (operation ``"index"``, event ``index.vector_built``):
+from that version on, vector search probes it (``ragtt.index.retrieve``). Compaction after it
+folds new rows into the index (LanceDB's optimize), each time at a new version.
 """
 
 from __future__ import annotations
@@ -16,11 +21,20 @@ from ragtt.events.store import Event
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["MAINTAIN_EVERY", "MAINTAIN_ROWS", "maintenance_due", "optimize"]
+__all__ = [
+    "MAINTAIN_EVERY",
+    "MAINTAIN_ROWS",
+    "VECTOR_INDEX_NAME",
+    "build_vector_index",
+    "maintenance_due",
+    "optimize",
+    "vector_index_due",
+]
 
 # Maintenance (compaction, full-text indexing) after this many writes, or a write this large.
 MAINTAIN_EVERY = 32
 MAINTAIN_ROWS = 256
+VECTOR_INDEX_NAME = "vector_idx"
 
 
 _PENDING = "maintenance_pending"  # meta: "1" while a skipped maintenance waits for the next write
@@ -31,20 +45,54 @@ def maintenance_due(ctx: Context, rows_written: int) -> bool:
         rows_written >= MAINTAIN_ROWS
         or ctx.log.get_meta(_PENDING) == "1"
         or ctx.log.versions.writes_since_maintenance() >= MAINTAIN_EVERY
+        or vector_index_due(ctx, ctx.version)
     )
 
 
+def vector_index_due(ctx: Context, version: int) -> bool:
+    """Whether ``version`` holds ``ann_min_rows`` rows and no ANN index (checked after every
+    write, so an ingest whose maintenance was cut short still gets its index next time)."""
+    threshold = ctx.config.ann_min_rows
+    return bool(threshold) and ctx.table.vector_index(version) is None and ctx.table.count(version) >= threshold
+
+
 def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]]:
-    """Compact and index; returns (versions made, warnings). ``strict=False`` (after an
-    ingest) turns a failure into a warning instead of an exception."""
+    """Compact and index (and train the ANN index once the table is large enough); returns
+    (versions made, warnings). ``strict=False`` (after an ingest) turns a failure into a
+    warning instead of an exception."""
+    made: list[int] = []
     try:
         with writing(ctx, "maintenance") as w:
             w.stage([Event(ev.INDEX_OPTIMIZED, {})], meta={_PENDING: ""})
             ctx.table.optimize()
-            return w.commit(), []
+            made += w.commit()
+        made += build_vector_index(ctx)
+        return made, []
     except Exception as exc:
         if strict:
             raise
         ctx.log.set_meta(_PENDING, "1")
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return [], [f"maintenance skipped, to be retried by the next write: {first}"]
+        return made, [f"maintenance skipped, to be retried by the next write: {first}"]
+
+
+def build_vector_index(ctx: Context) -> list[int]:
+    """Train the IVF-PQ index when the latest version has ``ann_min_rows`` rows and no such
+    index yet (one new version, logged as ``index.vector_built``); else nothing."""
+    if not ctx.config.ann_min_rows:
+        return []
+    with writing(ctx, "index") as w:
+        if not vector_index_due(ctx, w.base):
+            return []
+        rows = ctx.table.count(w.base)
+        dim = ctx.table.vector_dim(w.base)
+        payload: ev.VectorIndexBuilt = {
+            "name": VECTOR_INDEX_NAME,
+            "index_type": "IVF_PQ",
+            "rows": rows,
+            "num_partitions": max(1, round(rows**0.5)),  # LanceDB's own default: sqrt(rows)
+            "num_sub_vectors": next(s for s in (dim // 8, dim // 4, dim // 2, 1) if s > 0 and dim % s == 0),
+        }
+        w.stage([Event(ev.INDEX_VECTOR_BUILT, dict(payload))])
+        ctx.table.create_vector_index(VECTOR_INDEX_NAME, payload["num_partitions"], payload["num_sub_vectors"])
+        return w.commit()

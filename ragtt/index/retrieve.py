@@ -3,13 +3,21 @@
 ``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version.
 LanceDB does not order ties deterministically, so every fetch over-fetches until the tie
 group at the cut-off is complete, then sorts by (score descending, chunk_id ascending).
+
+A version that has an ANN index (IVF-PQ, built by maintenance past ``ann_min_rows``) is
+searched through it when the plan says ``vector_index="auto"``: ``nprobes`` partitions,
+``refine_factor`` times the pool fetched on compressed distances, then reranked on exact
+ones. ``execute`` resolves the plan at the version it searches (``searching``) and the run
+records the resolved plan, so ``index_uuid`` names the index probed (None: an exact scan);
+the same version resolves to the same index, so a replay runs the same search. Plans
+recorded before ANN indexes existed read as ``vector_index="flat"``: an exact scan, as then.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,9 +28,16 @@ from ragtt.index.table import CHUNK_COLUMNS
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
+    from ragtt.index.table import VectorIndex
+
+__all__ = ["ANN_NPROBES", "ANN_REFINE_FACTOR", "RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
 
 RRF_K = 60
+# A live plan's ANN search: partitions probed, and candidates fetched on compressed
+# distances per one kept (reranked on exact distances).
+ANN_NPROBES = 32
+ANN_REFINE_FACTOR = 10
+_VECTOR_INDEX = ("auto", "flat")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 
@@ -39,6 +54,17 @@ class RetrievalPlan:
     embedder_id: str
     embedder_dim: int
     table_name: str
+    vector_index: str = "flat"  # "auto": the version's ANN index if it has one; "flat": exact scan
+    nprobes: int = 0
+    refine_factor: int = 0
+    index_uuid: str | None = None  # resolved by ``searching``: the ANN index searched, None = exact
+
+    def searching(self, index: VectorIndex | None) -> RetrievalPlan:
+        """This plan as it runs on a version whose ANN index is ``index``: what the run records."""
+        if self.vector_index not in _VECTOR_INDEX:
+            raise ConfigError(f"vector_index must be 'auto' or 'flat'; got {self.vector_index!r}")
+        use = index is not None and self.vector_index == "auto" and self.mode != "bm25"
+        return replace(self, index_uuid=index.uuid if use and index is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +79,10 @@ class RetrievalPlan:
             "embedder_id": self.embedder_id,
             "embedder_dim": self.embedder_dim,
             "table_name": self.table_name,
+            "vector_index": self.vector_index,
+            "nprobes": self.nprobes,
+            "refine_factor": self.refine_factor,
+            "index_uuid": self.index_uuid,
         }
 
     @classmethod
@@ -67,6 +97,10 @@ class RetrievalPlan:
             embedder_id=data["embedder_id"],
             embedder_dim=int(data["embedder_dim"]),
             table_name=data["table_name"],
+            vector_index=data.get("vector_index", "flat"),
+            nprobes=int(data.get("nprobes", 0)),
+            refine_factor=int(data.get("refine_factor", 0)),
+            index_uuid=data.get("index_uuid"),
         )
 
 
@@ -87,11 +121,11 @@ def retrieve(view: Any, plan: RetrievalPlan, query: str, query_vector: NDArray[n
     """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
     pool = max(plan.candidate_pool, plan.top_k)
     if plan.mode == "vector":
-        hits = _vector(view, _need(query_vector), pool)
+        hits = _vector(view, plan, _need(query_vector), pool)
     elif plan.mode == "bm25":
         hits = _bm25(view, query, pool)
     elif plan.mode == "hybrid":
-        hits = _fuse(_vector(view, _need(query_vector), pool), _bm25(view, query, pool), plan.hybrid_alpha)
+        hits = _fuse(_vector(view, plan, _need(query_vector), pool), _bm25(view, query, pool), plan.hybrid_alpha)
     else:
         raise ConfigError(f"retrieval mode must be 'vector', 'bm25' or 'hybrid'; got {plan.mode!r}")
     if plan.reranker != "none":
@@ -124,16 +158,14 @@ def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
         limit *= 2
 
 
-def _vector(view: Any, vector: NDArray[np.float32], n: int) -> list[Hit]:
+def _vector(view: Any, plan: RetrievalPlan, vector: NDArray[np.float32], n: int) -> list[Hit]:
     def fetch(limit: int) -> list[dict[str, Any]]:
-        return (
-            view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
-            .distance_type("cosine")
-            .select([*CHUNK_COLUMNS, "_distance"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
+        search = view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
+        if plan.index_uuid is None:
+            search = search.bypass_vector_index()
+        else:  # the index at this version: probe, over-fetch, rerank the candidates on exact distances
+            search = search.nprobes(plan.nprobes).refine_factor(plan.refine_factor)
+        return search.distance_type("cosine").select([*CHUNK_COLUMNS, "_distance"]).limit(limit).to_arrow().to_pylist()
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
     hits = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from numpy.typing import NDArray
 
-__all__ = ["CHUNK_COLUMNS", "KEEP_FOREVER", "ChunkTable", "chunk_schema", "is_remote", "sql_string_list"]
+__all__ = [
+    "CHUNK_COLUMNS",
+    "KEEP_FOREVER",
+    "ChunkTable",
+    "VectorIndex",
+    "chunk_schema",
+    "is_remote",
+    "sql_string_list",
+]
 
 # Everything a retrieved chunk carries; the vector travels only when asked for.
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
@@ -31,6 +40,16 @@ _VIEW_CACHE = 64
 # LanceDB's optimize() deletes versions older than 7 days unless told otherwise: the history
 # is the product, so maintenance never removes a version.
 KEEP_FOREVER = timedelta(days=365 * 200)
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    """The ANN index on the vectors at one version: its uuid names exactly what a search probed
+    (maintenance that folds new rows into it makes a new uuid, at a new version)."""
+
+    name: str
+    uuid: str
+    index_type: str
 
 
 def chunk_schema(dim: int) -> pa.Schema:
@@ -105,6 +124,7 @@ class ChunkTable:
         self.where = f"{str(self.folder).rstrip('/')}/{table_name}.lance"
         self._views: OrderedDict[int, Any] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
+        self._ann_cache: dict[int, VectorIndex | None] = {}
         if _table is not None:
             self._db, self._table = _db, _table
             return
@@ -177,6 +197,32 @@ class ChunkTable:
 
         self._table.checkout_latest()
         self._table.create_index("text", config=FTS(with_position=False))
+        return int(self._table.version)
+
+    def vector_index(self, version: int) -> VectorIndex | None:
+        """The ANN index on ``vector`` at ``version`` (None: that version is searched exactly).
+        Cached: a version's indices never change."""
+        if version in self._ann_cache:
+            return self._ann_cache[version]
+        found = None
+        for index in self.view(version).list_indices():
+            if list(getattr(index, "columns", [])) == ["vector"]:
+                found = VectorIndex(str(index.name), str(index.index_uuid), str(index.index_type))
+        self._ann_cache[version] = found
+        if len(self._ann_cache) > _VIEW_CACHE:
+            self._ann_cache.pop(next(iter(self._ann_cache)))
+        return found
+
+    def create_vector_index(self, name: str, num_partitions: int, num_sub_vectors: int) -> int:
+        """Train an IVF-PQ index (cosine) on every row's vector, in ONE new version; returns it."""
+        from lancedb.index import IvfPq
+
+        self._table.checkout_latest()
+        self._table.create_index(
+            "vector",
+            config=IvfPq(distance_type="cosine", num_partitions=num_partitions, num_sub_vectors=num_sub_vectors),
+            name=name,
+        )
         return int(self._table.version)
 
     # -- versions ---------------------------------------------------------------------------
@@ -279,6 +325,7 @@ class ChunkTable:
         self._table.checkout_latest()
         self._views.clear()
         self._id_cache.clear()
+        self._ann_cache.clear()
         stats = self._table.to_lance().cleanup_old_versions(
             versions=sorted(versions), error_if_tagged_old_versions=True
         )

@@ -28,6 +28,12 @@ def replay(ctx: Context, query_id: str, *, generate: bool = False) -> ReplayResu
         )
     # Never the live index: the version and plan are the recorded ones, or nothing.
     run = execute(ctx, original.query, original.plan, original.index_version, generate=generate)
+    if run.plan.index_uuid != original.plan.index_uuid:
+        raise ReplayError(
+            f"query {query_id} searched ANN index {original.plan.index_uuid or 'none (an exact scan)'} at "
+            f"v{original.index_version}, but that version now has {run.plan.index_uuid or 'none'}: the "
+            "index's files were changed outside ragtt; restore the index folder from a backup"
+        )
     matches = same_retrieval(original.chunks, run.chunks)
     return _finish(
         ctx,

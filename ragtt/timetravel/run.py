@@ -39,6 +39,7 @@ class Run:
 def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, generate: bool) -> Run:
     started = time.perf_counter()
     view = ctx.table.view(version)
+    plan = plan.searching(ctx.table.vector_index(version))  # what this version's search is; recorded
     vector = None
     if plan.mode in ("vector", "hybrid"):
         vector = ctx.query_vector(plan, query)

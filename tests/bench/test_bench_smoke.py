@@ -91,3 +91,18 @@ def test_bench_revisions_are_deterministic_and_lead_with_the_query() -> None:
     assert out[docs[11][0]].startswith(queries[1])
     assert all(len(text) <= common.DOC_MAX_CHARS + 20 for text in out.values())
     assert all(out[name] != text for name, text in docs if name in out)
+
+
+def test_bench_scale_tiny_curves_and_chart(tmp_path: Path) -> None:
+    out, chart = tmp_path / "scale.json", tmp_path / "scale.png"
+    cmd = [sys.executable, str(BENCH / "bench_scale.py"), "--chunks", "300", "--versions", "10,45"]
+    cmd += ["--queries", "2", "--events", "200", "--json", str(out), "--chart", str(chart)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    cells = json.loads(out.read_text())
+    assert [c["curve"] for c in cells] == ["chunks", "versions"], proc.stderr
+    assert all(c["replays_identical"] for c in cells) and cells[1]["versions"] >= 45
+    assert set(cells[1]["side_by_side"]) == {
+        f"{k}_{m}" for k in ("query", "replay") for m in ("vector", "bm25", "hybrid")
+    }
+    assert cells[0]["events"] >= 200 and "events.frame() over" in proc.stdout
+    assert chart.exists() or chart.with_suffix(".html").exists()

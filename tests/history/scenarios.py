@@ -111,6 +111,12 @@ def _prune_keeping_the_first_query(p: ragtt.Project, root: Path) -> Any:
     return p.prune(max_snapshots=0, keep=[first])
 
 
+def _ingest_building_the_ann_index(p: ragtt.Project, root: Path) -> Any:
+    """A large ingest past a lowered ``ann_min_rows``: maintenance, then the index write."""
+    p.config = p.config.replace(ann_min_rows=300)
+    return p.ingest_texts(_big_texts())
+
+
 def _big_texts() -> dict[str, str]:
     return {
         f"bulk-{i:03d}.md": f"# Bulk {i}\n\nParagraph {i} about topic {i % 7} and item {i * 13}.\n" for i in range(300)
@@ -134,6 +140,7 @@ SCENARIOS: dict[str, Callable[[ragtt.Project, Path], Any]] = {
     "ingest_flask_release_mirrors_the_folder": lambda p, root: p.ingest(_flask_release()),
     "ingest_prune_only": _prune_only,
     "ingest_with_auto_snapshot": _ingest_with_auto_snapshot,
+    "ingest_building_the_ann_index": _ingest_building_the_ann_index,
     "ingest_with_a_failed_input": lambda p, root: p.ingest([root / "docs_v2" / "pricing.md", root / "missing.md"]),
     "regression_capture": lambda p, root: p.regression.capture(["What does pricing say?", "Backups?"], "g2"),
     "replay_text_at_snapshot": lambda p, root: p.replay_text("refund window", at="base"),
@@ -150,4 +157,5 @@ def state(proj: ragtt.Project) -> dict[str, Any]:
         "documents": {s: proj.document(s).text for s in sources},
         "snapshots": sorted(s.label for s in proj.snapshots()),
         "embedder": proj.embedder.model_id,
+        "ann_index": proj.events.last("index.vector_built") is not None,
     }
