@@ -31,14 +31,15 @@ if TYPE_CHECKING:
 
 __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog", "EventStore", "format_ts", "parse_ts", "utc_now"]
 
-# events.frame() has SQLite pack each event into one line of text and the lines of up to
-# _SEQS_PER_READ event numbers into one string (group_concat), which Polars splits as CSV:
-# a Python object per 100,000 events instead of nine per event. The separators are the
-# ASCII unit and record separators; JSON payloads never hold them raw, and a span whose
-# text does (an odd doc_id) is read row by row instead. Polars takes a "\r" off the end of
-# a field, so free text ends with a "+" that it drops again (NULL: no "+"); ts and the JSON
-# payload never end with "\r". seq comes first: Polars would take a byte order mark off the
-# first field. The line is built with || (printf's %s would stop at a NUL character).
+# events.frame() has SQLite pack each event into one line of text and the lines of each span
+# of _SEQS_PER_READ event numbers into one string (group_concat), which Polars splits as
+# CSV: a Python object per span instead of nine per event, and Polars splits one span while
+# SQLite packs the next. The separators are the ASCII unit and record separators; JSON
+# payloads never hold them raw, and a span whose text does (an odd doc_id) is read row by
+# row instead. Polars takes a "\r" off the end of a field, so free text ends with a "+" that
+# is dropped again (NULL: no "+"); ts and the JSON payload never end with "\r". seq comes
+# first: Polars would take a byte order mark off the first field. The line is built with ||
+# (printf's %s would stop at a NUL character, which SQLite text can hold).
 _FIELD, _LINE = "\x1f", "\x1e"
 _PACKED = {
     "seq": "seq",
@@ -51,7 +52,7 @@ _PACKED = {
     "payload": "payload",
     "source": "ifnull({source} || '+', '')",
 }
-_SEQS_PER_READ = 100_000
+_SEQS_PER_READ = 20_000
 
 
 class EventStore(EventLog):
