@@ -193,7 +193,10 @@ class PostgresEventStore(EventLog):
                 table = cur.fetch_arrow_table()
         except adbc.Error as exc:
             raise StoreError(f"cannot read the event log {self.location}: {str(exc).strip()}") from None
-        return typed_frame(pl.DataFrame(table).cast(frame_schema()))
+        # Arrow's batches stay Polars chunks (no copy into one buffer; about 0.1 s at 1M events).
+        frame = pl.from_arrow(table, rechunk=False)
+        assert isinstance(frame, pl.DataFrame)  # a table is a frame; only an array is a Series
+        return typed_frame(frame.cast(frame_schema()))
 
     def compact(self) -> None:
         # VACUUM FULL returns the space to the operating system (a plain VACUUM only marks it
