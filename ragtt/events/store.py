@@ -127,6 +127,10 @@ class EventStore(EventLog):
             os.close(fd)
 
     def _read_frame(self, clauses: Sequence[str], params: Sequence[Any]) -> pl.DataFrame:
+        """Packed spans (see ``_PACKED``) on the log's own connection: an Arrow-native reader
+        (ADBC, DuckDB) links a second copy of the SQLite library, and closing its file
+        descriptor drops the POSIX locks the log's copy holds on the same file
+        (https://sqlite.org/howtocorrupt.html, 2.2.1)."""
         from concurrent.futures import Future, ThreadPoolExecutor
 
         import polars as pl
