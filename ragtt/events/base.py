@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from ragtt.events.retention import Retention
     from ragtt.events.versions import Versions
 
-__all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog"]
+__all__ = ["EVENT_COLUMNS", "LOCK_TIMEOUT_S", "Event", "EventLog", "frame_schema", "typed_frame"]
 
-_COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
+EVENT_COLUMNS = ("seq", "event_id", "ts", "type", "query_id", "index_version", "doc_id", "payload")
 # How long a writer waits for another process's write to finish before giving up.
 LOCK_TIMEOUT_S = 600.0
 _IDS_PER_READ = 500  # query ids per IN (...) list: far below any driver's parameter limit
@@ -258,7 +258,7 @@ class EventLog(ABC):
         for start in range(0, len(wanted), _IDS_PER_READ):
             batch = wanted[start : start + _IDS_PER_READ]
             sql = (
-                f"SELECT {', '.join(_COLUMNS)} FROM events WHERE query_id IN ({','.join('?' * len(batch))})"
+                f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE query_id IN ({','.join('?' * len(batch))})"
                 f"{type_sql} ORDER BY seq"
             )
             for row in self._conn.execute(sql, [*batch, *kinds]).fetchall():
@@ -273,7 +273,7 @@ class EventLog(ABC):
     def last_ingest_of(self, source: str) -> Event | None:
         """The newest ``document.ingested`` event of ``source``."""
         row = self._conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM events WHERE type = 'document.ingested' "
+            f"SELECT {', '.join(EVENT_COLUMNS)} FROM events WHERE type = 'document.ingested' "
             f"AND {self._SOURCE_SQL} = ? ORDER BY seq DESC LIMIT 1",
             (source,),
         ).fetchone()
@@ -291,30 +291,29 @@ class EventLog(ABC):
         ``source`` (of document events) pulled out of the payload.
 
         The database extracts ``source`` from the few document events (no JSON parsing of
-        every payload); Postgres streams the rows as Arrow (``_read_frame``).
+        every payload) and reads in its storage order (no ``ORDER BY``: Postgres would walk
+        the primary key index, about twice a sequential scan); the frame is sorted here, when
+        it is not already. Each backend reads the columns its fastest way (``_read_frame``).
         """
+
+        clauses, params = self._where(types, since, until, query_id, None, None)
+        frame = self._read_frame(clauses, params)
+        return frame if frame["seq"].is_sorted() else frame.sort("seq")
+
+    def _read_frame(self, clauses: Sequence[str], params: Sequence[Any]) -> pl.DataFrame:
+        """The events the ``WHERE`` ``clauses`` (``?`` placeholders) keep, in any order, as a
+        frame (``typed_frame``): row by row through the log's connection."""
         import polars as pl
 
-        sql, params = self._select(types, since, until, query_id, None, None)
-        source = f"CASE WHEN type IN (?, ?) THEN {self._SOURCE_SQL} END AS source"
-        sql = sql.replace(" FROM events", f", {source} FROM events", 1) + " ORDER BY seq"
-        numbers = {"seq", "index_version"}
-        schema = pl.Schema({name: pl.Int64 if name in numbers else pl.String for name in (*_COLUMNS, "source")})
-        frame = self._read_frame(sql, [DOCUMENT_INGESTED, DOCUMENT_REMOVED, *params], schema)
-        return frame.with_columns(
-            pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ", cache=False)
-        )
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {', '.join(EVENT_COLUMNS)}, {self._source_sql()} AS source FROM events{where}"
+        rows = self._conn.execute(sql, params).fetchall()
+        return typed_frame(pl.DataFrame(rows, schema=frame_schema(), orient="row"))
 
-    def _read_frame(self, sql: str, params: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
-        """A read (``?`` placeholders) as a frame of ``schema``, through the log's own connection.
-
-        SQLite stays on it: an Arrow-native reader (ADBC, DuckDB) links a second copy of the
-        SQLite library, and closing its file descriptor drops the POSIX locks the log's copy
-        holds on the same file (https://sqlite.org/howtocorrupt.html, 2.2.1).
-        """
-        import polars as pl
-
-        return pl.DataFrame(self._conn.execute(sql, params).fetchall(), schema=schema, orient="row")
+    def _source_sql(self) -> str:
+        """The frame's ``source`` column: the source of a document event, NULL for the others."""
+        kinds = f"'{DOCUMENT_INGESTED}', '{DOCUMENT_REMOVED}'"  # ragtt's own names: no quote to escape
+        return f"CASE WHEN type IN ({kinds}) THEN {self._SOURCE_SQL} END"
 
     def _select(
         self,
@@ -325,6 +324,19 @@ class EventLog(ABC):
         doc_id: str | None,
         version_range: tuple[int, int] | None,
     ) -> tuple[str, list[Any]]:
+        clauses, params = self._where(types, since, until, query_id, doc_id, version_range)
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        return f"SELECT {', '.join(EVENT_COLUMNS)} FROM events{where}", params
+
+    @staticmethod
+    def _where(
+        types: Iterable[str] | str | None,
+        since: datetime | None,
+        until: datetime | None,
+        query_id: str | None,
+        doc_id: str | None,
+        version_range: tuple[int, int] | None,
+    ) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         if types is not None:
@@ -346,8 +358,7 @@ class EventLog(ABC):
         if version_range is not None:
             clauses.append("index_version > ? AND index_version <= ?")
             params.extend(version_range)
-        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-        return f"SELECT {', '.join(_COLUMNS)} FROM events{where}", params
+        return clauses, params
 
     def verify_chain(self) -> tuple[int, list[str]]:
         """Re-walk the hash chain: (events checked, problems).
@@ -361,7 +372,7 @@ class EventLog(ABC):
         for (payload,) in self._conn.execute("SELECT payload FROM events WHERE type = ?", (HISTORY_PRUNED,)):
             spans.update({int(f): (int(last), str(h)) for f, last, h in json.loads(payload).get("spans", [])})
         prev, checked, last_seq = GENESIS, 0, 0
-        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, hash FROM events ORDER BY seq")
+        cursor = self._conn.execute(f"SELECT {', '.join(EVENT_COLUMNS)}, hash FROM events ORDER BY seq")
         for row in cursor:
             seq, stored = int(row[0]), row[-1]
             while last_seq + 1 < seq and last_seq + 1 in spans:  # pruned runs: chain across them
@@ -393,6 +404,21 @@ class EventLog(ABC):
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def frame_schema() -> pl.Schema:
+    """The columns ``EventLog.frame()`` reads, in its order (``ts`` as the log's text)."""
+    import polars as pl
+
+    numbers = {"seq", "index_version"}
+    return pl.Schema({name: pl.Int64 if name in numbers else pl.String for name in (*EVENT_COLUMNS, "source")})
+
+
+def typed_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    """A frame read as ``frame_schema`` with ``ts`` parsed (UTC, microseconds): the frame's types."""
+    import polars as pl
+
+    return frame.with_columns(pl.col("ts").str.strptime(pl.Datetime("us", "UTC"), "%Y-%m-%dT%H:%M:%S%.fZ", cache=False))
 
 
 class _TryLock:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
-from ragtt.events.base import Event, EventLog
+from ragtt.events.base import EVENT_COLUMNS, Event, EventLog, frame_schema, typed_frame
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.pg_schema import migrate, schema_version
@@ -179,10 +179,12 @@ class PostgresEventStore(EventLog):
                 if not self._pg.closed:
                     self._pg.execute("SELECT pg_advisory_unlock(%s)", (_WRITE_LOCK,))
 
-    def _read_frame(self, sql: str, params: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
+    def _read_frame(self, clauses: Sequence[str], params: Sequence[Any]) -> pl.DataFrame:
         import adbc_driver_postgresql.dbapi as adbc
         import polars as pl
 
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {', '.join(EVENT_COLUMNS)}, {self._source_sql()} AS source FROM events{where}"
         # ADBC reads with COPY ... BINARY straight into Arrow: no Python object per row. A
         # session per read, in autocommit, so it holds no snapshot between reads.
         try:
@@ -191,7 +193,10 @@ class PostgresEventStore(EventLog):
                 table = cur.fetch_arrow_table()
         except adbc.Error as exc:
             raise StoreError(f"cannot read the event log {self.location}: {str(exc).strip()}") from None
-        return pl.DataFrame(table).cast(schema)
+        # Arrow's batches stay Polars chunks (no copy into one buffer; about 0.1 s at 1M events).
+        frame = pl.from_arrow(table, rechunk=False)
+        assert isinstance(frame, pl.DataFrame)  # a table is a frame; only an array is a Series
+        return typed_frame(frame.cast(frame_schema()))
 
     def compact(self) -> None:
         # VACUUM FULL returns the space to the operating system (a plain VACUUM only marks it

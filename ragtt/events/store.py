@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt._sqlite import connect, driver
 from ragtt.errors import ProjectDamagedError
-from ragtt.events.base import LOCK_TIMEOUT_S, Event, EventLog
+from ragtt.events.base import LOCK_TIMEOUT_S, Event, EventLog, frame_schema, typed_frame
 from ragtt.events.documents import Documents
 from ragtt.events.intents import Intents
 from ragtt.events.migrations import migrate
@@ -26,7 +26,33 @@ from ragtt.events.retention import Retention
 from ragtt.events.time import format_ts, parse_ts, utc_now
 from ragtt.events.versions import Versions
 
+if TYPE_CHECKING:
+    import polars as pl
+
 __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog", "EventStore", "format_ts", "parse_ts", "utc_now"]
+
+# events.frame() has SQLite pack each event into one line of text and the lines of each span
+# of _SEQS_PER_READ event numbers into one string (group_concat), which Polars splits as
+# CSV: a Python object per span instead of nine per event, and Polars splits one span while
+# SQLite packs the next. The separators are the ASCII unit and record separators; JSON
+# payloads never hold them raw, and a span whose text does (an odd doc_id) is read row by
+# row instead. Polars takes a "\r" off the end of a field, so free text ends with a "+" that
+# is dropped again (NULL: no "+"); ts and the JSON payload never end with "\r". seq comes
+# first: Polars would take a byte order mark off the first field. The line is built with ||
+# (printf's %s would stop at a NUL character, which SQLite text can hold).
+_FIELD, _LINE = "\x1f", "\x1e"
+_PACKED = {
+    "seq": "seq",
+    "event_id": "event_id || '+'",
+    "ts": "ts",
+    "type": "type || '+'",
+    "query_id": "ifnull(query_id || '+', '')",
+    "index_version": "ifnull(index_version, '')",
+    "doc_id": "ifnull(doc_id || '+', '')",
+    "payload": "payload",
+    "source": "ifnull({source} || '+', '')",
+}
+_SEQS_PER_READ = 20_000
 
 
 class EventStore(EventLog):
@@ -100,6 +126,52 @@ class EventStore(EventLog):
             fcntl.flock(fd, fcntl.LOCK_UN)
             os.close(fd)
 
+    def _read_frame(self, clauses: Sequence[str], params: Sequence[Any]) -> pl.DataFrame:
+        """Packed spans (see ``_PACKED``) on the log's own connection: an Arrow-native reader
+        (ADBC, DuckDB) links a second copy of the SQLite library, and closing its file
+        descriptor drops the POSIX locks the log's copy holds on the same file
+        (https://sqlite.org/howtocorrupt.html, 2.2.1)."""
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        import polars as pl
+
+        line = f" || '{_FIELD}' || ".join(_PACKED.values()).format(source=self._source_sql())
+        span = [*clauses, "seq > ? AND seq <= ?"]
+        packed = (
+            f"SELECT count(*), CAST(group_concat({line}, '{_LINE}') AS BLOB) FROM events WHERE {' AND '.join(span)}"
+        )
+        spans: list[tuple[list[Any], Future[pl.DataFrame | None] | None]] = []
+        # Polars splits one span while SQLite packs the next (both let go of the GIL).
+        with self._read_transaction(), ThreadPoolExecutor(max_workers=1) as splitter:
+            top = self._db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+            for low in range(0, top, _SEQS_PER_READ):
+                args = [*params, low, low + _SEQS_PER_READ]
+                try:
+                    count, text = self._db.execute(packed, args).fetchone()
+                except driver().DataError:  # the span's text is over SQLite's string limit
+                    spans.append((args, None))
+                    continue
+                if count:
+                    spans.append((args, splitter.submit(_unpack, count, text)))
+            # A span whose text holds a separator (or was too long to pack) is read row by row.
+            parts = []
+            for args, unpacked in spans:
+                part = None if unpacked is None else unpacked.result()
+                parts.append(super()._read_frame(span, args) if part is None else part)
+        return pl.concat(parts) if parts else typed_frame(frame_schema().to_frame())
+
+    @contextlib.contextmanager
+    def _read_transaction(self) -> Iterator[None]:
+        """One snapshot for a read of several statements (or the caller's transaction)."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
+
     def compact(self) -> None:
         # VACUUM rewrites the file without the freed pages; the checkpoint empties the WAL.
         self._db.execute("VACUUM")
@@ -115,3 +187,24 @@ class EventStore(EventLog):
     def _top_seq(self) -> int | None:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
         return None if row is None else int(row[0])
+
+
+def _unpack(count: int, text: bytes) -> pl.DataFrame | None:
+    """The frame of ``count`` packed lines; None when a value holds a separator."""
+    import polars as pl
+
+    if text.count(_LINE.encode()) != count - 1 or text.count(_FIELD.encode()) != count * (len(_PACKED) - 1):
+        return None
+    schema = frame_schema()
+    frame = pl.read_csv(
+        text,
+        has_header=False,
+        separator=_FIELD,
+        eol_char=_LINE,
+        quote_char=None,
+        empty_string_is_null=False,
+        schema={name: schema[name] for name in _PACKED},
+    )
+    ends = [pl.col("event_id", "type").str.head(-1)]
+    ends += [pl.when(pl.col(c) != "").then(pl.col(c).str.head(-1)).alias(c) for c in ("query_id", "doc_id", "source")]
+    return typed_frame(frame.with_columns(ends).select(schema.names()))

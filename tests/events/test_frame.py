@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from ragtt.events.base import Event
+from ragtt.events.sql import dump_json
 from ragtt.opening import open_log
 from tests.backends import events_uri
 
@@ -55,4 +57,53 @@ def test_the_frame_is_the_same_on_both_backends(tmp_path: Path, backend: str) ->
     assert log.frame(since=T0 + timedelta(hours=1))["seq"].to_list() == [4]
     assert log.frame(until=T0 + timedelta(seconds=1)).height == 3
     assert log.frame(query_id="nobody").height == 0
+    log.close()
+
+
+def _odd_events(backend: str, separators: bool) -> list[Event]:
+    """Events whose text the packed SQLite read must carry as written: unicode, quotes, line
+    breaks, a trailing carriage return, empty text beside NULL, a big payload, and (SQLite can
+    store them, Postgres text cannot) NUL characters."""
+    nul = "\x00" if backend == "sqlite" else ""
+    odd = f"é 中文 🙂 \"q\" 'a' \\ \n\tx\r {nul}%s ?"
+    events = [
+        Event("document.ingested", {"source": odd, "n": 1}, doc_id=f"d{odd}", index_version=3, ts=T0),
+        Event("document.ingested", {"source": ""}, doc_id="", index_version=0, ts=T0),
+        Event("document.removed", {"no": "source"}, doc_id="d\r", ts=T0 + timedelta(microseconds=1)),
+        Event("query.received", {"text": odd, "ctl": "\x1e\x1f\x01"}, query_id=f"{odd}\r", ts=T0),
+        Event("query.received", {"text": "x" * 300_000}, query_id="", index_version=-1, ts=T0),
+        Event(f"odd.{odd}", {}, ts=T0 + timedelta(days=400)),
+        Event("retrieval.executed", {"k": [1, None, 2.5]}, query_id=f"{nul}q\r", index_version=2**62, ts=T0),
+    ]
+    if separators:  # a separator in a value: this span is read row by row
+        events.append(Event("query.received", {}, query_id="a\x1eb\x1fc", doc_id="\x1f", ts=T0))
+    return events
+
+
+@pytest.mark.parametrize("separators", [False, True], ids=["packed", "separator-in-a-value"])
+def test_the_frame_holds_every_value_as_written(
+    tmp_path: Path, backend: str, separators: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ragtt.events.store._SEQS_PER_READ", 3)  # SQLite: three spans, the last row by row
+    tmp_path.mkdir(exist_ok=True)
+    log = open_log(tmp_path, events_uri(tmp_path), "chunks", create=True)
+    events = _odd_events(backend, separators)
+    log.append_many(events)
+    expected = [
+        {
+            "seq": seq,
+            "event_id": e.event_id,
+            "ts": e.ts,
+            "type": e.type,
+            "query_id": e.query_id,
+            "index_version": e.index_version,
+            "doc_id": e.doc_id,
+            "payload": dump_json(e.payload),
+            "source": e.payload.get("source") if e.type.startswith("document.") else None,
+        }
+        for seq, e in enumerate(events, start=1)
+    ]
+    frame = log.frame()
+    assert frame.to_dicts() == expected
+    assert log.frame(types="query.received").to_dicts() == [r for r in expected if r["type"] == "query.received"]
     log.close()
