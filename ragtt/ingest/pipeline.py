@@ -453,7 +453,7 @@ def _parse(
     stream = streamed(loader) if item.path is not None else None
     if stream is None:
         data = item.read()
-        if sha256_hex(data) != content_hash:
+        if item.path is not None and sha256_hex(data) != content_hash:
             raise IngestError(f"{item.source}: the file changed while it was read; ingest it again")
         return loader(data, item.source, options)
     assert item.path is not None
