@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = ["VerifyReport", "verify"]
 
-_GUARDS = [f"{t}_no_{op}" for t in ("events", "documents", "index_versions") for op in ("update", "delete", "replace")]
+_GUARDS = [
+    f"{t}_no_{op}"
+    for t in ("events", "documents", "document_text_parts", "index_versions")
+    for op in ("update", "delete", "replace")
+]
 
 
 @dataclass(frozen=True)

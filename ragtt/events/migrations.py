@@ -135,7 +135,21 @@ _V3 = f"""
         {_IMMUTABLE.format(what="events")};
 """
 
-MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2, _V3)
+# A long document text in parts (ragtt/events/documents.py): ``documents.parts`` counts them,
+# 0 for a text stored whole in ``documents.text`` (every text stored before). History, so
+# guarded like the documents themselves.
+_V4 = f"""
+    ALTER TABLE documents ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE document_text_parts (
+        doc_key TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (doc_key, part)
+    );
+    {_guards("document_text_parts", "documents", "doc_key = NEW.doc_key AND part = NEW.part")}
+"""
+
+MIGRATIONS: tuple[str | Callable[[Any], None], ...] = (_V1, _v2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -152,7 +152,20 @@ _V4 = """
     ALTER FUNCTION ragtt_index_versions_no_replace() SET enable_seqscan = off;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# A long document text in parts (ragtt/events/documents.py), as in events.db's migration 4.
+_V5 = f"""
+    ALTER TABLE documents ADD COLUMN parts INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE document_text_parts (
+        doc_key TEXT NOT NULL,
+        part INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (doc_key, part)
+    );
+    {_guards("document_text_parts", "documents", "doc_key = NEW.doc_key AND part = NEW.part")}
+    ALTER FUNCTION ragtt_document_text_parts_no_replace() SET enable_seqscan = off;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 # pg_advisory_xact_lock key of schema changes (any constant unique to ragtt).
 MIGRATION_LOCK = 0x7261677474_01

@@ -8,24 +8,56 @@ from __future__ import annotations
 
 import codecs
 import importlib
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ragtt.errors import IngestError
 from ragtt.ingest.types import IngestOptions, ParsedDocument
 
-__all__ = ["DecodedText", "Loader", "decode", "decode_text", "loader_for", "register_loader", "supported_suffixes"]
+__all__ = [
+    "ByteStream",
+    "DecodedText",
+    "Loader",
+    "StreamLoader",
+    "decode",
+    "decode_stream",
+    "decode_text",
+    "loader_for",
+    "register_loader",
+    "streamed",
+    "supported_suffixes",
+]
+
+
+class ByteStream(Protocol):
+    """What a streaming loader reads: a binary file, an ``io.BytesIO``."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
+
 
 Loader = Callable[[bytes, str, IngestOptions], ParsedDocument]
+# The same reading from a binary file object: a big file is never in memory as bytes whole.
+StreamLoader = Callable[[ByteStream, str, IngestOptions], ParsedDocument]
 
 _LOADERS: dict[str, Loader] = {}
+_STREAMED: dict[Loader, StreamLoader] = {}
+_READ_STEP = 1 << 20
 # Loaders that live in modules with heavy imports register on first use.
 _LAZY: dict[str, str] = {".pdf": "ragtt.ingest.pdf"}
 
 
-def register_loader(suffixes: list[str] | tuple[str, ...] | str, loader: Loader) -> None:
-    """Make ``loader`` handle files with these suffixes (".md", ...); later calls win."""
+def register_loader(
+    suffixes: list[str] | tuple[str, ...] | str, loader: Loader, *, stream: StreamLoader | None = None
+) -> None:
+    """Make ``loader`` handle files with these suffixes (".md", ...); later calls win.
+    ``stream`` is ``loader`` reading a file object, which ingest uses for a file on disk."""
+    if stream is not None:
+        _STREAMED[loader] = stream
     for suffix in [suffixes] if isinstance(suffixes, str) else suffixes:
         if suffix and not suffix.startswith("."):
             raise ValueError(f"suffix must start with '.' (or be '' for no suffix), got {suffix!r}")
@@ -44,6 +76,11 @@ def loader_for(path: str | Path) -> Loader | None:
         except ImportError:
             return None
     return _LOADERS.get(suffix)
+
+
+def streamed(loader: Loader) -> StreamLoader | None:
+    """``loader``'s form that reads a file object, if it was registered with one."""
+    return _STREAMED.get(loader)
 
 
 # Checked longest first: the UTF-32-LE BOM begins with the UTF-16-LE one.
@@ -67,10 +104,18 @@ def decode(data: bytes, source: str) -> DecodedText:
     """Text from bytes: a BOM (UTF-8/16/32) is obeyed; else UTF-8; else the encoding that
     ``charset-normalizer`` detects, with a warning naming it. NUL bytes without a BOM, or bytes
     no encoding explains, are refused as binary."""
+    return decode_stream(io.BytesIO(data), source)
+
+
+def decode_stream(stream: ByteStream, source: str) -> DecodedText:
+    """``decode`` of what ``stream`` reads (from its start), a megabyte at a time: the text
+    grows in place, so a big file's bytes and its text never sit in memory together. A file
+    that is not UTF-8 (the encoding must be guessed from all of it) is read whole."""
+    head = stream.read(_READ_STEP)
     for bom, codec in _BOMS:
-        if data.startswith(bom):
+        if head.startswith(bom):
             try:
-                text = data.decode(codec)
+                text = _decode_pieces(stream, head, codec, lambda piece: None)
             except UnicodeDecodeError as exc:
                 raise IngestError(
                     f"{source}: not UTF-8 text, and not valid {codec} although it starts with a {codec} "
@@ -82,15 +127,22 @@ def decode(data: bytes, source: str) -> DecodedText:
                     f"{source}: decodes as {codec} (byte-order mark) but holds NUL characters; this "
                     "looks like a binary file, not text"
                 )
-            return DecodedText(_newlines(text), codec.removesuffix("-sig"))
-    if b"\x00" in data:
-        raise IngestError(
-            f"{source}: contains NUL bytes and no UTF-16/32 byte-order mark; this looks like a binary file, not text"
-        )
+            return DecodedText(text, codec.removesuffix("-sig"))
+
+    def refuse_nul(piece: bytes) -> None:
+        if b"\x00" in piece:
+            raise IngestError(
+                f"{source}: contains NUL bytes and no UTF-16/32 byte-order mark; this looks like a binary file, "
+                "not text"
+            )
+
     try:
-        return DecodedText(_newlines(data.decode("utf-8")), "utf-8")
+        return DecodedText(_decode_pieces(stream, head, "utf-8", refuse_nul), "utf-8")
     except UnicodeDecodeError as exc:
         first_bad = exc.start
+    del head
+    stream.seek(0)
+    data = stream.read()
     from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
@@ -107,6 +159,33 @@ def decode(data: bytes, source: str) -> DecodedText:
     )
 
 
+def _decode_pieces(stream: ByteStream, head: bytes, codec: str, check: Callable[[bytes], None]) -> str:
+    """``head`` and the rest of ``stream`` decoded with ``codec``, newlines normalized; a
+    UnicodeDecodeError's ``start`` is the offset in the whole stream."""
+    decoder = codecs.getincrementaldecoder(codec)()
+    text = ""
+    held = ""  # a trailing "\r" waits for the next piece: it may begin with the "\n" of a "\r\n"
+    offset = 0  # bytes of the stream handed to the decoder before this piece
+    piece = head
+    while True:
+        check(piece)
+        final = not piece
+        pending = len(decoder.getstate()[0])  # bytes the decoder holds back from earlier pieces
+        try:
+            part = held + decoder.decode(piece, final)
+        except UnicodeDecodeError as exc:
+            exc.start += offset - pending
+            raise
+        offset += len(piece)
+        held = "\r" if part.endswith("\r") and not final else ""
+        # One str grows in place (CPython's ``+=`` of a str nothing else refers to): no list of
+        # pieces joined at the end, which would hold the text twice.
+        text += _newlines(part[: len(part) - len(held)])
+        if final:
+            return text
+        piece = stream.read(_READ_STEP)
+
+
 def decode_text(data: bytes, source: str) -> str:
     """``decode(data, source).text``."""
     return decode(data, source).text
@@ -118,9 +197,13 @@ def _newlines(text: str) -> str:
 
 
 def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocument:
-    decoded = decode(data, source)
+    return _load_text_stream(io.BytesIO(data), source, options)
+
+
+def _load_text_stream(stream: ByteStream, source: str, options: IngestOptions) -> ParsedDocument:
+    decoded = decode_stream(stream, source)
     return ParsedDocument(source=source, markdown=decoded.text, warnings=[decoded.warning] if decoded.warning else [])
 
 
 # "" is a file with no suffix (README, NOTICE): read as text; binary ones fail with a reason.
-register_loader(["", ".txt", ".md", ".markdown", ".rst", ".text"], _load_text)
+register_loader(["", ".txt", ".md", ".markdown", ".rst", ".text"], _load_text, stream=_load_text_stream)

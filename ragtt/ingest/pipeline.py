@@ -12,13 +12,14 @@ reads the rows as a stream of batches and commits them as one version.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 from ragtt._hashing import chunk_id_for, doc_id_for, sha256_hex, stable_json, time_ordered_id
 from ragtt.commit import Write, writing
@@ -28,7 +29,7 @@ from ragtt.events import types as ev
 from ragtt.events.documents import DocumentRow
 from ragtt.events.store import Event, format_ts, utc_now
 from ragtt.ingest.chunk import ChunkPlan, plan_chunks
-from ragtt.ingest.loaders import Loader, loader_for, supported_suffixes
+from ragtt.ingest.loaders import Loader, loader_for, streamed, supported_suffixes
 from ragtt.ingest.types import IngestOptions, ParsedDocument
 from ragtt.results import IngestReport
 
@@ -92,6 +93,17 @@ class SourceItem:
         assert self.path is not None
         try:
             return self.path.read_bytes()
+        except OSError as exc:
+            raise IngestError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+
+    def sha256(self) -> str:
+        """The hex SHA-256 of the bytes; a file is hashed as it is read, never held whole."""
+        if self.data is not None:
+            return sha256_hex(self.data)
+        assert self.path is not None
+        try:
+            with self.path.open("rb") as fh:
+                return hashlib.file_digest(fh, "sha256").hexdigest()
         except OSError as exc:
             raise IngestError(f"cannot read {self.path}: {exc.strerror or exc}") from None
 
@@ -253,13 +265,11 @@ def prepare_source(
     """Read, parse and chunk one source; touches no store. ``known_doc_key`` is the doc_key
     the index holds for the source (None: not indexed): the same key means unchanged."""
     try:
-        data = item.read()
-        content_hash = sha256_hex(data)
+        content_hash = item.sha256()
         doc_key = sha256_hex(stable_json([item.source, content_hash, spec.chunking]))[:32]
         if doc_key == known_doc_key:
             return None
-        parsed = _parse(spec.options, item, data, find_loader)
-        del data  # from here on the text is the document: its bytes beside it would double a big file
+        parsed = _parse(spec.options, item, content_hash, find_loader)
         config = spec.config
         plan = plan_chunks(
             parsed.markdown,
@@ -425,8 +435,10 @@ def _ingest(
 
 
 def _parse(
-    options: IngestOptions, item: SourceItem, data: bytes, find_loader: Callable[[str | Path], Loader | None]
+    options: IngestOptions, item: SourceItem, content_hash: str, find_loader: Callable[[str | Path], Loader | None]
 ) -> ParsedDocument:
+    """The document of ``item``, whose bytes hash to ``content_hash`` (read again here: a file
+    that changed since it was hashed fails, so a stored text always matches its hash)."""
     # ingest_texts: "report.pdf" there is text a framework already extracted, never PDF bytes
     text_named_pdf = item.path is None and Path(item.source).suffix.lower() == ".pdf"
     loader = None if text_named_pdf else find_loader(item.path if item.path is not None else item.source)
@@ -438,7 +450,45 @@ def _parse(
             )
         loader = find_loader(IN_MEMORY)  # ingest_texts: any name is text
         assert loader is not None
-    return loader(data, item.source, options)
+    stream = streamed(loader) if item.path is not None else None
+    if stream is None:
+        data = item.read()
+        if item.path is not None and sha256_hex(data) != content_hash:
+            raise IngestError(f"{item.source}: the file changed while it was read; ingest it again")
+        return loader(data, item.source, options)
+    assert item.path is not None
+    try:
+        with item.path.open("rb") as fh:
+            reader = _HashingReader(fh)
+            parsed = stream(reader, item.source, options)
+    except OSError as exc:
+        raise IngestError(f"cannot read {item.path}: {exc.strerror or exc}") from None
+    if reader.hexdigest() != content_hash:
+        raise IngestError(f"{item.source}: the file changed while it was read; ingest it again")
+    return parsed
+
+
+class _HashingReader:
+    """A file read through by a streaming loader, hashed on the way (from its start again
+    after a ``seek(0)``: a loader may read a file twice)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh = fh
+        self._digest = hashlib.sha256()
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._fh.read(size)
+        self._digest.update(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0, /) -> int:
+        if (offset, whence) != (0, 0):
+            raise ValueError("a hashing reader seeks back to the start only")
+        self._digest = hashlib.sha256()
+        return self._fh.seek(0)
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()
 
 
 def _chunking_signature(ctx: Context) -> dict[str, Any]:

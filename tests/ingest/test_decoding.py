@@ -76,3 +76,23 @@ def test_binary_stays_refused(tmp_path: Path) -> None:
         decode(bytes(range(256)) * 4, "noise.bin")  # NUL bytes
     with pytest.raises(IngestError, match="not text in any encoding"):
         decode(bytes(range(1, 256)) * 4, "noise.bin")  # no NUL: charset-normalizer finds no encoding
+
+
+def test_a_file_is_decoded_a_piece_at_a_time_across_every_boundary(tmp_path: Path) -> None:
+    """A text file is read a megabyte at a time (ragtt.ingest.loaders.decode_stream): a
+    multi-byte character or a "\\r\\n" cut by a piece's end decodes as if read whole."""
+    step = 1 << 20
+    text = "x" * (step - 1) + "漢" + "y" * (step - 1) + "\r\n" + "z" * (step - 2) + "🙂é\r\nend"
+    raw = text.encode("utf-8")
+    assert raw[step - 1 : step + 2] == "漢".encode() and raw.index(b"\r\n") == 2 * step + 1
+    for data in (raw, codecs.BOM_UTF16_LE + text.encode("utf-16-le")):
+        assert decode(data, "big.txt").text == text.replace("\r\n", "\n")
+    bad = raw[: 2 * step + 5] + b"\xff" + raw[2 * step + 5 :]
+    path = tmp_path / "docs" / "big.txt"
+    path.parent.mkdir()
+    path.write_bytes(raw)
+    with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        assert proj.ingest(path).failed == []
+        assert proj.document("big.txt").text == text.replace("\r\n", "\n") and proj.verify().ok
+    with pytest.raises(IngestError, match=f"offset {2 * step + 5}"):
+        decode(codecs.BOM_UTF8 + bad[3:], "bad.txt")
