@@ -1,8 +1,9 @@
 """The one retrieval path, shared by live queries and replays.
 
-``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version.
-LanceDB does not order ties deterministically, so every fetch over-fetches until the tie
-group at the cut-off is complete, then sorts by (score descending, chunk_id ascending).
+``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version:
+vector search on its Lance dataset, BM25 on LanceDB's full-text search (``View``). Lance does
+not order ties deterministically, so every fetch over-fetches until the tie group at the
+cut-off is complete, then sorts by (score descending, chunk_id ascending).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ragtt.index.table import CHUNK_COLUMNS
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
+
+    from ragtt.index.table import View
 
 __all__ = ["RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
 
@@ -83,7 +86,7 @@ class Hit:
         return str(self.row["chunk_id"])
 
 
-def retrieve(view: Any, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
+def retrieve(view: View, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
     """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
     pool = max(plan.candidate_pool, plan.top_k)
     if plan.mode == "vector":
@@ -124,16 +127,10 @@ def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
         limit *= 2
 
 
-def _vector(view: Any, vector: NDArray[np.float32], n: int) -> list[Hit]:
+def _vector(view: View, vector: NDArray[np.float32], n: int) -> list[Hit]:
     def fetch(limit: int) -> list[dict[str, Any]]:
-        return (
-            view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
-            .distance_type("cosine")
-            .select([*CHUNK_COLUMNS, "_distance"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
+        nearest = {"column": "vector", "q": vector.astype(np.float32), "k": limit, "metric": "cosine"}
+        return view.dataset.to_table(columns=[*CHUNK_COLUMNS, "_distance"], nearest=nearest).to_pylist()
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
     hits = []
@@ -143,13 +140,13 @@ def _vector(view: Any, vector: NDArray[np.float32], n: int) -> list[Hit]:
     return _ordered(hits)[:n]
 
 
-def _bm25(view: Any, query: str, n: int) -> list[Hit]:
+def _bm25(view: View, query: str, n: int) -> list[Hit]:
     if not _TOKEN.search(query):
         return []
 
     def fetch(limit: int) -> list[dict[str, Any]]:
         return (
-            view.search(query, query_type="fts", fts_columns="text")
+            view.text.search(query, query_type="fts", fts_columns="text")
             .select([*CHUNK_COLUMNS, "_score"])
             .limit(limit)
             .to_arrow()
