@@ -209,7 +209,9 @@ def _global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
             action.default = argparse.SUPPRESS
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line. Other packages' sub-commands (plugins) are on it unless ``command``,
+    the one to be run, is ragtt's own: finding them reads every installed distribution's metadata."""
     common = _Parser(add_help=False)
     _global_options(common, suppress=True)
     parser = _Parser(prog="ragtt", description="Time-travel debugging for RAG.")
@@ -259,8 +261,30 @@ def build_parser() -> argparse.ArgumentParser:
     add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
-    _add_plugins(sub, common)
+    if command not in sub.choices:
+        _add_plugins(sub, common)
     return parser
+
+
+class _Unsure(Exception):
+    pass
+
+
+class _Peek(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Unsure(message)
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word once the global options are read; None
+    when there is none or the global options are wrong (the full parser then says so)."""
+    peek = _Peek(add_help=False)
+    _global_options(peek, suppress=False)
+    try:
+        _, rest = peek.parse_known_args(argv)
+    except _Unsure:
+        return None
+    return next((word for word in rest if not word.startswith("-")), None)
 
 
 def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -287,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             print(f"ragtt: argument {position} is not valid UTF-8: {shown!r}", file=sys.stderr)
             return 2
-    parser = build_parser()
+    parser = build_parser(_command_word(argv))
     args, extra = parser.parse_known_args(argv)  # fill() gives the verb's flags to bare words
     command: argparse.ArgumentParser = getattr(args, "command_parser", parser)
     try:

@@ -1,8 +1,9 @@
 """The one retrieval path, shared by live queries and replays.
 
-``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version.
-LanceDB does not order ties deterministically, so every fetch over-fetches until the tie
-group at the cut-off is complete, then sorts by (score descending, chunk_id ascending).
+``retrieve(view, plan, query_vector)`` searches a table checked out at an exact version:
+vector search on its Lance dataset, BM25 on LanceDB's full-text search (``View``). Lance does
+not order ties deterministically, so every fetch over-fetches until the tie group at the
+cut-off is complete, then sorts by (score descending, chunk_id ascending).
 
 A version that has an ANN index (IVF-PQ, built by maintenance past ``ann_min_rows``) is
 searched through it when the plan says ``vector_index="auto"``: ``nprobes`` partitions,
@@ -28,7 +29,7 @@ from ragtt.index.table import CHUNK_COLUMNS
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from ragtt.index.table import VectorIndex
+    from ragtt.index.table import VectorIndex, View
 
 __all__ = ["ANN_NPROBES", "ANN_REFINE_FACTOR", "RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
 
@@ -117,7 +118,7 @@ class Hit:
         return str(self.row["chunk_id"])
 
 
-def retrieve(view: Any, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
+def retrieve(view: View, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
     """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
     pool = max(plan.candidate_pool, plan.top_k)
     if plan.mode == "vector":
@@ -158,14 +159,16 @@ def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
         limit *= 2
 
 
-def _vector(view: Any, plan: RetrievalPlan, vector: NDArray[np.float32], n: int) -> list[Hit]:
+def _vector(view: View, plan: RetrievalPlan, vector: NDArray[np.float32], n: int) -> list[Hit]:
+    nearest: dict[str, Any] = {"column": "vector", "q": vector.astype(np.float32), "metric": "cosine"}
+    if plan.index_uuid is None:
+        nearest["use_index"] = False
+    else:  # the index at this version: probe, over-fetch, rerank the candidates on exact distances
+        nearest.update(use_index=True, nprobes=plan.nprobes, refine_factor=plan.refine_factor)
+
     def fetch(limit: int) -> list[dict[str, Any]]:
-        search = view.search(vector.astype(np.float32), query_type="vector", vector_column_name="vector")
-        if plan.index_uuid is None:
-            search = search.bypass_vector_index()
-        else:  # the index at this version: probe, over-fetch, rerank the candidates on exact distances
-            search = search.nprobes(plan.nprobes).refine_factor(plan.refine_factor)
-        return search.distance_type("cosine").select([*CHUNK_COLUMNS, "_distance"]).limit(limit).to_arrow().to_pylist()
+        found = view.dataset.to_table(columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit})
+        return found.to_pylist()
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
     hits = []
@@ -175,13 +178,13 @@ def _vector(view: Any, plan: RetrievalPlan, vector: NDArray[np.float32], n: int)
     return _ordered(hits)[:n]
 
 
-def _bm25(view: Any, query: str, n: int) -> list[Hit]:
+def _bm25(view: View, query: str, n: int) -> list[Hit]:
     if not _TOKEN.search(query):
         return []
 
     def fetch(limit: int) -> list[dict[str, Any]]:
         return (
-            view.search(query, query_type="fts", fts_columns="text")
+            view.text.search(query, query_type="fts", fts_columns="text")
             .select([*CHUNK_COLUMNS, "_score"])
             .limit(limit)
             .to_arrow()

@@ -1,17 +1,23 @@
 """The chunk table: a LanceDB table whose native versions are the index history.
 
-Writers go through one handle; every read of the past goes through a checked-out,
-read-only view of an exact version (cached: versions never change). The table lives in the
-project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
-LanceDB's own object-store support: ``storage_options`` are merged with the standard
-environment variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by LanceDB itself.
+Writers go through one LanceDB handle, connected on the first write; every read goes through
+the table's Lance dataset (pylance, the engine LanceDB stores it with), and every read of the
+past through a checked-out, read-only ``View`` of an exact version (cached: versions never
+change). Reading needs no ``import lancedb`` (its connection, namespace and embedding layers
+are most of what a reading CLI verb would otherwise spend starting up), except full-text
+search: BM25 stays on LanceDB's own engine, whose scores its logged queries were ranked with
+(pylance's newer engine scores them differently), through ``View.text``. The table lives in
+the project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
+Lance's object-store support: ``storage_options`` are merged with the standard environment
+variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by Lance itself.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -29,6 +35,7 @@ __all__ = [
     "KEEP_FOREVER",
     "ChunkTable",
     "VectorIndex",
+    "View",
     "chunk_schema",
     "is_remote",
     "sql_string_list",
@@ -88,6 +95,28 @@ def _connect(location: str | Path, storage_options: dict[str, str] | None) -> An
     return import_lancedb().connect(str(location), storage_options=storage_options or None)
 
 
+def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
+    """The Lance dataset at ``where``, at its latest version."""
+    os.environ.setdefault("RUST_LOG", "error")
+    import lance
+
+    return lance.dataset(where, storage_options=storage_options or None)
+
+
+class View:
+    """One version of the table, read-only: ``dataset`` is the Lance dataset checked out at
+    it (scans, vector search); ``text`` is the same version as a LanceDB table, opened on
+    first use, for full-text search only."""
+
+    def __init__(self, dataset: Any, open_text: Callable[[], Any]) -> None:
+        self.dataset = dataset
+        self._open_text = open_text
+
+    @functools.cached_property
+    def text(self) -> Any:
+        return self._open_text()
+
+
 def sql_string_list(values: list[str]) -> str:
     """A SQL ``IN`` list with every quote doubled (source names are user data)."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
@@ -122,31 +151,52 @@ class ChunkTable:
         self.folder: str | Path = folder if is_remote(folder) else Path(folder)
         self.table_name = table_name
         self.where = f"{str(self.folder).rstrip('/')}/{table_name}.lance"
-        self._views: OrderedDict[int, Any] = OrderedDict()
+        self._storage_options = storage_options
+        self._views: OrderedDict[int, View] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
         self._ann_cache: dict[int, VectorIndex | None] = {}
-        if _table is not None:
-            self._db, self._table = _db, _table
-            return
-        self._db = _connect(self.folder, storage_options)
-        if not table_exists(self._db, self.folder, table_name):
-            raise ProjectDamagedError(
-                f"the index {self.where} is missing: this project's chunk table is gone. Restore it from a "
-                "backup; ragtt never recreates it empty"
-            )
-        try:
-            self._table = self._db.open_table(table_name)
-            self._table.version  # noqa: B018 - reads the latest manifest now, not at the first query
-        except (RuntimeError, OSError, ValueError) as exc:
-            raise ProjectDamagedError(
-                f"the index {self.where} cannot be read ({str(exc).splitlines()[0]}); restore it from a backup"
-            ) from None
+        # LanceDB: the writer (and full-text search), connected on first use; reads never need it
+        self._db, self._table = _db, _table
+        self._dataset: Any = self._open()
+
+    def _open(self) -> Any:
+        """The Lance dataset at its latest version: the manifest is read now, not at the first query."""
+        if is_remote(self.folder) or Path(self.where).is_dir():
+            try:
+                return _open_dataset(self.where, self._storage_options)
+            except (RuntimeError, OSError, ValueError) as exc:
+                if "not found" not in str(exc):
+                    raise ProjectDamagedError(
+                        f"the index {self.where} cannot be read ({str(exc).splitlines()[0]}); restore it from a backup"
+                    ) from None
+        raise ProjectDamagedError(
+            f"the index {self.where} is missing: this project's chunk table is gone. Restore it from a "
+            "backup; ragtt never recreates it empty"
+        )
+
+    def _lancedb(self) -> Any:
+        if self._db is None:
+            self._db = _connect(self.folder, self._storage_options)
+        return self._db
+
+    def _writer(self) -> Any:
+        """The LanceDB table, checked out at the latest version (another process may have written)."""
+        if self._table is None:
+            self._table = self._lancedb().open_table(self.table_name)
+        self._table.checkout_latest()
+        return self._table
+
+    def _latest(self) -> Any:
+        """The Lance dataset at the latest version (another process may have written since)."""
+        latest = self._dataset.latest_version
+        if latest != self._dataset.version:
+            self._dataset = self._dataset.checkout_version(latest)
+        return self._dataset
 
     @property
     def dim(self) -> int:
         """The vector width at the latest version (a re-embed may change it)."""
-        self._table.checkout_latest()
-        return int(self._table.schema.field("vector").type.list_size)
+        return int(self._latest().schema.field("vector").type.list_size)
 
     @classmethod
     def create(
@@ -161,7 +211,7 @@ class ChunkTable:
         # Full-text search fails at any version older than its index: build it before any row.
         table.create_index("text", config=FTS(with_position=False))
         made.append(int(table.version))
-        return cls(folder, table_name, _table=table, _db=db), made
+        return cls(folder, table_name, storage_options=storage_options, _table=table, _db=db), made
 
     @staticmethod
     def exists(folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None) -> bool:
@@ -189,15 +239,14 @@ class ChunkTable:
 
     def has_text_index(self) -> bool:
         """Whether the latest version has its full-text index (a rewrite drops it)."""
-        self._table.checkout_latest()
-        return any(getattr(i, "columns", None) == ["text"] for i in self._table.list_indices())
+        return any(i["fields"] == ["text"] for i in self._latest().list_indices())
 
     def create_text_index(self) -> int:
         from lancedb.index import FTS
 
-        self._table.checkout_latest()
-        self._table.create_index("text", config=FTS(with_position=False))
-        return int(self._table.version)
+        table = self._writer()
+        table.create_index("text", config=FTS(with_position=False))
+        return int(table.version)
 
     def vector_index(self, version: int) -> VectorIndex | None:
         """The ANN index on ``vector`` at ``version`` (None: that version is searched exactly).
@@ -205,9 +254,9 @@ class ChunkTable:
         if version in self._ann_cache:
             return self._ann_cache[version]
         found = None
-        for index in self.view(version).list_indices():
-            if list(getattr(index, "columns", [])) == ["vector"]:
-                found = VectorIndex(str(index.name), str(index.index_uuid), str(index.index_type))
+        for index in self.view(version).dataset.list_indices():
+            if list(index["fields"]) == ["vector"]:
+                found = VectorIndex(str(index["name"]), str(index["uuid"]), str(index["type"]))
         self._ann_cache[version] = found
         if len(self._ann_cache) > _VIEW_CACHE:
             self._ann_cache.pop(next(iter(self._ann_cache)))
@@ -217,43 +266,47 @@ class ChunkTable:
         """Train an IVF-PQ index (cosine) on every row's vector, in ONE new version; returns it."""
         from lancedb.index import IvfPq
 
-        self._table.checkout_latest()
-        self._table.create_index(
+        table = self._writer()
+        table.create_index(
             "vector",
             config=IvfPq(distance_type="cosine", num_partitions=num_partitions, num_sub_vectors=num_sub_vectors),
             name=name,
         )
-        return int(self._table.version)
+        return int(table.version)
 
     # -- versions ---------------------------------------------------------------------------
 
     def latest_version(self) -> int:
-        self._table.checkout_latest()  # another process may have written since
-        return int(self._table.version)
+        return int(self._latest().version)
 
-    def view(self, version: int) -> Any:
-        """A read-only handle checked out at ``version`` (cached; never write to it)."""
+    def view(self, version: int) -> View:
+        """A read-only view of ``version`` (cached; never write to it)."""
         cached = self._views.get(version)
         if cached is not None:
             self._views.move_to_end(version)
             return cached
-        handle = self._db.open_table(self.table_name)
         try:
-            handle.checkout(version)
+            dataset = self._dataset.checkout_version(version)
         except (ValueError, RuntimeError, OSError) as exc:
             raise NotFoundError(
                 f"index version {version} does not exist in table {self.table_name!r} "
                 f"(latest is {self.latest_version()}; a prune deletes old versions, and its history.pruned "
                 "event lists them)"
             ) from exc
-        self._views[version] = handle
+        view = View(dataset, functools.partial(self._text_view, version))
+        self._views[version] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
+        return view
+
+    def _text_view(self, version: int) -> Any:
+        handle = self._lancedb().open_table(self.table_name)
+        handle.checkout(version)
         return handle
 
     def tag(self, label: str, version: int) -> None:
         try:
-            self._table.tags.create(label, version)
+            self._writer().tags.create(label, version)
         except (RuntimeError, ValueError, OSError) as exc:
             message = str(exc)
             if "already exists" in message:
@@ -261,41 +314,41 @@ class ChunkTable:
             raise StoreError(f"cannot tag version {version} as {label!r}: {message}") from None
 
     def tags(self) -> dict[str, int]:
-        return {name: int(info["version"]) for name, info in self._table.tags.list().items()}
+        return {name: int(info["version"]) for name, info in self._latest().tags.list().items()}
 
     # -- writes (each is exactly one new version) ------------------------------------------------
 
     def add_rows(self, rows: pa.Table | pa.RecordBatchReader) -> int:
         """Append ``rows`` in ONE version (chunks of sources the table does not hold yet). A
         reader is written as it is read, a batch at a time, and committed after its last."""
-        self._table.checkout_latest()
-        self._table.add(rows)
-        return int(self._table.version)
+        table = self._writer()
+        table.add(rows)
+        return int(table.version)
 
     def replace_sources(self, rows: pa.Table | pa.RecordBatchReader, sources: list[str]) -> int:
         """Make ``rows`` the chunks of ``sources`` in ONE version: kept chunk ids keep their id
         (their charspan and document pointer are refreshed: the passage may have moved), new
         ones are inserted, stale ones of these sources are deleted, other sources untouched.
         A reader is consumed as a stream; LanceDB commits once, after its last batch."""
-        self._table.checkout_latest()
+        table = self._writer()
         where = f"source IN ({sql_string_list(sources)})"
         (
-            self._table.merge_insert("chunk_id")
+            table.merge_insert("chunk_id")
             .when_matched_update_all()
             .when_not_matched_insert_all()
             .when_not_matched_by_source_delete(where)
             .execute(rows)
         )
-        return int(self._table.version)
+        return int(table.version)
 
     def rewrite_vectors(self, rows: pa.Table, dim: int) -> list[int]:
         """Replace every row's vector (the rows are the whole table); returns the new versions."""
-        self._table.checkout_latest()
+        table = self._writer()
         if dim == self.dim:
-            self._table.merge_insert("chunk_id").when_matched_update_all().execute(rows)
-            return [int(self._table.version)]
-        self._table.add(rows, mode="overwrite")  # a new version with the new schema; history stays
-        first = int(self._table.version)
+            table.merge_insert("chunk_id").when_matched_update_all().execute(rows)
+            return [int(table.version)]
+        table.add(rows, mode="overwrite")  # a new version with the new schema; history stays
+        first = int(table.version)
         return [first, self.create_text_index()]
 
     def optimize(self) -> list[int]:
@@ -305,10 +358,10 @@ class ChunkTable:
         scans, vector search and BM25 slow down with every ingest. Returns the new versions;
         the data at every version, old or new, is unchanged.
         """
-        self._table.checkout_latest()
-        before = int(self._table.version)
-        self._table.optimize(cleanup_older_than=KEEP_FOREVER)
-        return list(range(before + 1, int(self._table.version) + 1))
+        table = self._writer()
+        before = int(table.version)
+        table.optimize(cleanup_older_than=KEEP_FOREVER)
+        return list(range(before + 1, int(table.version) + 1))
 
     def forget(self, versions: list[int], tags: list[str]) -> int:
         """Delete ``tags``, then the versions ``versions`` and the files only they used (retention,
@@ -317,32 +370,27 @@ class ChunkTable:
         version that still has a tag, so a retained snapshot cannot be lost by mistake here.
         """
         held = self.tags()
+        table = self._writer()
         for label in tags:
             if label in held:
-                self._table.tags.delete(label)
+                table.tags.delete(label)
         if not versions:
             return 0
-        self._table.checkout_latest()
         self._views.clear()
         self._id_cache.clear()
         self._ann_cache.clear()
-        stats = self._table.to_lance().cleanup_old_versions(
-            versions=sorted(versions), error_if_tagged_old_versions=True
-        )
+        stats = self._latest().cleanup_old_versions(versions=sorted(versions), error_if_tagged_old_versions=True)
         return int(stats.bytes_removed)
 
     def delete_sources(self, sources: list[str]) -> int:
-        self._table.checkout_latest()
-        self._table.delete(f"source IN ({sql_string_list(sources)})")
-        return int(self._table.version)
+        table = self._writer()
+        table.delete(f"source IN ({sql_string_list(sources)})")
+        return int(table.version)
 
     # -- reads ----------------------------------------------------------------------------------
 
     def scan(self, version: int, columns: list[str], where: str | None = None) -> pa.Table:
-        query = self.view(version).search().select(columns)
-        if where:
-            query = query.where(where)
-        return query.limit(None).to_arrow()
+        return self.view(version).dataset.to_table(columns=columns, filter=where or None)
 
     def texts(self, version: int, chunk_ids: Iterable[str]) -> dict[str, str]:
         """chunk_id -> text at ``version``, in one scan (ids not in the table then are absent)."""
@@ -358,7 +406,7 @@ class ChunkTable:
         return None if found.num_rows == 0 else str(found.column("doc_key")[0].as_py())
 
     def count(self, version: int) -> int:
-        return int(self.view(version).count_rows())
+        return int(self.view(version).dataset.count_rows())
 
     def chunk_sources(self, version: int) -> dict[str, str]:
         """chunk_id -> source at ``version`` (cached: a version never changes)."""
@@ -382,4 +430,4 @@ class ChunkTable:
 
     def vector_dim(self, version: int) -> int:
         """The vector width stored at ``version`` (a re-embed may have changed it)."""
-        return int(self.view(version).schema.field("vector").type.list_size)
+        return int(self.view(version).dataset.schema.field("vector").type.list_size)

@@ -132,3 +132,19 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0 and capsys.readouterr().out.startswith("ragtt ")
+
+
+def test_plugin_commands_are_looked_up_only_for_a_command_ragtt_does_not_have() -> None:
+    """Finding plugins reads every installed distribution's metadata: ``ragtt replay`` skips it."""
+    import argparse
+
+    from ragtt.cli import build_parser
+
+    def commands(parser: argparse.ArgumentParser) -> set[str]:
+        return set(next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices)
+
+    everything = commands(build_parser())  # `ragtt --help`: every command is listed
+    assert "report" in everything  # ragtt_nb's, through the ragtt.cli entry points
+    assert commands(build_parser("report")) == everything
+    assert commands(build_parser("replay")) == everything - {"report"}
+    assert commands(build_parser("test")) == everything - {"report"}  # `ragtt test capture`

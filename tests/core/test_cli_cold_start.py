@@ -1,4 +1,5 @@
-"""A CLI verb loads only what it uses: reading verbs never import torch, litellm or the model."""
+"""A CLI verb loads only what it uses: reading verbs never import torch, litellm or the model,
+nor LanceDB on a vector project (reads go through pylance; LanceDB is the writer, and BM25)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ THE_MODEL = ("onnxruntime", "tokenizers", "onnx")
 # lancedb's REST namespace client: its __init__ (every API module, urllib3) is deferred
 REST_CLIENT = ("lance_namespace_urllib3_client.api", "lance_namespace_urllib3_client.api_client", "urllib3")
 CLUSTER = ("ray",)  # only ingest(engine="ray") imports it
-WATCHED = MODEL_STACK + THE_MODEL + REST_CLIENT + CLUSTER
+LANCEDB = ("lancedb", "lance_namespace")  # writes and full-text search only
+WATCHED = MODEL_STACK + THE_MODEL + REST_CLIENT + CLUSTER + LANCEDB
 
 # runs one CLI verb in this process, then reports which watched modules it imported
 PROBE = (
@@ -54,7 +56,7 @@ def imported_by(verb: list[str], project: Path, env: dict[str, str]) -> tuple[se
 
 
 @pytest.mark.slow
-def test_reading_verbs_import_neither_torch_nor_litellm_nor_the_model(
+def test_reading_verbs_import_neither_torch_nor_litellm_nor_the_model_nor_lancedb(
     demo: tuple[Path, dict[str, str], list[str]],
 ) -> None:
     project, env, ids = demo
