@@ -147,7 +147,7 @@ def rebuild_fts(store: AssertionStore, tokenizer: str | None) -> str:
     with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
         current = conn.execute("SELECT value FROM settings WHERE key = 'fts_tokenizer'").fetchone()[0]
         chosen = validate_tokenizer(tokenizer) if tokenizer is not None else current
-        for trigger in ("assertions_fts_ai", "assertions_fts_ad", "assertions_fts_au"):
+        for trigger in ("assertions_fts_ad", "assertions_fts_au"):
             conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         conn.execute("DROP TABLE IF EXISTS assertions_fts")
         for sql in fts_ddl(chosen):

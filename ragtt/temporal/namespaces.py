@@ -240,6 +240,7 @@ class Namespaces:
         rows: list[VectorRow],
         plan: VectorPlan,
     ) -> None:
+        """Index the vectors of assertions inserted in this transaction (``rows``: their vector rows)."""
         for ns, (idx, matrix) in plan.items():
             info = self._ensure_vec_table(conn, self.info(ns, conn=conn))
             if info.vec_table is None or info.embedding_dimension != matrix.shape[1]:
@@ -247,7 +248,7 @@ class Namespaces:
                     "namespace %r changed dimension during the write; %d assertion(s) left pending", ns, len(idx)
                 )
                 continue
-            vec0_upsert(conn, info.vec_table, [rows[i] for i in idx], matrix)
+            vec0_upsert(conn, info.vec_table, [rows[i] for i in idx], matrix, fresh=True)
 
     def pending(self, namespace: str) -> list[str]:
         with self._store._read() as conn:  # noqa: SLF001 - the temporal package's own store

@@ -146,15 +146,17 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int) -> list[tuple[int, floa
 
 def _vector_hits(
     store: AssertionStore, conn: Any, info: NamespaceInfo, query: RetrievalQuery, vector: NDArray[np.float32], k: int
-) -> tuple[list[tuple[int, float]], str]:
+) -> tuple[list[tuple[int, float]], str, int]:
+    """The vector side's hits, the backend that found them and how many rows it scored on int8 codes."""
     flt = VectorFilter(
         query.temporal_anchor, query.include_superseded, query.min_confidence, query.assertion_types, query.entity_types
     )
     matrix = store.namespaces.matrix(conn, info)
     if matrix is not None:
-        return matrix.search(vector, k, flt), "memory"
+        hits = matrix.search(vector, k, flt)
+        return hits, "memory", matrix.quantized_rows
     assert info.vec_table is not None
-    return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec"
+    return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec", 0
 
 
 def _light_rows(conn: Any, seqs: list[int]) -> list[tuple[Any, ...]]:
@@ -215,7 +217,9 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
     ext = store._columns("assertions")  # noqa: SLF001 - the temporal package's own store
     with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         info = store.namespaces.info(query.namespace, conn=conn)
-        vector_hits, backend = _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None)
+        vector_hits, backend, quantized = (
+            _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None, 0)
+        )
         text_hits = _text_hits(conn, query, k)
         evidence: dict[int, dict[str, Any]] = {}
         for side, hits in (("vector", vector_hits), ("bm25", text_hits or [])):
@@ -228,8 +232,12 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
             sim, vrank = ev.get("vector", (None, None))
             bm25, brank = ev.get("bm25", (None, None))
             candidates.append(Candidate(aid, vf, vu, conf, typ, etype, sim, vrank, bm25, brank))
+        # two subqueries, so each is one probe of the (namespace, valid_from) index: SQLite
+        # answers MIN and MAX together only by scanning the namespace
         bounds = conn.execute(
-            "SELECT MIN(valid_from), MAX(valid_from) FROM assertions WHERE namespace = ?", (query.namespace,)
+            "SELECT (SELECT MIN(valid_from) FROM assertions WHERE namespace = ?), "
+            "(SELECT MAX(valid_from) FROM assertions WHERE namespace = ?)",
+            (query.namespace, query.namespace),
         ).fetchone()
         context = ScoringContext(
             query.namespace,
@@ -273,6 +281,7 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
         "vector_applied": vector is not None,
         "bm25_applied": text_hits is not None,
         "vector_backend": backend,
+        "vector_quantized_rows": quantized,
         "query_text_mode": query.query_text_mode,
         "mode": query.mode,
         "took_ms": took,

@@ -265,6 +265,8 @@ def insert_assertions(
         )
         vector_rows.append((seq + offset + 1, a.valid_from, until, a.confidence, a.type, a.entity_type))
     conn.executemany(f"INSERT INTO assertions ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", rows)
+    # the batch's full text in one statement: its rows are the ones past the old maximum seq
+    conn.execute("INSERT INTO assertions_fts(rowid, content) SELECT seq, content FROM assertions WHERE seq > ?", (seq,))
     last = conn.execute("SELECT seq FROM assertions WHERE id = ?", (ids[-1],)).fetchone()[0]
     if last != seq + len(assertions):  # rowids are max+1 under our write lock; check rather than trust
         found = {aid: row[0] for aid, row in _existing(conn, "assertions", "id", ids, "seq").items()}

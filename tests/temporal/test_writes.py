@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ragtt._sqlite import connect
 from ragtt.errors import NotFoundError, StoreError, SupersessionError, ValidationError
-from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, Link, MissingExcerptWarning
+from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, Link, MissingExcerptWarning, RetrievalQuery
+from ragtt.temporal.schema import MIGRATIONS, SCHEMA_VERSION
 from tests.temporal.conftest import NS, Fact, episode, make
 
 
@@ -203,3 +205,39 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="newer"):
         AssertionStore.open(tmp_path / "s.db")
+
+
+def test_a_version_1_store_migrates_to_batch_indexed_full_text(tmp_path: Path) -> None:
+    # a store as version 1 left it: the insert trigger indexed each row as it was written
+    path = tmp_path / "v1.db"
+    conn = connect(path, foreign_keys=True)
+    conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
+    for sql in dict(MIGRATIONS)[1]:
+        conn.execute(sql)
+    conn.execute("INSERT INTO schema_migrations VALUES (1, 0)")
+    conn.execute("INSERT INTO namespaces (name, created_at) VALUES (?, 0)", (NS,))
+    conn.execute("INSERT INTO episodes VALUES ('e1', ?, 0, '2024-01-01', 'note', 'source', NULL)", (NS,))
+    conn.execute(
+        "INSERT INTO assertions (id, namespace, type, content, valid_from, confidence, source_episode_id, created_at) "
+        "VALUES ('old', ?, 'fact', 'refunds take fourteen days', 1, 0.9, 'e1', 0)",
+        (NS,),
+    )
+    conn.execute("INSERT INTO citations VALUES ('c-old', 'old', 'e1', 'ref:old', 'fourteen days', NULL, NULL, NULL)")
+    conn.close()
+    with AssertionStore.open(path) as store:
+        assert store.schema_version == SCHEMA_VERSION == 2
+        with store._read() as raw:  # the test inspects the schema behind the API
+            triggers = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+        assert triggers == {"assertions_fts_ad", "assertions_fts_au"}
+        store.write_assertions([make("new", "refunds now take thirty days", 5), make("other", "unrelated", 6)])
+        res = store.retrieve(RetrievalQuery(NS, 10, query_text="refunds", strategy="bm25"))
+        assert sorted(res.ids) == ["new", "old"]  # the migrated row and the new one, each once
+        store.rebuild_fts()
+        assert sorted(store.retrieve(RetrievalQuery(NS, 10, query_text="refunds", strategy="bm25")).ids) == [
+            "new",
+            "old",
+        ]
+        with store._read() as raw:  # FTS5's own check: the index holds exactly the content rows
+            raw.execute("INSERT INTO assertions_fts(assertions_fts) VALUES ('integrity-check')")
+    with AssertionStore.open(path) as again:  # a migrated store opens without migrating twice
+        assert again.schema_version == 2

@@ -1,0 +1,157 @@
+"""The in-memory vector search past one sealed block: int8 candidates, exact float32 rescoring.
+
+The corpus is real text: Cranfield's abstracts, one assertion per sentence and per pair of
+consecutive sentences (two sealed blocks and a tail), embedded as the sum of a seeded
+random vector per word, so neighbours share words the way real embeddings do.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, RetrievalQuery
+from ragtt.temporal.quantized import BLOCK_ROWS
+from tests.conftest import corpus
+
+NS = "kb"
+DIM = 64
+LIMIT = 10
+
+
+def _embed(texts: list[str], vocab: dict[str, int], table: np.ndarray) -> np.ndarray:
+    out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
+    for row, text in enumerate(texts):
+        ids = [vocab.setdefault(w, len(vocab)) for w in re.findall(r"\w+", text.lower())]
+        if ids:
+            out[row] = table[np.asarray(ids) % len(table)].sum(axis=0)
+    out[~out.any(axis=1), 0] = 1.0
+    return out
+
+
+@pytest.fixture(scope="module")
+def cranfield(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    root = corpus("cranfield", "beir_format")
+    texts: list[str] = []
+    for line in (root / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        sentences = [s.strip() for s in json.loads(line)["text"].split(" . ") if s.strip()]
+        texts += sentences + [f"{a} . {b}" for a, b in itertools.pairwise(sentences)]
+    questions = [json.loads(line)["text"] for line in (root / "queries.jsonl").read_text().splitlines()][:60]
+    table = np.random.default_rng(3).standard_normal((50_000, DIM)).astype(np.float32)
+    vocab: dict[str, int] = {}
+    vectors = _embed(texts, vocab, table)
+    queries = _embed(questions, vocab, table)
+    n = len(texts)
+    assert n > 2 * BLOCK_ROWS  # two sealed blocks and a tail
+    rng = np.random.default_rng(5)
+    closed = rng.random(n) < 0.15  # closed before the anchor: never a hit at it
+    typ = np.where(rng.random(n) < 0.5, "fact", "note")
+    path = tmp_path_factory.mktemp("quantized") / "kb.db"
+    with AssertionStore.open(path, namespace=NS, embedding_dimension=DIM) as store:
+        store.write_episode(Episode("ep", NS, 0, 0.0, "corpus", "cranfield"))
+        items = [
+            Assertion(
+                f"s{i}",
+                NS,
+                str(typ[i]),
+                text,
+                float(i),
+                0.9,
+                "ep",
+                [Citation(f"c{i}", "ep", f"cranfield#{i}", text)],
+                valid_until=float(i + 1) if closed[i] else None,
+            )
+            for i, text in enumerate(texts)
+        ]
+        for lo in range(0, n, 5000):
+            store.write_assertions(items[lo : lo + 5000], vectors[lo : lo + 5000])
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    return path, unit, queries, closed, typ
+
+
+def _exact(unit: np.ndarray, query: np.ndarray, admitted: np.ndarray, k: int) -> list[str]:
+    scores = unit @ (query / np.linalg.norm(query))
+    scores[~admitted] = -np.inf
+    order = np.lexsort((np.arange(len(scores)), -scores))[:k]
+    return [f"s{i}" for i in order]
+
+
+def _ask(store: AssertionStore, query: np.ndarray, **kw: Any) -> Any:
+    anchor = float(10**9)
+    return store.retrieve(RetrievalQuery(NS, anchor, query_embedding=query, strategy="vector", limit=LIMIT, **kw))
+
+
+def test_int8_candidates_recall_the_exact_top_k_over_the_valid_rows(cranfield: Any) -> None:
+    path, unit, queries, closed, typ = cranfield
+    with AssertionStore.open(path, namespace=NS) as store:
+        cases = [({}, ~closed), ({"assertion_types": ["note"]}, ~closed & (typ == "note"))]
+        for kw, admitted in cases:
+            hits = 0
+            for query in queries:
+                res = _ask(store, query, **kw)
+                assert res.meta["vector_quantized_rows"] == 2 * BLOCK_ROWS  # the int8 path ran
+                assert all(admitted[int(i[1:])] for i in res.ids)  # never a closed or filtered row
+                hits += len(set(res.ids) & set(_exact(unit, query, admitted, LIMIT)))
+            assert hits / (LIMIT * len(queries)) >= 0.99, kw
+
+
+def test_returned_similarities_are_the_exact_float32_ones(cranfield: Any) -> None:
+    path, unit, queries, _, _ = cranfield
+    with AssertionStore.open(path, namespace=NS) as store:
+        for query in queries[:20]:
+            res = _ask(store, query)
+            q = (query / np.linalg.norm(query)).astype(np.float32)
+            sims = [r.score_components["vector_similarity"] for r in res.results]
+            exact = [float(unit[int(r.id[1:])] @ q) for r in res.results]
+            np.testing.assert_allclose(sims, exact, rtol=0, atol=1e-6)
+            assert sims == sorted(sims, reverse=True)
+
+
+def test_quantized_results_are_the_same_on_every_run_and_open(cranfield: Any) -> None:
+    path, _, queries, _, _ = cranfield
+    with AssertionStore.open(path, namespace=NS) as store:
+        first = [_ask(store, q).ids for q in queries[:10]]
+        again = [_ask(store, q).ids for q in queries[:10]]
+    with AssertionStore.open(path, namespace=NS) as reopened:
+        fresh = [_ask(reopened, q).ids for q in queries[:10]]
+    assert first == again == fresh
+
+
+def test_a_block_admitting_fewer_rows_than_the_candidates_still_fills_the_top_k(tmp_path: Path) -> None:
+    # every row of the first two blocks is closed but three: their blocks pad their top-k with
+    # refused rows, which must never come back, while the open tail still fills the result
+    n = 2 * BLOCK_ROWS + 500
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((n, 8)).astype(np.float32)
+    keep = {5, BLOCK_ROWS + 7, BLOCK_ROWS + 9}
+    with AssertionStore.open(tmp_path / "pad.db", namespace=NS, embedding_dimension=8) as store:
+        store.write_episode(Episode("ep", NS, 0, 0.0, "corpus", "x"))
+        items = [
+            Assertion(
+                f"s{i}",
+                NS,
+                "fact",
+                f"row {i}",
+                float(i),
+                0.9,
+                "ep",
+                [Citation(f"c{i}", "ep", f"r#{i}", "row")],
+                valid_until=None if i >= 2 * BLOCK_ROWS or i in keep else float(i + 1),
+            )
+            for i in range(n)
+        ]
+        store.write_assertions(items, vectors)
+        res = store.retrieve(RetrievalQuery(NS, 1e9, query_embedding=vectors[5], strategy="vector", limit=LIMIT))
+    admitted = np.zeros(n, dtype=bool)
+    admitted[2 * BLOCK_ROWS :] = True
+    admitted[list(keep)] = True
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert res.meta["vector_quantized_rows"] == 2 * BLOCK_ROWS
+    assert res.ids == _exact(unit, vectors[5], admitted, LIMIT)
+    assert res.ids[0] == "s5"
