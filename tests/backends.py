@@ -50,6 +50,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _wait_for_port(port: int, server: subprocess.Popen[bytes], died: str) -> None:
+    """Until ``server`` listens on loopback ``port`` (at most 30 s); ``died`` if it exits first."""
+    for _ in range(300):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            if server.poll() is not None:
+                pytest.fail(died)
+            time.sleep(0.1)
+    pytest.fail(f"nothing listens on 127.0.0.1:{port} after 30 s")
+
+
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
     """A fresh cluster; yields its admin URI. Postgres refuses to run as root, so as root the
@@ -310,14 +323,7 @@ def s3_server() -> Iterator[dict[str, str]]:
     )
     endpoint = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail("moto_server exited at start: pip install 'moto[server]'")
-                time.sleep(0.1)
+        _wait_for_port(port, server, "moto_server exited at start: pip install 'moto[server]'")
         import urllib.request
 
         urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{BUCKET}", method="PUT"), timeout=10).close()
@@ -355,14 +361,7 @@ def azure_server() -> Iterator[dict[str, str]]:
     )
     endpoint = f"http://127.0.0.1:{port}/{AZURE_ACCOUNT}"
     try:
-        for _ in range(300):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if server.poll() is not None:
-                    pytest.fail("Azurite exited at start")
-                time.sleep(0.1)
+        _wait_for_port(port, server, "Azurite exited at start")
         _create_container(endpoint, BUCKET)
         yield {
             "azure_storage_account_name": AZURE_ACCOUNT,
