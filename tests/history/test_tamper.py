@@ -66,9 +66,9 @@ SQLITE_REWRITES = [
     "WHERE type = 'retrieval.executed' LIMIT 1",
     "UPDATE documents SET text = 'rewritten'",
     "DELETE FROM documents",
-    "INSERT OR REPLACE INTO documents SELECT doc_key, doc_id, source, content_hash, 'rewritten', routes, created_at "
-    "FROM documents",
-    "REPLACE INTO documents SELECT doc_key, doc_id, source, content_hash, 'rewritten', routes, created_at "
+    "INSERT OR REPLACE INTO documents SELECT doc_key, doc_id, source, content_hash, 'rewritten', routes, created_at, "
+    "parts FROM documents",
+    "REPLACE INTO documents SELECT doc_key, doc_id, source, content_hash, 'rewritten', routes, created_at, parts "
     "FROM documents",
     "UPDATE index_versions SET committed_at = '2001-01-01T00:00:00.000000Z'",
     "DELETE FROM index_versions",
