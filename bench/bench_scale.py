@@ -187,6 +187,7 @@ def ann_direct(folder: Path, rows: int, queries: int, dim: int = common.HASH_DIM
     import numpy as np
     import pyarrow as pa
 
+    from ragtt.index.maintenance import ivf_pq_sizes
     from ragtt.index.retrieve import ANN_NPROBES, ANN_REFINE_FACTOR, RetrievalPlan, retrieve
     from ragtt.index.table import ChunkTable, chunk_schema
 
@@ -207,7 +208,7 @@ def ann_direct(folder: Path, rows: int, queries: int, dim: int = common.HASH_DIM
         table.add_rows(pa.table(columns, schema=chunk_schema(dim)))
     write_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    version = table.create_vector_index("vector_idx", max(1, round(rows**0.5)), dim // 8)
+    version = table.create_vector_index("vector_idx", *ivf_pq_sizes(rows, dim))
     index_s = time.perf_counter() - t0
     plan = RetrievalPlan("vector", 4, 20, 0.5, "none", "", "random", dim, "chunks", "auto")
     ann = dataclasses.replace(plan, nprobes=ANN_NPROBES, refine_factor=ANN_REFINE_FACTOR)

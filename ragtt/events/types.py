@@ -113,6 +113,7 @@ class VectorIndexBuilt(TypedDict):
     rows: int  # the rows it was trained on (later rows are searched exactly until maintenance adds them)
     num_partitions: int
     num_sub_vectors: int
+    sample_rate: int  # k-means training vectors per partition
 
 
 class RetrievalExecuted(TypedDict):

@@ -262,14 +262,20 @@ class ChunkTable:
             self._ann_cache.pop(next(iter(self._ann_cache)))
         return found
 
-    def create_vector_index(self, name: str, num_partitions: int, num_sub_vectors: int) -> int:
-        """Train an IVF-PQ index (cosine) on every row's vector, in ONE new version; returns it."""
+    def create_vector_index(self, name: str, num_partitions: int, num_sub_vectors: int, sample_rate: int) -> int:
+        """Train an IVF-PQ index (cosine) on every row's vector, in ONE new version; returns it
+        (k-means trains on ``sample_rate`` vectors per partition)."""
         from lancedb.index import IvfPq
 
         table = self._writer()
         table.create_index(
             "vector",
-            config=IvfPq(distance_type="cosine", num_partitions=num_partitions, num_sub_vectors=num_sub_vectors),
+            config=IvfPq(
+                distance_type="cosine",
+                num_partitions=num_partitions,
+                num_sub_vectors=num_sub_vectors,
+                sample_rate=sample_rate,
+            ),
             name=name,
         )
         return int(table.version)
