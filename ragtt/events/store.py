@@ -143,7 +143,7 @@ class EventStore(EventLog):
         spans: list[tuple[list[Any], Future[pl.DataFrame | None] | None]] = []
         # Polars splits one span while SQLite packs the next (both let go of the GIL).
         with self._read_transaction(), ThreadPoolExecutor(max_workers=1) as splitter:
-            top = self._db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+            top = self._top_seq() or 0
             for low in range(0, top, _SEQS_PER_READ):
                 args = [*params, low, low + _SEQS_PER_READ]
                 try:
