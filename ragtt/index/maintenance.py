@@ -105,7 +105,5 @@ def build_vector_index(ctx: Context) -> list[int]:
             "sample_rate": sample_rate,
         }
         w.stage([Event(ev.INDEX_VECTOR_BUILT, dict(payload))])
-        ctx.table.create_vector_index(
-            VECTOR_INDEX_NAME, payload["num_partitions"], payload["num_sub_vectors"], payload["sample_rate"]
-        )
+        ctx.table.create_vector_index(VECTOR_INDEX_NAME, partitions, sub_vectors, sample_rate)
         return w.commit()
