@@ -158,7 +158,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise VerbUsageError(f"needs the serve extra (pip install 'ragtt[serve]'): {exc}") from None
     _export_store_uris(args)
-    serve(args.project, host=args.host, port=args.port, token=args.token, embedder=_embedder(args))
+    serve(
+        args.project, host=args.host, port=args.port, token=args.token, embedder=_embedder(args), threads=args.threads
+    )
     return 0
 
 
@@ -258,6 +260,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--token", default=os.environ.get("RAGTT_TOKEN"), help="bearer token clients must send (default: $RAGTT_TOKEN)"
     )
+    p.add_argument("--threads", type=int, help="requests served at once (default: 4 per CPU, 4 to 32)")
     add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")

@@ -2,7 +2,11 @@
 
 Each worker thread opens its own ``Project`` (SQLite connections belong to one thread) and
 keeps it; all of them share one embedder. Verbs that write the index run one at a time
-behind a lock, on top of the project's own crash-safe write path; readers run concurrently.
+behind a lock, on top of the project's own crash-safe write path; readers run concurrently,
+on a bounded pool of worker threads (``threads``, default ``default_threads()``): the searches
+run in Lance's own native thread pool without the GIL, so Python threads beyond a few per core
+only contend for it, and each one more is one more Project to open cold. A burst of requests
+waits its turn in order instead, which keeps the slowest request close to the typical one.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import hmac
 import inspect
 import io
 import ipaddress
+import os
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -148,15 +153,36 @@ def _endpoint(
     return endpoint
 
 
-def create_app(project_path: str | Path, *, token: str | None = None, embedder: Embedder | None = None) -> FastAPI:
+def default_threads() -> int:
+    """Worker threads for a server on this machine: four per CPU it may run on, 4 to 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(32, max(4, 4 * cpus))
+
+
+def create_app(
+    project_path: str | Path,
+    *,
+    token: str | None = None,
+    embedder: Embedder | None = None,
+    threads: int | None = None,
+) -> FastAPI:
     """The FastAPI app over the project in ``project_path`` (created by the first ingest).
 
     With ``token``, every route but ``/health`` and the docs needs ``Authorization: Bearer <token>``.
+    ``threads`` bounds the requests served at once (default ``default_threads()``).
     """
     pool = Projects(Path(project_path).expanduser(), embedder)
 
+    workers = default_threads() if threads is None else threads
+    if workers < 1:
+        raise ConfigError(f"a server needs at least one worker thread; got threads={workers}")
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        # FastAPI runs each sync endpoint on anyio's thread pool (40 threads unless told)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = workers
         yield
         pool.close()
 
@@ -249,9 +275,12 @@ def serve(
     port: int = 8000,
     token: str | None = None,
     embedder: Embedder | None = None,
+    threads: int | None = None,
 ) -> None:
-    """Run the API with uvicorn until interrupted; refuses a non-loopback host without a token."""
+    """Run the API with uvicorn until interrupted; refuses a non-loopback host without a token.
+    uvicorn parses HTTP with httptools and runs on uvloop (the serve extra installs both)."""
     import uvicorn
 
     check_host(host, token)
-    uvicorn.run(create_app(project_path, token=token, embedder=embedder), host=host, port=port, log_level="warning")
+    app = create_app(project_path, token=token, embedder=embedder, threads=threads)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -134,6 +134,26 @@ def test_non_loopback_needs_a_token(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "--token" in capsys.readouterr().err
 
 
+def test_the_worker_pool_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import anyio.to_thread
+
+    from ragtt.serve.app import default_threads
+
+    def bound(c: TestClient) -> int:  # the limiter FastAPI runs sync endpoints under, in the app's loop
+        return int(c.portal.call(anyio.to_thread.current_default_thread_limiter).total_tokens)  # type: ignore[union-attr]
+
+    with TestClient(create_app(tmp_path / "p", embedder=ragtt.HashEmbedder(), threads=3)) as c:
+        assert bound(c) == 3
+        assert c.post("/ingest", json={"texts": TEXTS}).status_code == 200
+    with TestClient(create_app(tmp_path / "p", embedder=ragtt.HashEmbedder())) as c:
+        assert bound(c) == default_threads() and 4 <= default_threads() <= 32
+        assert c.get("/snapshots").status_code == 200
+    with pytest.raises(ConfigError, match="at least one worker thread"):
+        create_app(tmp_path / "p", threads=0)
+    assert main(["serve", "--project", str(tmp_path / "p"), "--threads", "0"]) == 2
+    assert "at least one worker thread" in capsys.readouterr().err
+
+
 def test_a_missing_project_is_404_and_not_created(tmp_path: Path) -> None:
     with TestClient(create_app(tmp_path / "none", embedder=ragtt.HashEmbedder())) as c:
         assert c.get("/snapshots").status_code == 404
