@@ -9,8 +9,8 @@ One project (bench/common's documents, the hash embedder) is served by `ragtt se
 1. latency: the same query texts, alternating between `POST /query` over one keep-alive
    HTTP connection and `proj.query` in this process (so load drift hits both alike); the
    row is the ratio of the two medians (target <= 1.3x);
-2. concurrency: N threads, each with its own connection, loop for S seconds over a mix of
-   what readers do (`POST /query`, `POST /replay`, `GET /query/{id}`); the rows are the
+2. concurrency: N threads, each with its own connection, all started at once, loop for S
+   seconds over a mix of what readers do (`POST /query`, `POST /replay`, `GET /query/{id}`); the rows are the
    error count (target 0) and p99 / p50 of all requests (target < 10x).
 """
 
@@ -92,11 +92,17 @@ def readers(base: str, queries: list[str], logged: list[str], threads: int, seco
     samples: list[float] = []
     errors: list[str] = []
     lock = threading.Lock()
-    stop_at = time.monotonic() + seconds
+    # Every reader makes its client first, then all start at once: building 50 clients (each
+    # loads a TLS context) holds this process's GIL for a second or more, which would be timed
+    # as the server's latency on the first requests of the readers already running.
+    ready = threading.Barrier(threads + 1, timeout=START_TIMEOUT_S)
+    clock: dict[str, float] = {}
 
     def reader(n: int) -> None:
         mine: list[float] = []
         with httpx.Client(base_url=base, timeout=60.0) as client:
+            ready.wait()
+            stop_at = clock["stop_at"]
             i = n
             while time.monotonic() < stop_at:
                 kind = i % 3
@@ -123,6 +129,8 @@ def readers(base: str, queries: list[str], logged: list[str], threads: int, seco
     pool = [threading.Thread(target=reader, args=(n,), daemon=True) for n in range(threads)]
     for t in pool:
         t.start()
+    clock["stop_at"] = time.monotonic() + seconds
+    ready.wait()
     for t in pool:
         t.join(seconds + 120)  # bounded: a stuck request is an error, not a hang
     stuck = sum(t.is_alive() for t in pool)
