@@ -304,15 +304,19 @@ def _adopt_or_create(
     events = path / _EVENTS
     schema = _schema_version(events)
     if schema == 1:  # a project from before the marker: it has its stores, it gains the marker
-        table = (config or _stored_config(path) or PipelineConfig()).table_name
-        marker = Marker.new(table).with_store("tables", [table])
-        if not (path / _INDEX).is_dir():
-            raise ProjectDamagedError(
-                f"the index {path / _INDEX} of the project in {path} is missing; restore it "
-                "from a backup; ragtt never recreates it empty"
-            )
-        marker.write(path)
-        return marker
+        with _creation_lock(path):
+            existing = Marker.read(path)  # another process may have adopted it meanwhile: one id
+            if existing is not None:
+                return existing
+            table = (config or _stored_config(path) or PipelineConfig()).table_name
+            marker = Marker.new(table).with_store("tables", [table])
+            if not (path / _INDEX).is_dir():
+                raise ProjectDamagedError(
+                    f"the index {path / _INDEX} of the project in {path} is missing; restore it "
+                    "from a backup; ragtt never recreates it empty"
+                )
+            marker.write(path)
+            return marker
     if schema is None and (path / _INDEX).is_dir() and any((path / _INDEX).iterdir()):
         raise ProjectDamagedError(
             f"the event log {events} of the project in {path} is missing (its index "

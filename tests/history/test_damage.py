@@ -170,6 +170,50 @@ def test_a_project_from_before_the_marker_is_adopted(tmp_path: Path) -> None:
         assert proj.verify().ok
 
 
+def test_two_processes_adopting_an_old_project_agree_on_its_id(tmp_path: Path) -> None:
+    """The adoption re-reads the marker under the creation lock: a process that waited for
+    another's adoption takes its marker instead of writing a second project id over it."""
+    import fcntl
+    import os
+    import threading
+
+    from ragtt._sqlite import connect
+    from ragtt.events.migrations import MIGRATIONS
+    from ragtt.events.sql import run_script
+    from ragtt.index.table import ChunkTable
+    from ragtt.marker import MARKER, Marker
+
+    path = tmp_path / "old"
+    path.mkdir()
+    conn = connect(path / "events.db")
+    run_script(conn, str(MIGRATIONS[0]))
+    conn.execute("PRAGMA user_version = 1")
+    for version in (1, 2):
+        conn.execute(
+            "INSERT INTO index_versions VALUES ('chunks', ?, '2025-01-01T00:00:00.000000Z', 'create')", (version,)
+        )
+    conn.close()
+    ChunkTable.create(path / "lancedb", "chunks", 256)
+    held = os.open(path / f".{MARKER}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(held, fcntl.LOCK_EX)  # the other process, mid-adoption
+    opened: list[int] = []
+
+    def adopt() -> None:
+        with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=False) as proj:
+            opened.append(proj.version)
+
+    waiter = threading.Thread(target=adopt)
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive() and not (path / MARKER).exists()  # it waits for the lock
+    theirs = Marker.new("chunks").with_store("tables", ["chunks"])
+    theirs.write(path)
+    fcntl.flock(held, fcntl.LOCK_UN)
+    os.close(held)
+    waiter.join(60)
+    assert opened == [2] and Marker.read(path) == theirs  # its marker, not a second id over it
+
+
 def test_a_lost_marker_never_wipes_a_history(proj_path: Path) -> None:
     (proj_path / "ragtt.json").unlink()
     size = (proj_path / "events.db").stat().st_size
