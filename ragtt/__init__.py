@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     # errors
     "RagttError": "ragtt.errors",
     "ConfigError": "ragtt.errors",
+    "EmbedderChangedError": "ragtt.errors",
     "IngestError": "ragtt.errors",
     "NotFoundError": "ragtt.errors",
     "ReplayError": "ragtt.errors",
@@ -87,6 +88,9 @@ if TYPE_CHECKING:
     from ragtt.config import PipelineConfig as PipelineConfig
     from ragtt.errors import (
         ConfigError as ConfigError,
+    )
+    from ragtt.errors import (
+        EmbedderChangedError as EmbedderChangedError,
     )
     from ragtt.errors import (
         HistoryError as HistoryError,

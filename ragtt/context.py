@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import ConfigError, NotFoundError, ReplayError
+from ragtt.errors import ConfigError, EmbedderChangedError, NotFoundError, ReplayError
 
 if TYPE_CHECKING:
     from ragtt.config import PipelineConfig
@@ -90,7 +90,7 @@ class Context:
         another process (or another open Project) switches it, and mixing would be silent."""
         stored = self.log.get_meta("embedder_id")
         if stored is not None and stored != self.embedder.model_id:
-            raise ConfigError(
+            raise EmbedderChangedError(
                 f"the index at {self.path} was re-embedded with {stored} since this project was opened with "
                 f"{self.embedder.model_id}; reopen the project (Project.open) to use the new embedder"
             )

@@ -2,6 +2,7 @@
 
     RagttError
     ├── ConfigError      invalid configuration, or a project opened with a mismatching embedder
+    │   └── EmbedderChangedError   another process re-embedded the index since this one opened it
     ├── IngestError      a source cannot be read or parsed
     ├── NotFoundError    an unknown query id, snapshot label, version, source or chunk
     ├── ReplayError      a past run cannot be reproduced faithfully
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "EmbedderChangedError",
     "HistoryError",
     "IngestError",
     "NamespaceLockedError",
@@ -44,6 +46,11 @@ class RagttError(Exception):
 
 class ConfigError(RagttError, ValueError):
     """A configuration value is invalid or incompatible with the project."""
+
+
+class EmbedderChangedError(ConfigError):
+    """The index was re-embedded (by another process or Project) since this one was opened:
+    reopening the project picks up the new embedder."""
 
 
 class IngestError(RagttError):

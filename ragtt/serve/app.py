@@ -30,7 +30,15 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragtt import __version__
-from ragtt.errors import ConfigError, NotAProjectError, NotFoundError, RagttError, ReplayError, StoreError
+from ragtt.errors import (
+    ConfigError,
+    EmbedderChangedError,
+    NotAProjectError,
+    NotFoundError,
+    RagttError,
+    ReplayError,
+    StoreError,
+)
 from ragtt.serve import docs, ui
 from ragtt.verbs import VERBS, Verb, dumps
 from ragtt.verbs.schema import annotation, body_model
@@ -48,28 +56,55 @@ HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 class Projects:
-    """One open Project per thread, closed together at shutdown."""
+    """One open Project per thread, closed together at shutdown.
+
+    A re-embed by another process makes every open Project stale (EmbedderChangedError):
+    ``reopen`` starts a new generation, whose Projects load the project's new embedder (the
+    one given to the server, if any, stays: a mismatch is then the caller's error to see)."""
 
     def __init__(self, path: Path, embedder: Embedder | None) -> None:
         self.path = path
         self.embedder = embedder
         self.write_lock = threading.Lock()
+        self._given = embedder is not None
         self._local = threading.local()
         self._open: list[Project] = []
+        self._generation = 0
         self._lock = threading.Lock()
 
     def get(self, *, create: bool = False) -> Project:
         proj: Project | None = getattr(self._local, "project", None)
+        if proj is not None and self._local.generation != self._generation:
+            self._retire(proj)
+            proj = None
         if proj is None:
             from ragtt.project import Project
 
+            generation = self._generation
             proj = Project.open(self.path, embedder=self.embedder, progress=False, create=create)
             with self._lock:
                 self._open.append(proj)
                 if self.embedder is None:  # load the model once per server, not once per thread
                     self.embedder = proj.embedder
-            self._local.project = proj
+            self._local.project, self._local.generation = proj, generation
         return proj
+
+    def reopen(self, stale: Project) -> Project:
+        """A fresh Project for this thread, after ``stale`` found the index re-embedded."""
+        with self._lock:
+            if self._local.generation == self._generation:  # the first thread to notice
+                self._generation += 1
+                if not self._given:
+                    self.embedder = None
+        self._retire(stale)
+        return self.get()
+
+    def _retire(self, proj: Project) -> None:
+        with self._lock:
+            if proj in self._open:
+                self._open.remove(proj)
+        self._local.project = None
+        proj.close()
 
     def close(self) -> None:
         with self._lock:
@@ -116,6 +151,13 @@ def _respond(result: Any, verb: Verb, request: Request) -> Response:
     return Response(dumps(verb.to_json(result)), media_type="application/json")
 
 
+def _run(verb: Verb, pool: Projects, proj: Project, values: dict[str, Any]) -> Any:
+    if verb.writes_index:
+        with pool.write_lock:
+            return verb.run(proj, values)
+    return verb.run(proj, values)
+
+
 def _endpoint(
     verb: Verb, pool: Projects, path: str, render: Callable[[Any, Request], Response], method: str
 ) -> Callable[..., Response]:
@@ -140,11 +182,10 @@ def _endpoint(
         if body is not None:
             values = body.model_dump()
         proj = pool.get(create=verb.creates)
-        if verb.writes_index:
-            with pool.write_lock:
-                result = verb.run(proj, values)
-        else:
-            result = verb.run(proj, values)
+        try:
+            result = _run(verb, pool, proj, values)
+        except EmbedderChangedError:  # re-embedded elsewhere: once more, on a reopened project
+            result = _run(verb, pool, pool.reopen(proj), values)
         return render(result, request)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

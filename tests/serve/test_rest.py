@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -152,6 +153,25 @@ def test_the_worker_pool_is_bounded(tmp_path: Path, capsys: pytest.CaptureFixtur
         create_app(tmp_path / "p", threads=0)
     assert main(["serve", "--project", str(tmp_path / "p"), "--threads", "0"]) == 2
     assert "at least one worker thread" in capsys.readouterr().err
+
+
+def test_a_reembed_elsewhere_is_picked_up_by_the_server(tmp_path: Path) -> None:
+    path = tmp_path / "p"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts(TEXTS)
+    with TestClient(create_app(path)) as c:  # the project's own embedder, loaded by the server
+        before = c.post("/query", json={"text": "refund window", "generate": False})
+        assert before.status_code == 200
+        with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as other:
+            other.reembed(ragtt.HashEmbedder(128))  # a CI job, say, while the server runs
+        after = c.post("/query", json={"text": "refund window", "generate": False})
+        assert after.status_code == 200, after.text
+        events = c.get("/events", params={"query_id": after.json()["query_id"]}).json()
+        plans = [json.loads(e["payload"])["plan"] for e in events if e["type"] == "retrieval.executed"]
+        assert [p["embedder_dim"] for p in plans] == [128]
+    with TestClient(create_app(path, embedder=ragtt.HashEmbedder())) as c:  # told to use the old one
+        refused = c.post("/query", json={"text": "refund window", "generate": False})
+        assert refused.status_code == 400 and "128" in refused.json()["detail"]
 
 
 def test_a_missing_project_is_404_and_not_created(tmp_path: Path) -> None:
