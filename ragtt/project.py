@@ -467,8 +467,8 @@ class Project:
         """Compact the table and index every row for full-text search (no version is deleted);
         past ``PipelineConfig.ann_min_rows`` rows, also train the ANN index if the table has none.
 
-        Ingests call it by themselves every ``ragtt.index.maintenance.MAINTAIN_EVERY`` writes or after a
-        large write; returns the maintenance versions it added.
+        Ingests call it by themselves every ``ragtt.index.maintenance.MAINTAIN_EVERY`` writes, or once
+        ``MAINTAIN_ROWS`` rows wait outside the full-text index; returns the maintenance versions it added.
         """
         from ragtt.index.maintenance import optimize
 

@@ -241,6 +241,14 @@ class ChunkTable:
         """Whether the latest version has its full-text index (a rewrite drops it)."""
         return any(i["fields"] == ["text"] for i in self._latest().list_indices())
 
+    def unindexed_text_rows(self, version: int) -> int:
+        """Rows of ``version`` outside its full-text index (all of them if it has none)."""
+        dataset = self.view(version).dataset
+        for index in dataset.list_indices():
+            if list(index["fields"]) == ["text"]:
+                return int(dataset.stats.index_stats(index["name"])["num_unindexed_rows"])
+        return int(dataset.count_rows())
+
     def create_text_index(self) -> int:
         from lancedb.index import FTS
 

@@ -225,3 +225,18 @@ def test_maintenance_compacts_without_losing_any_version(project: ragtt.Project)
     explicit = project.optimize()
     assert explicit and project.version == explicit[-1]
     assert project.chunks().height == MAINTAIN_EVERY + 2
+
+
+def test_small_ingests_are_indexed_once_enough_rows_wait(project: ragtt.Project) -> None:
+    """Writes each under MAINTAIN_ROWS still get full-text indexed once their rows add up to it
+    (BM25 scans unindexed rows one by one), not only every MAINTAIN_EVERY writes."""
+    from ragtt.index.maintenance import MAINTAIN_ROWS
+
+    batch = MAINTAIN_ROWS // 2 + 1
+    maintained = []
+    for n in range(3):
+        project.ingest_texts({f"b{n}-{i}.md": f"note {i} of batch {n} on refunds" for i in range(batch)})
+        maintained.append(project.events.frame(types=["index.optimized"]).height)
+    assert maintained == [0, 1, 1]  # the second write brought the waiting rows past the bound
+    res = project.query("refunds batch", mode="bm25", generate=False)
+    assert res.chunks and project.replay(res.query_id).matches_original
