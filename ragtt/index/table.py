@@ -324,11 +324,12 @@ class ChunkTable:
     def _mirrored(self, cache: IndexCache, remote: Any) -> tuple[Any, Path | None]:
         """``remote`` (one version, checked out on the store, so a pruned version is still
         NotFound) read from ``cache``'s mirror, and the mirror's folder; ``remote`` itself
-        when the version cannot be mirrored or the cache cannot be written (a full disk)."""
+        when the version cannot be mirrored, or the cache not written (a full disk) or read
+        (a file another process evicted as it was opened): the store answers the same."""
         folder = cache.folder_for(str(self.folder), self._storage_options)
         try:
             local = cache.open_version(folder, self.table_name, self.where, self._storage_options, remote)
-        except OSError as exc:
+        except (OSError, ValueError, RuntimeError) as exc:
             import warnings
 
             warnings.warn(f"the index cache in {cache.root} is not usable, reading from the store: {exc}", stacklevel=3)
