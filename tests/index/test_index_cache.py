@@ -244,3 +244,15 @@ def test_a_local_index_has_no_cache_and_the_setting_is_checked(tmp_path: Path, m
         IndexCache.choose(None, None)
     with pytest.raises(ragtt.ConfigError, match="index_cache_bytes"):
         IndexCache.choose(tmp_path, 0)
+
+
+def test_a_cache_that_cannot_be_written_reads_the_store(
+    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+) -> None:
+    uri, latest = history
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder would be")
+    table = _table(uri, s3, IndexCache(blocked, 2**30))
+    with pytest.warns(UserWarning, match="not usable, reading from the store"):
+        answers = _answers(table, latest)
+    assert answers == _answers(_table(uri, s3, None), latest)
