@@ -125,6 +125,7 @@ def main() -> int:
                             replay, ms = timed_ms(lambda p=projects[side], q=qid: p.replay(q))
                             samples[side, mode].append(ms)
                             mismatches += not replay.matches_original
+            cached = [f.stat().st_size for f in (Path(tmp) / "cache").glob("*/*.lance/**/*") if f.is_file()]
         finally:
             for proj in projects.values():
                 proj.close()
@@ -170,6 +171,7 @@ def main() -> int:
     print(
         f"  replays matching the original: {mismatches} mismatches of {len(SIDES) * len(MODES) * rounds * len(queries)}"
     )
+    print(f"  the s3 side's index cache after its replays: {len(cached)} files, {sum(cached) / 2**20:.1f} MiB")
     if args.json:
         out = {
             "docs": n_docs,
@@ -177,6 +179,8 @@ def main() -> int:
             "rounds": rounds,
             "cold_ms": cold,
             "mismatches": mismatches,
+            "cache_files": len(cached),
+            "cache_bytes": sum(cached),
             "rows": rows,
         }
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
