@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,7 @@ from ragtt.events.base import Event, EventLog
 from ragtt.events.cache import EmbeddingCache
 from ragtt.events.store import EventStore
 from ragtt.events.time import utc_now
+from ragtt.index.cache import IndexCache
 from ragtt.index.embedders import resolve_embedder
 from ragtt.index.table import ChunkTable, is_remote
 from ragtt.marker import MARKER, Marker, not_a_project
@@ -65,14 +66,22 @@ _PG_SCHEMES = ("postgresql://", "postgres://")
 
 @dataclass(frozen=True)
 class IndexLocation:
-    """Where a project's chunk table lives: ``uri`` None is ``lancedb/`` in the folder."""
+    """Where a project's chunk table lives: ``uri`` None is ``lancedb/`` in the folder; ``cache``
+    mirrors the versions it reads when it is on object storage (ragtt/index/cache.py)."""
 
     uri: str | None = None
     storage_options: dict[str, str] | None = None
+    cache: IndexCache | None = None
 
     @classmethod
-    def choose(cls, index_uri: str | None, storage_options: dict[str, str] | None) -> IndexLocation:
-        """The argument, else ``$RAGTT_INDEX_URI``, checked."""
+    def choose(
+        cls,
+        index_uri: str | None,
+        storage_options: dict[str, str] | None,
+        index_cache: str | Path | bool | None = None,
+        index_cache_bytes: int | None = None,
+    ) -> IndexLocation:
+        """The arguments, else ``$RAGTT_INDEX_URI`` (and ``$RAGTT_INDEX_CACHE``), checked."""
         uri = index_uri if index_uri is not None else os.environ.get(INDEX_URI_ENV) or None
         if uri is not None and not is_remote(uri):
             raise ConfigError(
@@ -81,7 +90,11 @@ class IndexLocation:
             )
         if storage_options is not None and not isinstance(storage_options, dict):
             raise ConfigError(f"storage_options must be a dict of str -> str; got {type(storage_options).__name__}")
-        return cls(uri.rstrip("/") if uri else None, {str(k): str(v) for k, v in (storage_options or {}).items()})
+        return cls(
+            uri.rstrip("/") if uri else None,
+            {str(k): str(v) for k, v in (storage_options or {}).items()},
+            IndexCache.choose(index_cache, index_cache_bytes),
+        )
 
     def at(self, path: Path) -> str | Path:
         return self.uri or path / _INDEX
@@ -94,7 +107,7 @@ class IndexLocation:
         the marker is used when none is given)."""
         kept = marker.stores.get("index", _INDEX)
         if self.uri is None and kept != _INDEX:
-            return IndexLocation(kept, self.storage_options)
+            return replace(self, uri=kept)
         if (self.uri or _INDEX) != kept:
             raise ConfigError(
                 f"the project in {path} keeps its index in {kept}, not {self.uri or _INDEX}: open it "
@@ -103,7 +116,7 @@ class IndexLocation:
         return self
 
     def open(self, path: Path, table_name: str) -> ChunkTable:
-        return ChunkTable(self.at(path), table_name, storage_options=self.storage_options)
+        return ChunkTable(self.at(path), table_name, storage_options=self.storage_options, cache=self.cache)
 
     def clear_leftovers(self, path: Path, table_name: str) -> None:
         """Before a creation: a local index without a marker is what a dead creation left;
@@ -426,7 +439,9 @@ def _add_table(
 def _create_table(
     path: Path, index: IndexLocation, log: EventLog, table_name: str, dim: int, project_id: str | None = None
 ) -> ChunkTable:
-    table, made = ChunkTable.create(index.at(path), table_name, dim, storage_options=index.storage_options)
+    table, made = ChunkTable.create(
+        index.at(path), table_name, dim, storage_options=index.storage_options, cache=index.cache
+    )
     now = utc_now()
     with log.transaction() as conn:
         if project_id is not None:  # a new project: the log learns whose it is, and where its index is

@@ -71,6 +71,8 @@ class Project:
         events_uri: str | None = None,
         index_uri: str | None = None,
         storage_options: dict[str, str] | None = None,
+        index_cache: str | Path | bool | None = None,
+        index_cache_bytes: int | None = None,
     ) -> Project:
         """Open the project in ``path``; with ``create`` (the default) make one if the folder holds none.
 
@@ -82,7 +84,11 @@ class Project:
         folder's ``events.db``. ``index_uri`` (``s3://bucket/prefix``, ``gs://``, ``az://``, or
         ``$RAGTT_INDEX_URI``) keeps the chunk table on object storage, with ``storage_options``
         (endpoint, region, credentials) merged by LanceDB with the standard environment
-        variables; a project made with one remembers it. ``create=False`` raises
+        variables; a project made with one remembers it. Such an index's versions are read from
+        a local mirror of their (immutable) files: ``index_cache`` is its folder (None:
+        ``$RAGTT_INDEX_CACHE``, else the user cache folder; False, or ``$RAGTT_INDEX_CACHE=off``:
+        none), ``index_cache_bytes`` its bound (None: ``$RAGTT_INDEX_CACHE_BYTES``, else 4 GiB;
+        least recently used files go first). ``create=False`` raises
         NotAProjectError for a folder that is not a project. A store the project has that is
         missing or damaged raises ProjectDamagedError, never a new, empty store.
         """
@@ -100,7 +106,7 @@ class Project:
             create=create,
             embedding_cache=Path(embedding_cache) if embedding_cache is not None else None,
             events_uri=events_uri,
-            index=IndexLocation.choose(index_uri, storage_options),
+            index=IndexLocation.choose(index_uri, storage_options, index_cache, index_cache_bytes),
         )
         try:
             reranker_version(stores.config.reranker)  # a cross-encoder folder that is not there fails now, by name
@@ -123,6 +129,8 @@ class Project:
                 "events_uri": events_uri,
                 "index_uri": index_uri,
                 "storage_options": storage_options,
+                "index_cache": index_cache,
+                "index_cache_bytes": index_cache_bytes,
                 "embedding_cache": ctx.cache.path,
             }
             return proj

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,12 @@ os.environ.setdefault("RUST_LOG", "error")
 
 import ragtt
 
+# An index on S3 mirrors the versions it reads (ragtt/index/cache.py): into a folder of the
+# session's own (crash children inherit it), never the user's cache folder.
+_INDEX_CACHE = None if "RAGTT_INDEX_CACHE" in os.environ else tempfile.mkdtemp(prefix="ragtt-index-cache-")
+if _INDEX_CACHE is not None:
+    os.environ["RAGTT_INDEX_CACHE"] = _INDEX_CACHE
+
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -24,6 +32,11 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-sync",
 ]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _INDEX_CACHE is not None:
+        shutil.rmtree(_INDEX_CACHE, ignore_errors=True)
 
 
 def corpus(*parts: str) -> Path:

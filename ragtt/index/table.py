@@ -9,7 +9,9 @@ search: BM25 stays on LanceDB's own engine, whose scores its logged queries were
 (pylance's newer engine scores them differently), through ``View.text``. The table lives in
 the project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
 Lance's object-store support: ``storage_options`` are merged with the standard environment
-variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by Lance itself.
+variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by Lance itself. On object storage a view is
+read from a local mirror of its version's files when the table has an ``IndexCache``
+(ragtt/index/cache.py); the latest version and every write stay on the store.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
     from numpy.typing import NDArray
+
+    from ragtt.index.cache import IndexCache
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -145,6 +149,7 @@ class ChunkTable:
         table_name: str,
         *,
         storage_options: dict[str, str] | None = None,
+        cache: IndexCache | None = None,
         _table: Any = None,
         _db: Any = None,
     ) -> None:
@@ -152,6 +157,8 @@ class ChunkTable:
         self.table_name = table_name
         self.where = f"{str(self.folder).rstrip('/')}/{table_name}.lance"
         self._storage_options = storage_options
+        # past versions of a remote table are read from a local mirror (a local one needs none)
+        self._cache = cache if is_remote(self.folder) else None
         self._views: OrderedDict[int, View] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
         self._ann_cache: dict[int, VectorIndex | None] = {}
@@ -200,7 +207,13 @@ class ChunkTable:
 
     @classmethod
     def create(
-        cls, folder: str | Path, table_name: str, dim: int, *, storage_options: dict[str, str] | None = None
+        cls,
+        folder: str | Path,
+        table_name: str,
+        dim: int,
+        *,
+        storage_options: dict[str, str] | None = None,
+        cache: IndexCache | None = None,
     ) -> tuple[ChunkTable, list[int]]:
         """A new, empty table with its full-text index; returns it and the versions made."""
         from lancedb.index import FTS
@@ -211,7 +224,7 @@ class ChunkTable:
         # Full-text search fails at any version older than its index: build it before any row.
         table.create_index("text", config=FTS(with_position=False))
         made.append(int(table.version))
-        return cls(folder, table_name, storage_options=storage_options, _table=table, _db=db), made
+        return cls(folder, table_name, storage_options=storage_options, cache=cache, _table=table, _db=db), made
 
     @staticmethod
     def exists(folder: str | Path, table_name: str, *, storage_options: dict[str, str] | None = None) -> bool:
@@ -307,13 +320,33 @@ class ChunkTable:
                 f"(latest is {self.latest_version()}; a prune deletes old versions, and its history.pruned "
                 "event lists them)"
             ) from exc
-        view = View(dataset, functools.partial(self._text_view, version))
+        mirror = None
+        if self._cache is not None:
+            dataset, mirror = self._mirrored(self._cache, dataset)
+        view = View(dataset, functools.partial(self._text_view, version, mirror))
         self._views[version] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
         return view
 
-    def _text_view(self, version: int) -> Any:
+    def _mirrored(self, cache: IndexCache, remote: Any) -> tuple[Any, Path | None]:
+        """``remote`` (one version, checked out on the store, so a pruned version is still
+        NotFound) read from ``cache``'s mirror, and the mirror's folder; ``remote`` itself
+        when the version cannot be mirrored, or the cache not written (a full disk) or read
+        (a file another process evicted as it was opened): the store answers the same."""
+        folder = cache.folder_for(str(self.folder), self._storage_options)
+        try:
+            local = cache.open_version(folder, self.table_name, self.where, self._storage_options, remote)
+        except (OSError, ValueError, RuntimeError) as exc:
+            import warnings
+
+            warnings.warn(f"the index cache in {cache.root} is not usable, reading from the store: {exc}", stacklevel=3)
+            return remote, None
+        return (remote, None) if local is None else (local, folder)
+
+    def _text_view(self, version: int, mirror: Path | None) -> Any:
+        if mirror is not None:  # a LanceDB database of its own, holding the table's mirror
+            return _connect(mirror, None).open_table(self.table_name, version=version)
         handle = self._lancedb().open_table(self.table_name)
         handle.checkout(version)
         return handle
