@@ -38,20 +38,21 @@ __all__ = ["LOCK_TIMEOUT_S", "Event", "EventLog", "EventStore", "format_ts", "pa
 # payloads never hold them raw, and a span whose text does (an odd doc_id) is read row by
 # row instead. Polars takes a "\r" off the end of a field, so free text ends with a "+" that
 # is dropped again (NULL: no "+"); the JSON payload never ends with "\r". seq comes first:
-# Polars would take a byte order mark off the first field. The line is built with concat()
-# where SQLite has it (3.44; one string per event instead of one per ||), else with ||
-# (printf's %s would stop at a NUL character, which SQLite text can hold). The timestamps
-# are a second string, laid end to end (format_ts is fixed-width), that NumPy parses.
+# Polars would take a byte order mark off the first field. Each field is its SQL (NULL for
+# a NULL value) and the text after it; the line is one concat() where SQLite has it (3.44:
+# one string per event, NULL as empty text), else || with ifnull (printf's %s would stop at
+# a NUL character, which SQLite text can hold). The timestamps are a second string, laid
+# end to end (format_ts is fixed-width), that NumPy parses.
 _FIELD, _LINE = "\x1f", "\x1e"
 _PACKED = {
-    "seq": "seq",
-    "event_id": "event_id || '+'",
-    "type": "type || '+'",
-    "query_id": "ifnull(query_id || '+', '')",
-    "index_version": "ifnull(index_version, '')",
-    "doc_id": "ifnull(doc_id || '+', '')",
-    "payload": "payload",
-    "source": "ifnull({source} || '+', '')",
+    "seq": ("seq", ""),
+    "event_id": ("event_id", "+"),
+    "type": ("type", "+"),
+    "query_id": ("query_id || '+'", ""),
+    "index_version": ("index_version", ""),
+    "doc_id": ("doc_id || '+'", ""),
+    "payload": ("payload", ""),
+    "source": ("{source} || '+'", ""),
 }
 _SEQS_PER_READ = 20_000
 
@@ -136,11 +137,7 @@ class EventStore(EventLog):
 
         import polars as pl
 
-        fields = [value.format(source=self._source_sql()) for value in _PACKED.values()]
-        if driver().sqlite_version_info >= (3, 44):
-            line = "concat(" + f", '{_FIELD}', ".join(fields) + ")"
-        else:
-            line = f" || '{_FIELD}' || ".join(fields)
+        line = _packed_line(self._source_sql())
         span = [*clauses, "seq > ? AND seq <= ?"]
         packed = (
             f"SELECT count(*), CAST(group_concat({line}, '{_LINE}') AS BLOB), CAST(group_concat(ts, '') AS BLOB) "
@@ -193,6 +190,18 @@ class EventStore(EventLog):
     def _top_seq(self) -> int | None:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
         return None if row is None else int(row[0])
+
+
+def _packed_line(source_sql: str) -> str:
+    """The SQL of one event's packed line (``_PACKED``; the last field has nothing after it)."""
+    concat = driver().sqlite_version_info >= (3, 44)
+    parts = []
+    for name, (sql, after) in _PACKED.items():
+        value = sql.format(source=source_sql)
+        parts.append(value if concat else f"ifnull({value}, '')")
+        if name != "source":
+            parts.append(f"'{after}{_FIELD}'")
+    return f"concat({', '.join(parts)})" if concat else " || ".join(parts)
 
 
 def _unpack(count: int, text: bytes, stamps: bytes) -> pl.DataFrame | None:
