@@ -107,3 +107,26 @@ def test_the_frame_holds_every_value_as_written(
     assert frame.to_dicts() == expected
     assert log.frame(types="query.received").to_dicts() == [r for r in expected if r["type"] == "query.received"]
     log.close()
+
+
+def test_a_timestamp_outside_format_ts_reads_as_strptime_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite parses a span's timestamps with NumPy only when every one is in format_ts's
+    fixed form; a span holding another (a leap second, a short fraction: another writer's
+    text) is read row by row, where Polars' strptime decides as it always has."""
+    from ragtt._sqlite import connect
+
+    monkeypatch.setattr("ragtt.events.store._SEQS_PER_READ", 1)  # a span per event
+    log = open_log(tmp_path, None, "chunks", create=True)
+    log.append_many([Event("query.received", {}, query_id=f"q{i}", ts=T0) for i in range(4)])
+    raw = connect(tmp_path / "events.db")
+    for ts in ("2025-01-01T23:59:60.000000Z", "2025-01-01T12:00:00.5Z"):
+        raw.execute(
+            "INSERT INTO events (event_id, ts, type, payload) VALUES (?, ?, 'odd.written', '{}')", (f"e{ts}", ts)
+        )
+    raw.close()
+    frame = log.frame()
+    assert frame["ts"].to_list() == [T0] * 4 + [datetime(2025, 1, 2, tzinfo=UTC), T0.replace(microsecond=500_000)]
+    assert frame["query_id"].to_list() == ["q0", "q1", "q2", "q3", None, None]
+    log.close()
