@@ -359,7 +359,6 @@ def run_ingest(
     parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
     is the same. ``batch`` bounds the chunks embedded and written at a time (default
     ``DEFAULT_BATCH``, read at call time)."""
-    from ragtt._memory import release_free_memory
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
@@ -367,9 +366,6 @@ def run_ingest(
     runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
         report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
-    # The documents' texts are gone with _ingest; what the table write freed is still resident
-    # in its threads' arenas: returned first, so maintenance does not stack its peak on it.
-    release_free_memory()
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
