@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ragtt._memory import release_free_memory
 from ragtt.commit import writing
 from ragtt.events import types as ev
 from ragtt.events.store import Event
@@ -70,6 +71,7 @@ def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]
             w.stage([Event(ev.INDEX_OPTIMIZED, {})], meta={_PENDING: ""})
             ctx.table.optimize()
             made += w.commit()
+        release_free_memory()  # the full-text update's freed buffers, before the ANN index trains
         made += build_vector_index(ctx)
         return made, []
     except Exception as exc:
