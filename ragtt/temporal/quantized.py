@@ -1,14 +1,21 @@
-"""int8 candidate scores for the in-memory vector search, on ONNX Runtime's integer GEMM.
+"""int8 candidate scores for the in-memory vector search, on ONNX Runtime's ``MatMulNBits``.
 
-A namespace's rows are append-only in memory (``VectorMatrix``), so every full block of
-``BLOCK_ROWS`` rows is sealed once: its unit vectors become int8 codes with one scale per
-row, and the transposed codes become the constant weight of a small ONNX graph
-(``MatMulInteger``, the row scales, the validity mask, ``TopK``). ONNX Runtime packs a
-constant weight once, at session creation, and its MLAS kernel then multiplies a uint8
-query by the block with SIMD integer products: a quarter of float32's memory traffic and
-about a fifth of a float32 matrix-vector product's CPU time; the top-k runs in the same
-call, so Python only merges a few candidates per block. Integer sums are exact, so the
-scores are the same on every run and thread count.
+A namespace's rows are append-only in memory (``VectorMatrix``), so the leading full blocks
+of ``BLOCK_ROWS`` rows are sealed into segments: a segment's unit vectors become 8-bit
+codes with one scale per row and group of ``GROUP`` dimensions, and the codes become the
+constant weight of a small ONNX graph (``MatMulNBits`` with ``accuracy_level=4``, the
+validity mask, ``TopK``). ONNX Runtime packs a constant weight once, at session creation;
+its kernel quantizes the float32 query to int8 per group and multiplies it by the codes in
+integers, a quarter of float32's memory traffic, on a path built for one-row products (a
+language model's decoding step). The top-k runs in the same call, so Python only merges a
+few candidates per segment.
+
+The segments follow the binary digits of the number of sealed blocks (11 blocks: 8, 2 and
+1), so a namespace of ``n`` rows needs at most ``log2(n / BLOCK_ROWS) + 1`` calls, and the
+layout depends only on ``n``, never on the order the rows arrived in: the same rows give
+the same segments, hence the same candidates, on every run and open. Sealing one more block
+rebuilds only the segments whose digits change (the 8, 2, 1 become 8, 4), so every row is
+coded about ``log2`` times as a namespace grows.
 
 The scores only choose candidates: ``VectorMatrix.search`` rescores them exactly in
 float32. Rows past the last full block are scored exactly.
@@ -16,6 +23,7 @@ float32. Rows past the last full block are scored exactly.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -23,37 +31,79 @@ import numpy as np
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-__all__ = ["BLOCK_ROWS", "Int8Blocks"]
+__all__ = ["BLOCK_ROWS", "GROUP", "Int8Blocks", "int8_codes", "segment_spans"]
 
-BLOCK_ROWS = 8192  # rows per sealed block: ~0.05 s to seal at 384 dims, 3 MiB of codes
-_ZERO_POINT = 128  # the query goes in as uint8 (MLAS's fast u8 x s8 path), centred here
-
-
-def int8_codes(block: NDArray[np.float32]) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
-    """Row-wise symmetric int8 codes of ``block`` and their scales (``block ~= codes * scale``)."""
-    peak = np.abs(block).max(axis=1)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    return np.rint(block / scale[:, None]).astype(np.int8), scale
+BLOCK_ROWS = 4096  # rows per sealed block: at most this many (minus one) are scored exactly
+GROUP = 128  # dimensions per scale (MatMulNBits' block_size; smaller dimensions use a power of two)
+_ZERO_POINT = 128  # MatMulNBits' default zero point for 8-bit codes
 
 
-def _session(codes: NDArray[np.int8], scale: NDArray[np.float32]) -> Any:
-    """query (uint8), mask (bool), k (int64) -> the k best approximate cosines of admitted rows, and their rows."""
+def _group_size(dim: int) -> int:
+    """Dimensions per scale for ``dim``: ``GROUP``, or the power of two (>= 16) covering a smaller ``dim``."""
+    return GROUP if dim >= GROUP else max(16, 1 << (dim - 1).bit_length())
+
+
+def int8_codes(rows: NDArray[np.float32], group: int) -> tuple[NDArray[np.uint8], NDArray[np.float32]]:
+    """Symmetric 8-bit codes of ``rows`` per row and group of ``group`` dimensions (zero-padded to
+    whole groups), stored around the zero point 128, and their scales:
+    ``rows[i, g*group + j] ~= (codes[i, g, j] - 128) * scales[i * groups + g]``."""
+    n, dim = rows.shape
+    groups = -(-dim // group)
+    codes = np.empty((n, groups, group), dtype=np.uint8)
+    scales = np.empty((n, groups), dtype=np.float32)
+    padded = np.zeros((min(n, BLOCK_ROWS), groups * group), dtype=np.float32)
+    for lo in range(0, n, BLOCK_ROWS):  # a block at a time: the temporaries stay a few MiB
+        hi = min(lo + BLOCK_ROWS, n)
+        part = padded[: hi - lo]
+        part[:, :dim] = rows[lo:hi]
+        by_group = part.reshape(hi - lo, groups, group)
+        peak = np.abs(by_group).max(axis=2)
+        scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+        codes[lo:hi] = np.rint(by_group / scale[..., None]) + _ZERO_POINT
+        scales[lo:hi] = scale
+    return codes, scales.reshape(-1)
+
+
+def segment_spans(blocks: int) -> list[tuple[int, int]]:
+    """The row spans of the segments of ``blocks`` sealed blocks: one per binary digit, largest first."""
+    spans, start = [], 0
+    for bit in reversed(range(blocks.bit_length())):
+        if blocks >> bit & 1:
+            stop = start + (BLOCK_ROWS << bit)
+            spans.append((start, stop))
+            start = stop
+    return spans
+
+
+def _session(rows: NDArray[np.float32], group: int) -> Any:
+    """query (float32, padded to whole groups), mask (bool), k (int64) -> the k best
+    approximate cosines of the admitted rows, and their rows."""
     import onnxruntime as ort
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
 
-    rows, dim = codes.shape
+    codes, scales = int8_codes(rows, group)
+    n, groups, _ = codes.shape
+    width = groups * group
     graph = helper.make_graph(
         [
-            helper.make_node("MatMulInteger", ["query", "codes", "zero"], ["dots"]),
-            helper.make_node("Cast", ["dots"], ["dots_f"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", ["dots_f", "scale"], ["approx"]),
+            helper.make_node(
+                "MatMulNBits",
+                ["query", "codes", "scales"],
+                ["approx"],
+                domain="com.microsoft",
+                K=width,
+                N=n,
+                bits=8,
+                block_size=group,
+                accuracy_level=4,  # the query in int8 too: integer products
+            ),
             helper.make_node("Where", ["mask", "approx", "refused"], ["admitted"]),
             helper.make_node("TopK", ["admitted", "k"], ["values", "indices"], axis=1),
         ],
-        "int8_block",
+        "int8_segment",
         [
-            helper.make_tensor_value_info("query", TensorProto.UINT8, [1, dim]),
-            helper.make_tensor_value_info("mask", TensorProto.BOOL, [1, rows]),
+            helper.make_tensor_value_info("query", TensorProto.FLOAT, [1, width]),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, [1, n]),
             helper.make_tensor_value_info("k", TensorProto.INT64, [1]),
         ],
         [
@@ -61,13 +111,14 @@ def _session(codes: NDArray[np.int8], scale: NDArray[np.float32]) -> Any:
             helper.make_tensor_value_info("indices", TensorProto.INT64, [1, None]),
         ],
         initializer=[
-            helper.make_tensor("codes", TensorProto.INT8, [dim, rows], codes.T.tobytes(), raw=True),
-            helper.make_tensor("zero", TensorProto.UINT8, [], [_ZERO_POINT]),
-            helper.make_tensor("scale", TensorProto.FLOAT, [1, rows], scale.tobytes(), raw=True),
+            numpy_helper.from_array(codes, "codes"),
+            numpy_helper.from_array(scales, "scales"),
             helper.make_tensor("refused", TensorProto.FLOAT, [], [-np.inf]),
         ],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)]
+    )
     model.ir_version = 8
     options = ort.SessionOptions()
     # one thread: a pool's workers spin between calls, which costs more than it gives on a
@@ -78,39 +129,56 @@ def _session(codes: NDArray[np.int8], scale: NDArray[np.float32]) -> Any:
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
-class Int8Blocks:
-    """The sealed blocks of one matrix, one ONNX Runtime session each."""
+@dataclass(frozen=True)
+class _Segment:
+    start: int
+    stop: int
+    session: Any
 
-    def __init__(self) -> None:
-        self._sessions: list[Any] = []
+
+class Int8Blocks:
+    """The sealed blocks of one matrix of ``dimension`` columns, in segments of ``2**j`` blocks."""
+
+    def __init__(self, dimension: int) -> None:
+        self._group = _group_size(dimension)
+        self._width = -(-dimension // self._group) * self._group
+        self._segments: list[_Segment] = []
 
     @property
     def rows(self) -> int:
         """How many leading rows of the matrix the sealed blocks cover."""
-        return len(self._sessions) * BLOCK_ROWS
+        return self._segments[-1].stop if self._segments else 0
 
     def seal(self, matrix: NDArray[np.float32], size: int) -> None:
-        """Seal every block of ``matrix[:size]`` (unit rows) that is full and not sealed yet."""
-        while self.rows + BLOCK_ROWS <= size:
-            self._sessions.append(_session(*int8_codes(matrix[self.rows : self.rows + BLOCK_ROWS])))
+        """Seal every full block of ``matrix[:size]`` (unit rows), rebuilding the segments whose span changed."""
+        spans = segment_spans(size // BLOCK_ROWS)
+        if spans and spans[-1][1] == self.rows:
+            return
+        kept = {(s.start, s.stop): s for s in self._segments if (s.start, s.stop) in spans}
+        self._segments = []  # the replaced sessions go before their successors are built
+        for start, stop in spans:  # a failed build leaves a sealed prefix, the rest rebuilt next time
+            segment = kept.pop((start, stop), None)
+            self._segments.append(segment or _Segment(start, stop, _session(matrix[start:stop], self._group)))
 
     def top(
         self, query: NDArray[np.float32], mask: NDArray[np.bool_], k: int
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """Each sealed block's ``k`` best admitted rows for the unit ``query``: (rows, approximate cosines).
+        """Each segment's ``k`` best admitted rows for the unit ``query``: (rows, approximate cosines).
 
-        ``mask`` covers the sealed rows; a refused row scores -inf (a block may admit fewer than ``k``).
+        ``mask`` covers the sealed rows; a refused row scores -inf (a segment may admit fewer than ``k``).
         """
-        peak = float(np.abs(query).max())
-        step = peak / 127.0 if peak > 0 else 1.0
-        feed = {
-            "query": (np.rint(query / step) + _ZERO_POINT).astype(np.uint8).reshape(1, -1),
-            "k": np.array([min(k, BLOCK_ROWS)], dtype=np.int64),
-        }
+        padded = np.zeros((1, self._width), dtype=np.float32)
+        padded[0, : len(query)] = query
         rows, values = [], []
-        for i, session in enumerate(self._sessions):
-            feed["mask"] = mask[i * BLOCK_ROWS : (i + 1) * BLOCK_ROWS].reshape(1, -1)
-            best, where = session.run(None, feed)
+        for segment in self._segments:
+            best, where = segment.session.run(
+                None,
+                {
+                    "query": padded,
+                    "mask": mask[segment.start : segment.stop].reshape(1, -1),
+                    "k": np.array([min(k, segment.stop - segment.start)], dtype=np.int64),
+                },
+            )
             values.append(best[0])
-            rows.append(where[0] + i * BLOCK_ROWS)
-        return np.concatenate(rows), np.concatenate(values) * np.float32(step)
+            rows.append(where[0] + segment.start)
+        return np.concatenate(rows), np.concatenate(values)

@@ -129,7 +129,7 @@ class VectorMatrix:
         self.change_seq = -1
         self.size = 0
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
-        self._blocks = Int8Blocks()
+        self._blocks = Int8Blocks(dimension)
         self._quantized = 0
         self._seq = np.zeros(0, dtype=np.int64)
         self._from = np.zeros(0, dtype=np.float64)

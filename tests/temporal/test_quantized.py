@@ -1,7 +1,7 @@
 """The in-memory vector search past one sealed block: int8 candidates, exact float32 rescoring.
 
 The corpus is real text: Cranfield's abstracts, one assertion per sentence and per pair of
-consecutive sentences (two sealed blocks and a tail), embedded as the sum of a seeded
+consecutive sentences (three sealed blocks, two segments, and a tail), embedded as the sum of a seeded
 random vector per word, so neighbours share words the way real embeddings do.
 """
 
@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, RetrievalQuery
-from ragtt.temporal.quantized import BLOCK_ROWS
+from ragtt.temporal.quantized import BLOCK_ROWS, Int8Blocks, int8_codes, segment_spans
 from tests.conftest import corpus
 
 NS = "kb"
 DIM = 64
 LIMIT = 10
+SEALED = 3 * BLOCK_ROWS
 
 
 def _embed(texts: list[str], vocab: dict[str, int], table: np.ndarray) -> np.ndarray:
@@ -45,10 +46,11 @@ def cranfield(tmp_path_factory: pytest.TempPathFactory) -> Any:
     questions = [json.loads(line)["text"] for line in (root / "queries.jsonl").read_text().splitlines()][:60]
     table = np.random.default_rng(3).standard_normal((50_000, DIM)).astype(np.float32)
     vocab: dict[str, int] = {}
+    texts = texts[: SEALED + BLOCK_ROWS // 4]  # three sealed blocks (segments of 2 and 1) and a tail
     vectors = _embed(texts, vocab, table)
     queries = _embed(questions, vocab, table)
     n = len(texts)
-    assert n > 2 * BLOCK_ROWS  # two sealed blocks and a tail
+    assert n == SEALED + BLOCK_ROWS // 4
     rng = np.random.default_rng(5)
     closed = rng.random(n) < 0.15  # closed before the anchor: never a hit at it
     typ = np.where(rng.random(n) < 0.5, "fact", "note")
@@ -95,7 +97,7 @@ def test_int8_candidates_recall_the_exact_top_k_over_the_valid_rows(cranfield: A
             hits = 0
             for query in queries:
                 res = _ask(store, query, **kw)
-                assert res.meta["vector_quantized_rows"] == 2 * BLOCK_ROWS  # the int8 path ran
+                assert res.meta["vector_quantized_rows"] == SEALED  # the int8 path ran
                 assert all(admitted[int(i[1:])] for i in res.ids)  # never a closed or filtered row
                 hits += len(set(res.ids) & set(_exact(unit, query, admitted, LIMIT)))
             assert hits / (LIMIT * len(queries)) >= 0.99, kw
@@ -124,12 +126,13 @@ def test_quantized_results_are_the_same_on_every_run_and_open(cranfield: Any) ->
 
 
 def test_a_block_admitting_fewer_rows_than_the_candidates_still_fills_the_top_k(tmp_path: Path) -> None:
-    # every row of the first two blocks is closed but three: their blocks pad their top-k with
-    # refused rows, which must never come back, while the open tail still fills the result
-    n = 2 * BLOCK_ROWS + 500
+    # every row of the three sealed blocks (segments of 2 and 1) is closed but three: the segments
+    # pad their top-k with refused rows, which must never come back, while the open tail fills
+    # the result; 8 dimensions are zero-padded to one group of 16
+    n = SEALED + 500
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((n, 8)).astype(np.float32)
-    keep = {5, BLOCK_ROWS + 7, BLOCK_ROWS + 9}
+    keep = {5, BLOCK_ROWS + 7, 2 * BLOCK_ROWS + 9}
     with AssertionStore.open(tmp_path / "pad.db", namespace=NS, embedding_dimension=8) as store:
         store.write_episode(Episode("ep", NS, 0, 0.0, "corpus", "x"))
         items = [
@@ -142,16 +145,67 @@ def test_a_block_admitting_fewer_rows_than_the_candidates_still_fills_the_top_k(
                 0.9,
                 "ep",
                 [Citation(f"c{i}", "ep", f"r#{i}", "row")],
-                valid_until=None if i >= 2 * BLOCK_ROWS or i in keep else float(i + 1),
+                valid_until=None if i >= SEALED or i in keep else float(i + 1),
             )
             for i in range(n)
         ]
         store.write_assertions(items, vectors)
         res = store.retrieve(RetrievalQuery(NS, 1e9, query_embedding=vectors[5], strategy="vector", limit=LIMIT))
     admitted = np.zeros(n, dtype=bool)
-    admitted[2 * BLOCK_ROWS :] = True
+    admitted[SEALED:] = True
     admitted[list(keep)] = True
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
-    assert res.meta["vector_quantized_rows"] == 2 * BLOCK_ROWS
+    assert res.meta["vector_quantized_rows"] == SEALED
     assert res.ids == _exact(unit, vectors[5], admitted, LIMIT)
     assert res.ids[0] == "s5"
+
+
+def test_segments_follow_the_binary_digits_of_the_sealed_blocks() -> None:
+    assert segment_spans(0) == []
+    assert segment_spans(11) == [
+        (0, 8 * BLOCK_ROWS),
+        (8 * BLOCK_ROWS, 10 * BLOCK_ROWS),
+        (10 * BLOCK_ROWS, 11 * BLOCK_ROWS),
+    ]
+    for blocks in range(1, 40):
+        spans = segment_spans(blocks)
+        assert spans[0][0] == 0 and spans[-1][1] == blocks * BLOCK_ROWS
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))  # contiguous, in order
+
+
+def test_sealing_block_by_block_gives_the_candidates_of_sealing_at_once() -> None:
+    # a growing namespace rebuilds only the segments whose span changed; what a search sees
+    # must be what a store opened on the same rows sees
+    rng = np.random.default_rng(2)
+    matrix = rng.standard_normal((5 * BLOCK_ROWS + 10, 24)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    query = matrix[3 * BLOCK_ROWS + 1]
+    grown = Int8Blocks(24)
+    for size in range(BLOCK_ROWS - 1, len(matrix) + 1, BLOCK_ROWS // 2):
+        grown.seal(matrix, size)
+        once = Int8Blocks(24)
+        once.seal(matrix, size)
+        assert grown.rows == once.rows == size // BLOCK_ROWS * BLOCK_ROWS
+        if not grown.rows:
+            continue  # the search scores an unsealed matrix exactly
+        mask = np.ones(grown.rows, dtype=bool)
+        mask[::3] = False
+        rows, approx = grown.top(query, mask, 50)
+        for got, want in zip((rows, approx), once.top(query, mask, 50), strict=True):
+            np.testing.assert_array_equal(got, want)
+        assert len(rows) == 50 * len(segment_spans(size // BLOCK_ROWS)) and mask[rows].all()
+        np.testing.assert_allclose(approx, matrix[rows] @ query, atol=0.02)
+
+
+def test_int8_codes_reconstruct_each_group_within_half_a_step() -> None:
+    rng = np.random.default_rng(4)
+    rows = rng.standard_normal((300, 40)).astype(np.float32)
+    rows[7] = 0.0  # an all-zero row keeps a finite scale
+    codes, scales = int8_codes(rows, 16)  # 40 dimensions: three groups of 16, the last zero-padded
+    assert codes.shape == (300, 3, 16) and scales.shape == (900,)
+    back = (codes.astype(np.float32) - 128) * scales.reshape(300, 3, 1)
+    back = back.reshape(300, 48)
+    assert not back[:, 40:].any()
+    steps = np.repeat(scales.reshape(300, 3), 16, axis=1)[:, :40]
+    assert (np.abs(back[:, :40] - rows) <= steps / 2 + 1e-7).all()
+    assert np.isfinite(scales).all() and not back[7].any()
