@@ -152,13 +152,18 @@ class Int8Blocks:
     def seal(self, matrix: NDArray[np.float32], size: int) -> None:
         """Seal every full block of ``matrix[:size]`` (unit rows), rebuilding the segments whose span changed."""
         spans = segment_spans(size // BLOCK_ROWS)
-        if spans and spans[-1][1] == self.rows:
+        if [(s.start, s.stop) for s in self._segments] == spans:
             return
         kept = {(s.start, s.stop): s for s in self._segments if (s.start, s.stop) in spans}
         self._segments = []  # the replaced sessions go before their successors are built
         for start, stop in spans:  # a failed build leaves a sealed prefix, the rest rebuilt next time
             segment = kept.pop((start, stop), None)
             self._segments.append(segment or _Segment(start, stop, _session(matrix[start:stop], self._group)))
+
+    def forget(self, rows: NDArray[np.int64]) -> None:
+        """Drop the segments holding any of ``rows`` (their vectors changed): the next seal rebuilds them."""
+        if len(rows):
+            self._segments = [s for s in self._segments if not ((rows >= s.start) & (rows < s.stop)).any()]
 
     def top(
         self, query: NDArray[np.float32], mask: NDArray[np.bool_], k: int

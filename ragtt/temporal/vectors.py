@@ -176,24 +176,34 @@ class VectorMatrix:
             row = self._row_of.get(seq)
             if row is not None:
                 self._set_meta(row, vf, vu, conf, typ, etype)
-        missing = [seq for seq in meta if seq not in self._row_of]
         if since is None:
             vectors = conn.execute(f"SELECT rowid, embedding FROM {self.table}").fetchall()
-        else:
-            vectors = []
-            for start in range(0, len(missing), _IN_CHUNK):
-                batch = missing[start : start + _IN_CHUNK]
+        else:  # every touched row's vector: a new one, or one re-indexed with a new embedding
+            touched, vectors = list(meta), []
+            for start in range(0, len(touched), _IN_CHUNK):
+                batch = touched[start : start + _IN_CHUNK]
                 vectors += conn.execute(
                     f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(batch))})",
                     batch,
                 ).fetchall()
-        vectors = [(int(seq), blob) for seq, blob in vectors if int(seq) in meta and int(seq) not in self._row_of]
+        vectors = [(int(seq), blob) for seq, blob in vectors if int(seq) in meta]
         if not vectors:
             return
         block = np.frombuffer(b"".join(blob for _, blob in vectors), dtype=np.float32)
         block = block.reshape(len(vectors), self.dimension)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         block = (block / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        held = np.array([seq in self._row_of for seq, _ in vectors], dtype=bool)
+        if held.any():
+            rows = np.array([self._row_of[seq] for seq, _ in vectors if seq in self._row_of], dtype=np.int64)
+            fresh = block[held]
+            differs = (self._matrix[rows] != fresh).any(axis=1)
+            self._matrix[rows[differs]] = fresh[differs]
+            self._blocks.forget(rows[differs])  # their int8 codes are stale: the next search re-seals
+            vectors = [v for v, h in zip(vectors, held, strict=True) if not h]
+            block = block[~held]
+            if not vectors:
+                return
         self._grow(self.size + len(vectors))
         self._matrix[self.size : self.size + len(vectors)] = block
         for offset, (seq, _) in enumerate(vectors):

@@ -209,3 +209,34 @@ def test_int8_codes_reconstruct_each_group_within_half_a_step() -> None:
     steps = np.repeat(scales.reshape(300, 3), 16, axis=1)[:, :40]
     assert (np.abs(back[:, :40] - rows) <= steps / 2 + 1e-7).all()
     assert np.isfinite(scales).all() and not back[7].any()
+
+
+@pytest.mark.parametrize("rows", [50, SEALED + 100], ids=["exact", "int8"])
+def test_a_reindexed_assertion_is_searched_by_its_new_vector(tmp_path: Path, rows: int) -> None:
+    """index_assertion replaces an embedding: the open store's matrix (and a sealed block's int8
+    codes) follow it, and so does another store's, through the change stamps."""
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((rows, 8)).astype(np.float32)
+    old, new = np.eye(8, dtype=np.float32)[0], np.eye(8, dtype=np.float32)[1]
+    vectors[3] = old  # in the first sealed block when there is one
+    path = tmp_path / "re.db"
+
+    def top(store: AssertionStore, query: np.ndarray) -> tuple[str, float]:
+        res = store.retrieve(RetrievalQuery(NS, 1e9, query_embedding=query, strategy="vector", limit=LIMIT))
+        return res.ids[0], res.results[0].score_components["vector_similarity"]
+
+    with (
+        AssertionStore.open(path, namespace=NS, embedding_dimension=8) as store,
+        AssertionStore.open(path, namespace=NS, embedding_dimension=8) as other,
+    ):
+        store.write_episode(Episode("ep", NS, 0, 0.0, "corpus", "x"))
+        items = [
+            Assertion(f"s{i}", NS, "fact", f"row {i}", 0.0, 0.9, "ep", [Citation(f"c{i}", "ep", f"r#{i}", "row")])
+            for i in range(rows)
+        ]
+        store.write_assertions(items, vectors)
+        assert top(store, old) == ("s3", pytest.approx(1.0)) and top(other, old)[0] == "s3"
+        store.index_assertion("s3", new)
+        for reader in (store, other):
+            assert top(reader, new) == ("s3", pytest.approx(1.0))
+            assert top(reader, old)[0] != "s3"
