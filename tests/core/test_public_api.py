@@ -14,6 +14,7 @@ EXPECTED = [
     "Document",
     "DriftReport",
     "Embedder",
+    "EmbedderChangedError",
     "ExtractiveGenerator",
     "GoldenSuite",
     "HashEmbedder",
@@ -120,6 +121,7 @@ def test_error_tree() -> None:
         assert issubclass(cls, ragtt.RagttError)
     for cls in (ragtt.NotAProjectError, ragtt.ProjectDamagedError, ragtt.ProjectBusyError, ragtt.HistoryError):
         assert issubclass(cls, ragtt.StoreError)
+    assert issubclass(ragtt.EmbedderChangedError, ragtt.ConfigError)
 
 
 def test_import_is_fast_and_light() -> None:
