@@ -234,8 +234,18 @@ def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors
         # The kernel inherits it: widgets embed everything a report needs (every PDF page).
         previous = os.environ.get("RAGTT_REPORT")
         os.environ["RAGTT_REPORT"] = "1"
+        # The kernel process's own stderr (not its cells', which arrive as outputs) goes to a
+        # file: ipykernel can log a traceback while it shuts down, into every report's output.
+        # It is shown only when the run fails, where it may say why.
+        kernel_log = Path(sockets) / "kernel-stderr.log"
         try:
-            client.execute()
+            with kernel_log.open("wb") as log:
+                client.execute(stderr=log)
+        except Exception:
+            tail = kernel_log.read_text(encoding="utf-8", errors="replace")[-4000:].strip()
+            if tail:
+                logging.getLogger("ragtt").warning("the kernel's own output:\n%s", tail)
+            raise
         finally:
             if previous is None:
                 os.environ.pop("RAGTT_REPORT", None)
