@@ -121,6 +121,11 @@ class View:
         return self._open_text()
 
 
+def _text_index(dataset: Any) -> dict[str, Any] | None:
+    """The full-text index on ``text`` at the dataset's version, as Lance lists it."""
+    return next((i for i in dataset.list_indices() if list(i["fields"]) == ["text"]), None)
+
+
 def sql_string_list(values: list[str]) -> str:
     """A SQL ``IN`` list with every quote doubled (source names are user data)."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
@@ -252,15 +257,15 @@ class ChunkTable:
 
     def has_text_index(self) -> bool:
         """Whether the latest version has its full-text index (a rewrite drops it)."""
-        return any(i["fields"] == ["text"] for i in self._latest().list_indices())
+        return _text_index(self._latest()) is not None
 
     def unindexed_text_rows(self, version: int) -> int:
         """Rows of ``version`` outside its full-text index (all of them if it has none)."""
         dataset = self.view(version).dataset
-        for index in dataset.list_indices():
-            if list(index["fields"]) == ["text"]:
-                return int(dataset.stats.index_stats(index["name"])["num_unindexed_rows"])
-        return int(dataset.count_rows())
+        index = _text_index(dataset)
+        if index is None:
+            return int(dataset.count_rows())
+        return int(dataset.stats.index_stats(index["name"])["num_unindexed_rows"])
 
     def create_text_index(self) -> int:
         from lancedb.index import FTS
