@@ -89,34 +89,59 @@ class HashEmbedder:
 
     Identical on every process and machine (blake2b, not Python's salted ``hash``); texts
     sharing words land near each other, which is enough for tests and torch-free CI.
+    Each word's features (itself and its trigrams) are hashed once per embedder and
+    remembered (up to ``_WORD_MEMO`` words), so a corpus's repeated words cost a lookup.
     """
+
+    _WORD_MEMO = 1 << 15  # about 10 MiB
 
     def __init__(self, dim: int = 256) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:
             raise ConfigError(f"HashEmbedder dim must be an int >= 8; got {dim!r}")
         self.dim = dim
         self.model_id = f"ragtt-hash-v1-{dim}"
+        self._words: dict[str, tuple[int, NDArray[np.intp]]] = {}
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in self._features(text):
-                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-                value = int.from_bytes(digest, "little")
-                out[row, value % self.dim] += weight if (value >> 63) & 1 else -weight
+            index, weight = self._signed_buckets(text)
+            # In feature order and in float32, as one ``+=`` per feature: np.add.at is
+            # unbuffered, so repeated buckets accumulate exactly as a loop would.
+            np.add.at(out[row], index, weight)
             norm = float(np.linalg.norm(out[row]))
             if norm > 0:
                 out[row] /= norm
         return out
 
-    @staticmethod
-    def _features(text: str) -> list[tuple[str, float]]:
+    def _signed_buckets(self, text: str) -> tuple[NDArray[np.intp], NDArray[np.float32]]:
+        """Each feature's bucket and weight, in the features' order: every word, then each
+        word's character trigrams."""
         words = _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
-        features: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
-        for w in words:
-            padded = f"<{w}>"
-            features.extend(("c:" + padded[i : i + 3], 0.3) for i in range(len(padded) - 2))
-        return features
+        memo = self._words
+        if len(memo) > self._WORD_MEMO:
+            memo.clear()
+        get = memo.get
+        entries = [entry if (entry := get(w)) is not None else self._word(w) for w in words]
+        codes = np.concatenate(
+            [np.fromiter((entry[0] for entry in entries), dtype=np.intp, count=len(words))]
+            + [entry[1] for entry in entries]
+        )
+        weight = np.full(len(codes), 0.3, dtype=np.float32)
+        weight[: len(words)] = 1.0
+        np.negative(weight, out=weight, where=(codes & 1) == 0)
+        return codes >> 1, weight
+
+    def _word(self, word: str) -> tuple[int, NDArray[np.intp]]:
+        """The codes (``bucket * 2 + sign bit``) of a word's own feature and of its trigrams."""
+        padded = f"<{word}>"
+        trigrams = [self._code("c:" + padded[i : i + 3]) for i in range(len(padded) - 2)]
+        entry = self._words[word] = (self._code("w:" + word), np.array(trigrams, dtype=np.intp))
+        return entry
+
+    def _code(self, feature: str) -> int:
+        value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+        return (value % self.dim) * 2 + ((value >> 63) & 1)
 
     def __repr__(self) -> str:
         return f"HashEmbedder(dim={self.dim})"

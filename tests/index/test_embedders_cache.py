@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +28,41 @@ class CountingEmbedder:
 
 
 def test_hash_embedder_is_deterministic_across_processes() -> None:
-    code = "import ragtt; print(ragtt.HashEmbedder(32).embed(['time travel'])[0].tolist())"
+    code = "import json, ragtt; print(json.dumps(ragtt.HashEmbedder(32).embed(['time travel'])[0].tolist()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     here = ragtt.HashEmbedder(32).embed(["time travel"])[0]
-    assert np.allclose(np.array(eval(out)), here)
+    assert np.array_equal(np.array(json.loads(out), dtype=np.float32), here)
     assert here.dtype == np.float32 and np.isclose(np.linalg.norm(here), 1.0)
     sims = ragtt.HashEmbedder().embed(["refund window days", "refund days", "uptime of the sync service"])
     assert sims[0] @ sims[1] > sims[0] @ sims[2]
+
+
+def _hashed_one_feature_at_a_time(text: str, dim: int) -> np.ndarray:
+    """The HashEmbedder's definition, written out: every word, then each word's character
+    trigrams, each adding its signed weight to its blake2b bucket in float32, in order."""
+    words = re.findall(r"\w+", unicodedata.normalize("NFKC", text).casefold())
+    features = [("w:" + w, 1.0) for w in words]
+    for w in words:
+        features += [("c:" + f"<{w}>"[i : i + 3], 0.3) for i in range(len(w))]
+    out = np.zeros(dim, dtype=np.float32)
+    for feature, weight in features:
+        value = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+        out[value % dim] += np.float32(weight if value >> 63 else -weight)
+    norm = float(np.linalg.norm(out))
+    return out / norm if norm else out
+
+
+def test_hash_embedder_vectors_do_not_depend_on_what_it_saw_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["Time travel, time travel!", "", "  ", "Straße ﬁle Ünïcode", "x y x y x", "a" * 40, "refund 30 days"]
+    for dim in (8, 37, 256):
+        expected = np.stack([_hashed_one_feature_at_a_time(t, dim) for t in texts])
+        fresh = ragtt.HashEmbedder(dim)
+        assert np.array_equal(fresh.embed(texts), expected)  # words first seen
+        assert np.array_equal(fresh.embed(texts[::-1])[::-1], expected)  # words remembered
+    monkeypatch.setattr(ragtt.HashEmbedder, "_WORD_MEMO", 2)  # the memo is emptied as it fills
+    assert np.array_equal(
+        ragtt.HashEmbedder(37).embed(texts), np.stack([_hashed_one_feature_at_a_time(t, 37) for t in texts])
+    )
 
 
 def test_cache_embeds_each_text_once_ever(tmp_path: Path) -> None:
