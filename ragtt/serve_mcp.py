@@ -22,7 +22,7 @@ from mcp.server import Server
 from pydantic import BaseModel, ValidationError
 
 from ragtt import __version__
-from ragtt.errors import RagttError
+from ragtt.errors import EmbedderChangedError, RagttError
 from ragtt.verbs import VERBS, Verb, dumps
 from ragtt.verbs.schema import body_model
 
@@ -38,31 +38,46 @@ def _error(message: str) -> types.CallToolResult:
 
 
 class _Worker:
-    """The one thread that opens and uses the Project."""
+    """The one thread that opens and uses the Project.
+
+    A re-embed by another process makes the open Project stale (EmbedderChangedError): the
+    worker then opens it afresh, with the project's new embedder unless the server was given
+    one (a mismatch is then the caller's error to see), and runs the call once more."""
 
     def __init__(self, path: Path, embedder: Embedder | None) -> None:
         self.path = path
         self.embedder = embedder
+        self._given = embedder is not None
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-mcp")
         self.project: Project | None = None
 
     def _run(self, verb: Verb, values: dict[str, Any]) -> Any:
+        try:
+            return self._call(verb, values)
+        except EmbedderChangedError:
+            self._close_project()
+            if not self._given:
+                self.embedder = None
+            return self._call(verb, values)
+
+    def _call(self, verb: Verb, values: dict[str, Any]) -> Any:
         if self.project is None:
             from ragtt.project import Project
 
             self.project = Project.open(self.path, embedder=self.embedder, progress=False, create=verb.creates)
+            self.embedder = self.project.embedder  # loaded once, not once per reopen
         return json.loads(dumps(verb.to_json(verb.run(self.project, values))))
+
+    def _close_project(self) -> None:
+        if self.project is not None:
+            self.project.close()
+            self.project = None
 
     async def run(self, verb: Verb, values: dict[str, Any]) -> Any:
         return await asyncio.wrap_future(self.pool.submit(self._run, verb, values))
 
     def close(self) -> None:
-        def close_project() -> None:
-            if self.project is not None:
-                self.project.close()
-                self.project = None
-
-        self.pool.submit(close_project).result()
+        self.pool.submit(self._close_project).result()
         self.pool.shutdown()
 
 

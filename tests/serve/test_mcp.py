@@ -7,10 +7,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+import ragtt
+from ragtt.serve_mcp import create_server
 from ragtt.verbs import VERBS
 from ragtt.verbs.schema import body_model
 from tests.serve.conftest import SCRIPT, TEXTS, run_in_own_loop
@@ -55,3 +58,36 @@ def test_mcp_tools_over_stdio(tmp_path: Path) -> None:
             assert bad.is_error and "top_k" in bad.content[0].text  # type: ignore[union-attr]
 
     run_in_own_loop(session, 240, "the MCP session")
+
+
+def test_a_reembed_elsewhere_is_picked_up_by_the_mcp_server(tmp_path: Path) -> None:
+    path = tmp_path / "p"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts(TEXTS)
+    query = {"text": "refund window", "generate": False}
+
+    def answers(embedder: ragtt.HashEmbedder | None, reembed: bool) -> list[Any]:
+        server, worker = create_server(path, embedder=embedder)
+        got: list[Any] = []
+
+        async def session() -> None:
+            async with asyncio.timeout(60), Client(server) as client:
+                got.append(await client.call_tool("query", query))
+                if reembed:  # a CI job, say, while the server runs
+                    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as other:
+                        other.reembed(ragtt.HashEmbedder(128))
+                got.append(await client.call_tool("query", query))
+
+        try:
+            run_in_own_loop(session, 120, "the MCP session")
+        finally:
+            worker.close()
+        return got
+
+    before, after = answers(None, reembed=True)  # the project's own embedder, loaded by the server
+    assert not before.is_error and not after.is_error, after.content
+    with ragtt.Project.open(path, progress=False) as proj:
+        runs = proj.events.query(types="retrieval.executed", query_id=after.structured_content["query_id"])
+        assert [e.payload["plan"]["embedder_dim"] for e in runs] == [128]
+    refused = answers(ragtt.HashEmbedder(), reembed=False)  # told to use the old one
+    assert all(r.is_error and "128" in r.content[0].text for r in refused)
