@@ -1,6 +1,6 @@
 """Issue 14, requirement 4: scale curves, with the hash embedder (the cost is ragtt's, not a model's).
 
-    ./dev bench --scale                        # 10k, 100k, 1M chunks; 10, 1,000, 10,000 versions (hours)
+    ./dev bench --scale                        # 10k, 100k, 1M chunks; 10, 1,000, 10,000 versions (~45 min)
     ./dev bench --scale --quick                # 2k, 10k chunks; 10, 100 versions (a few minutes)
     python bench/bench_scale.py --chunks 10000,100000 --versions 10,1000 --json scale.json
     python bench/bench_scale.py --from a.json b.json --chart bench/scale.svg   # table + chart of saved cells
