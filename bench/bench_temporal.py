@@ -203,8 +203,8 @@ def main() -> int:
         ("hybrid retrieve p95 (ms)", p(times["hybrid"], 95), p(times["brute"], 95)),
         ("vector-only retrieve p50 (ms)", p(times["vector"], 50), base_p50),
         ("hybrid via sqlite-vec exact KNN p50 (ms)", p(times["vec0"], 50), base_p50),
-        ("vector recall@k: int8+rescore vs brute", recall_vector, 1.0),
-        ("hybrid recall@k: int8+rescore vs KNN", recall_hybrid, 1.0),
+        ("vector recall@k: 4-bit+rescore vs brute", recall_vector, 1.0),
+        ("hybrid recall@k: 4-bit+rescore vs KNN", recall_hybrid, 1.0),
         (f"bulk writes (assertions/s) vs {args.baseline}", now_rate, before_rate),
         ("first query, matrix load (ms)", warm_ms, float("nan")),
     ]

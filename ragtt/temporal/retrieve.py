@@ -147,7 +147,7 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int) -> list[tuple[int, floa
 def _vector_hits(
     store: AssertionStore, conn: Any, info: NamespaceInfo, query: RetrievalQuery, vector: NDArray[np.float32], k: int
 ) -> tuple[list[tuple[int, float]], str, int]:
-    """The vector side's hits, the backend that found them and how many rows it scored on int8 codes."""
+    """The vector side's hits, the backend that found them and how many rows it scored on 4-bit codes."""
     flt = VectorFilter(
         query.temporal_anchor, query.include_superseded, query.min_confidence, query.assertion_types, query.entity_types
     )

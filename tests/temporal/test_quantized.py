@@ -1,4 +1,4 @@
-"""The in-memory vector search past one sealed block: int8 candidates, exact float32 rescoring.
+"""The in-memory vector search past one sealed block: 4-bit candidates, exact float32 rescoring.
 
 The corpus is real text: Cranfield's abstracts, one assertion per sentence and per pair of
 consecutive sentences (three sealed blocks, two segments, and a tail), embedded as the sum of a seeded
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, RetrievalQuery
-from ragtt.temporal.quantized import BLOCK_ROWS, Int8Blocks, int8_codes, segment_spans
+from ragtt.temporal.quantized import BLOCK_ROWS, Int4Blocks, int4_codes, segment_spans
 from tests.conftest import corpus
 
 NS = "kb"
@@ -89,7 +89,7 @@ def _ask(store: AssertionStore, query: np.ndarray, **kw: Any) -> Any:
     return store.retrieve(RetrievalQuery(NS, anchor, query_embedding=query, strategy="vector", limit=LIMIT, **kw))
 
 
-def test_int8_candidates_recall_the_exact_top_k_over_the_valid_rows(cranfield: Any) -> None:
+def test_int4_candidates_recall_the_exact_top_k_over_the_valid_rows(cranfield: Any) -> None:
     path, unit, queries, closed, typ = cranfield
     with AssertionStore.open(path, namespace=NS) as store:
         cases = [({}, ~closed), ({"assertion_types": ["note"]}, ~closed & (typ == "note"))]
@@ -97,7 +97,7 @@ def test_int8_candidates_recall_the_exact_top_k_over_the_valid_rows(cranfield: A
             hits = 0
             for query in queries:
                 res = _ask(store, query, **kw)
-                assert res.meta["vector_quantized_rows"] == SEALED  # the int8 path ran
+                assert res.meta["vector_quantized_rows"] == SEALED  # the 4-bit path ran
                 assert all(admitted[int(i[1:])] for i in res.ids)  # never a closed or filtered row
                 hits += len(set(res.ids) & set(_exact(unit, query, admitted, LIMIT)))
             assert hits / (LIMIT * len(queries)) >= 0.99, kw
@@ -180,10 +180,10 @@ def test_sealing_block_by_block_gives_the_candidates_of_sealing_at_once() -> Non
     matrix = rng.standard_normal((5 * BLOCK_ROWS + 10, 24)).astype(np.float32)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
     query = matrix[3 * BLOCK_ROWS + 1]
-    grown = Int8Blocks(24)
+    grown = Int4Blocks(24)
     for size in range(BLOCK_ROWS - 1, len(matrix) + 1, BLOCK_ROWS // 2):
         grown.seal(matrix, size)
-        once = Int8Blocks(24)
+        once = Int4Blocks(24)
         once.seal(matrix, size)
         assert grown.rows == once.rows == size // BLOCK_ROWS * BLOCK_ROWS
         if not grown.rows:
@@ -194,16 +194,34 @@ def test_sealing_block_by_block_gives_the_candidates_of_sealing_at_once() -> Non
         for got, want in zip((rows, approx), once.top(query, mask, 50), strict=True):
             np.testing.assert_array_equal(got, want)
         assert len(rows) == 50 * len(segment_spans(size // BLOCK_ROWS)) and mask[rows].all()
-        np.testing.assert_allclose(approx, matrix[rows] @ query, atol=0.02)
+        assert (np.abs(approx - matrix[rows] @ query) <= _rounding_bound(matrix[rows], query, 32)).all()
 
 
-def test_int8_codes_reconstruct_each_group_within_half_a_step() -> None:
+def _rounding_bound(rows: np.ndarray, query: np.ndarray, group: int) -> np.ndarray:
+    """How far a 4-bit code's product with the int8-rounded query can be from the exact cosine:
+    half a code step per dimension (times the query there), and half a query step (times the
+    row, as coded) there, summed per group."""
+    dim = rows.shape[1]
+    width = -(-dim // group) * group
+    x, q = np.zeros((len(rows), width), np.float32), np.zeros(width, np.float32)
+    x[:, :dim], q[:dim] = rows, query
+    x, q = x.reshape(len(rows), -1, group), q.reshape(-1, group)
+    code_step = np.abs(x).max(axis=2) / 7
+    query_step = np.abs(q).max(axis=1) / 127
+    coded = np.abs(x).sum(axis=2) + group * code_step / 2
+    return (code_step / 2 * np.abs(q).sum(axis=1) + query_step / 2 * coded).sum(axis=1) + 1e-6
+
+
+def test_int4_codes_reconstruct_each_group_within_half_a_step() -> None:
     rng = np.random.default_rng(4)
     rows = rng.standard_normal((300, 40)).astype(np.float32)
     rows[7] = 0.0  # an all-zero row keeps a finite scale
-    codes, scales = int8_codes(rows, 16)  # 40 dimensions: three groups of 16, the last zero-padded
-    assert codes.shape == (300, 3, 16) and scales.shape == (900,)
-    back = (codes.astype(np.float32) - 128) * scales.reshape(300, 3, 1)
+    packed, scales = int4_codes(rows, 16)  # 40 dimensions: three groups of 16, the last zero-padded
+    assert packed.shape == (300, 3, 8) and scales.shape == (900,)
+    codes = np.empty((300, 3, 16), dtype=np.uint8)
+    codes[..., 0::2], codes[..., 1::2] = packed & 0xF, packed >> 4  # even dimension in the low nibble
+    assert codes.min() >= 1 and codes.max() <= 15  # symmetric around the zero point 8
+    back = (codes.astype(np.float32) - 8) * scales.reshape(300, 3, 1)
     back = back.reshape(300, 48)
     assert not back[:, 40:].any()
     steps = np.repeat(scales.reshape(300, 3), 16, axis=1)[:, :40]
@@ -211,9 +229,9 @@ def test_int8_codes_reconstruct_each_group_within_half_a_step() -> None:
     assert np.isfinite(scales).all() and not back[7].any()
 
 
-@pytest.mark.parametrize("rows", [50, SEALED + 100], ids=["exact", "int8"])
+@pytest.mark.parametrize("rows", [50, SEALED + 100], ids=["exact", "int4"])
 def test_a_reindexed_assertion_is_searched_by_its_new_vector(tmp_path: Path, rows: int) -> None:
-    """index_assertion replaces an embedding: the open store's matrix (and a sealed block's int8
+    """index_assertion replaces an embedding: the open store's matrix (and a sealed block's 4-bit
     codes) follow it, and so does another store's, through the change stamps."""
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((rows, 8)).astype(np.float32)
