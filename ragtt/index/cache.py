@@ -20,10 +20,12 @@ endpoint) and opens it there, so a read of that version makes no request to the 
   numbers start again, is refilled rather than answered from the old table's files.
 - The cache is bounded (``max_bytes``): after a fill, whole files are evicted least recently
   used first (a version's checksums are touched whenever it is opened), never one of a version
-  this process has open (a dataset on it is alive), so the bound is exceeded only by the
-  versions in use. Another process's open versions are not known here: a file it still reads
-  may be evicted under it, and that read then fails (it never returns other data); size the
-  bound above what the processes sharing a cache read at once.
+  a live process has open (a dataset on it is alive), so the bound is exceeded only by the
+  versions in use. Each process publishes the versions it holds in ``<root>/.holds/``: a list
+  (``<pid>-<token>.json``, replaced whenever it changes) beside a lock file the process keeps
+  locked (``flock``) while it lives. An eviction honours every list whose lock it cannot take,
+  and deletes the others (their process died). Without ``fcntl`` (not POSIX) only this
+  process's versions are known.
 
 ``Writes never go through it``: ChunkTable writes, and reads the latest version, on the store.
 """
@@ -45,6 +47,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ragtt.errors import ConfigError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: other processes' holds are not published
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["CACHE_BYTES_ENV", "CACHE_ENV", "DEFAULT_MAX_BYTES", "IndexCache"]
 
@@ -100,6 +107,7 @@ class IndexCache:
         self._listed: dict[Path, dict[int, list[str]]] = {}  # mirror -> version -> files
         self._held: Counter[tuple[Path, int]] = Counter()  # (mirror, version) -> datasets open on it
         self._verified: set[tuple[str, int, int, int]] = set()  # (path, size, mtime_ns, inode)
+        self._holds = _Holds(root / ".holds")
 
     @classmethod
     def at(cls, root: Path, max_bytes: int) -> IndexCache:
@@ -169,9 +177,12 @@ class IndexCache:
 
     def _hold(self, mirror: Path, version: int, change: int) -> None:
         with self._lock:
+            before = len(self._held)
             self._held[mirror, version] += change
             if self._held[mirror, version] <= 0:
                 del self._held[mirror, version]
+            if len(self._held) != before:  # a version newly held or let go: tell other processes
+                self._holds.publish([[m.relative_to(self.root).as_posix(), v] for m, v in self._held])
 
     def _fill(
         self, mirror: Path, table_uri: str, storage_options: dict[str, str] | None, remote: Any, version: int
@@ -182,13 +193,13 @@ class IndexCache:
             files = self._files(mirror, table_uri, remote, version)
             if files is None:
                 return None
+            record = self._record_path(mirror, version)
+            if not record.exists():  # first: another process's eviction reads it to spare these files
+                _write_atomically(self._meta(mirror) / "tmp", record, json.dumps(files).encode())
             missing = [f for f in files if not self._usable(mirror, f)]
             if missing:
                 self._download(mirror, table_uri, storage_options, missing)
             self._touch(mirror, files)
-            record = self._record_path(mirror, version)
-            if not record.exists():
-                _write_atomically(self._meta(mirror) / "tmp", record, json.dumps(files).encode())
         if missing:
             self._evict()
         return files
@@ -299,10 +310,15 @@ class IndexCache:
 
     def _evict(self) -> None:
         """Remove whole files, least recently used first, until the cache is within its bound;
-        never a file of a version this process has open, and never another process's
+        never a file of a version a live process has open, and never another process's
         temporary file younger than an hour."""
         with self._lock:
             pinned = {(mirror, name) for mirror, v in self._held for name in self._listed.get(mirror, {}).get(v, [])}
+        for rel, version in self._holds.others():  # versions other live processes have open
+            mirror = self.root / rel
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                names = json.loads(self._record_path(mirror, version).read_text(encoding="utf-8"))
+                pinned.update((mirror, str(name)) for name in names)
         entries: list[tuple[float, int, Path, Path]] = []  # (last use, size, file, checksum)
         total = 0
         now = time.time()
@@ -333,6 +349,83 @@ class IndexCache:
             path.unlink(missing_ok=True)
             checksum.unlink(missing_ok=True)
             total -= size
+
+
+class _Holds:
+    """The versions this process holds, as ``<folder>/<pid>-<token>.json``, and the lock file
+    ``<pid>-<token>.lock`` it keeps locked while it lives (see the module docstring)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._name = ""
+        self._lock_file: Any = None
+
+    def publish(self, held: list[list[Any]]) -> None:
+        """Replace this process's list with ``held`` (caller holds the cache's lock)."""
+        if fcntl is None:
+            return
+        try:
+            self._locked()
+            listed = self.folder / f"{self._name}.json"
+            if not held:  # nothing open: nothing for other processes to spare
+                listed.unlink(missing_ok=True)
+                return
+            part = self.folder / f"{self._name}.json.part"
+            part.write_text(json.dumps(held), encoding="utf-8")
+            os.replace(part, listed)
+        except OSError:  # a cache that cannot be written is reported where it is filled
+            pass
+
+    def _locked(self) -> None:
+        """This process's lock file, made (again: after a fork, or the folder was deleted) and
+        locked before it gets its name, so a lock file another process can take is a dead one's."""
+        path = self.folder / f"{self._name}.lock"
+        if self._lock_file is not None and self._name.startswith(f"{os.getpid()}-") and path.exists():
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{os.getpid()}-{os.urandom(6).hex()}"
+        part = self.folder / f"{name}.lock.part"
+        handle = part.open("a")
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        os.replace(part, self.folder / f"{name}.lock")
+        self._name, self._lock_file = name, handle  # closed (and unlocked) when the process exits
+
+    def others(self) -> list[tuple[str, int]]:
+        """(mirror relative to the root, version) of every live other process's list; the lists
+        of dead processes are deleted."""
+        if fcntl is None or not self.folder.is_dir():
+            return []
+        out: list[tuple[str, int]] = []
+        for listed in self.folder.glob("*.json"):
+            name = listed.name.removesuffix(".json")
+            if name == self._name:
+                continue
+            if not _alive(self.folder / f"{name}.lock"):
+                listed.unlink(missing_ok=True)
+                (self.folder / f"{name}.lock").unlink(missing_ok=True)
+                continue
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                out += [(str(rel), int(version)) for rel, version in json.loads(listed.read_text(encoding="utf-8"))]
+        return out
+
+
+def _alive(lock: Path) -> bool:
+    """Whether the process that made ``lock`` still holds it (a lock that cannot be opened is
+    taken to be live: never evict on doubt)."""
+    try:
+        handle = lock.open("r")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    with handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return True
+        return False
 
 
 _SHARED: dict[tuple[Path, int], IndexCache] = {}  # one per root and bound in a process

@@ -9,6 +9,9 @@ import gc
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -153,6 +156,7 @@ def test_the_cache_stays_within_its_bound(history: tuple[str, int], s3: dict[str
         table = _table(uri, s3, IndexCache(root, bound))
         assert _answers(table, version) == _answers(store, version)
         del table
+        gc.collect()  # that "process" has let go of its datasets (their holds go with them)
         assert _cache_bytes(root) <= bound
 
 
@@ -172,6 +176,53 @@ def test_files_a_process_still_reads_are_not_evicted(
     (mirror,) = root.glob("*/chunks.lance")
     (record,) = root.glob("*/.ragtt/versions/chunks/1.json")
     assert {p.relative_to(mirror).as_posix() for p in _mirror_files(root)} == set(json.loads(record.read_text()))
+
+
+_READER = """
+import json, sys
+from ragtt.index.cache import IndexCache
+from ragtt.index.table import ChunkTable
+uri, s3, root, version = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+table = ChunkTable(uri, "chunks", storage_options=s3, cache=IndexCache(__import__("pathlib").Path(root), 1))
+view = table.view(version)  # held open until this process ends
+print(len(view.dataset.to_table(columns=["chunk_id"])), flush=True)
+sys.stdin.read()
+"""
+
+
+def test_files_another_process_still_reads_are_not_evicted(
+    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+) -> None:
+    uri, latest = history
+    root = tmp_path / "cache"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", _READER, uri, json.dumps(s3), str(root), str(latest - 1)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    try:
+        assert reader.stdout is not None and int(reader.stdout.readline())  # it holds latest - 1
+        (record,) = root.glob(f"*/.ragtt/versions/chunks/{latest - 1}.json")
+        mirror = record.parents[3] / "chunks.lance"
+        theirs = set(json.loads(record.read_text()))
+        cache = IndexCache(root, 1)  # every file over the bound
+        _table(uri, s3, cache).view(1)  # a fill here evicts all it can
+        kept = {p.relative_to(mirror).as_posix() for p in _mirror_files(root)}
+        assert theirs <= kept  # the other process's version is whole
+        gc.collect()
+    finally:
+        reader.send_signal(signal.SIGKILL)  # it dies without a word: its lock goes with it
+        reader.wait(timeout=60)
+    gc.collect()
+    _table(uri, s3, IndexCache(root, 1)).view(2)  # the next fill no longer spares them
+    spared = set()  # versions 1 and 2: this process may still hold them
+    for record in root.glob("*/.ragtt/versions/chunks/[12].json"):
+        spared |= set(json.loads(record.read_text()))
+    left = {p.relative_to(mirror).as_posix() for p in _mirror_files(root)}
+    assert theirs - spared and not (theirs - spared) & left
+    assert not [p for p in (root / ".holds").iterdir() if not p.name.startswith(f"{os.getpid()}-")]  # its list went too
 
 
 def test_a_deleted_cache_folder_is_made_again(history: tuple[str, int], s3: dict[str, str], tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import numpy as np
 import pytest
 
 import ragtt
@@ -29,15 +30,18 @@ QUESTION = "How many days do I have to ask for a refund?"
 
 
 class Salted(ragtt.HashEmbedder):
-    """A different embedder of the same size: the hash embedder over salted features."""
+    """A different embedder of the same size: the hash embedder's vectors with their
+    dimensions shuffled and their signs flipped (a seeded permutation), so neighbours stay
+    neighbours but the space is another one, as with another model."""
 
     def __init__(self, dim: int = 256) -> None:
         super().__init__(dim)
         self.model_id = f"salted-hash-v1-{dim}"
+        rng = np.random.default_rng(dim)
+        self._order, self._signs = rng.permutation(dim), rng.choice(np.array([-1.0, 1.0], np.float32), dim)
 
-    @staticmethod
-    def _features(text: str) -> list[tuple[str, float]]:
-        return [("salt:" + f, w) for f, w in ragtt.HashEmbedder._features(text)]
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return (super().embed(texts)[:, self._order] * self._signs).astype(np.float32)
 
 
 def evil_pdf(path: Path) -> Path:
