@@ -396,13 +396,16 @@ class _Holds:
         if fcntl is None or not self.folder.is_dir():
             return []
         out: list[tuple[str, int]] = []
-        for listed in self.folder.glob("*.json"):
-            name = listed.name.removesuffix(".json")
-            if name == self._name:
-                continue
-            if not _alive(self.folder / f"{name}.lock"):
-                listed.unlink(missing_ok=True)
-                (self.folder / f"{name}.lock").unlink(missing_ok=True)
+        names = {p.name.split(".", 1)[0] for p in self.folder.iterdir()} - {self._name}
+        for name in names:
+            listed, lock = self.folder / f"{name}.json", self.folder / f"{name}.lock"
+            if not _alive(lock):  # its process died (or never got as far as its lock): tidy up
+                for leftover in (listed, lock, self.folder / f"{name}.json.part"):
+                    leftover.unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    part = self.folder / f"{name}.lock.part"
+                    if time.time() - part.stat().st_mtime > _STALE_TMP_S:  # never being named now
+                        part.unlink(missing_ok=True)
                 continue
             with contextlib.suppress(OSError, ValueError, TypeError):
                 out += [(str(rel), int(version)) for rel, version in json.loads(listed.read_text(encoding="utf-8"))]

@@ -195,13 +195,19 @@ def test_files_another_process_still_reads_are_not_evicted(
 ) -> None:
     uri, latest = history
     root = tmp_path / "cache"
-    reader = subprocess.Popen(
-        [sys.executable, "-c", _READER, uri, json.dumps(s3), str(root), str(latest - 1)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
-    )
+
+    def reader_of(version: int) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-c", _READER, uri, json.dumps(s3), str(root), str(version)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        )
+
+    done = reader_of(1)  # one that reads and exits cleanly: its (empty) lock file stays behind
+    assert done.communicate(timeout=120)[0].strip() and done.returncode == 0
+    reader = reader_of(latest - 1)
     try:
         assert reader.stdout is not None and int(reader.stdout.readline())  # it holds latest - 1
         (record,) = root.glob(f"*/.ragtt/versions/chunks/{latest - 1}.json")
@@ -222,7 +228,7 @@ def test_files_another_process_still_reads_are_not_evicted(
         spared |= set(json.loads(record.read_text()))
     left = {p.relative_to(mirror).as_posix() for p in _mirror_files(root)}
     assert theirs - spared and not (theirs - spared) & left
-    assert not [p for p in (root / ".holds").iterdir() if not p.name.startswith(f"{os.getpid()}-")]  # its list went too
+    assert not [p for p in (root / ".holds").iterdir() if not p.name.startswith(f"{os.getpid()}-")]  # its files too
 
 
 def test_a_deleted_cache_folder_is_made_again(history: tuple[str, int], s3: dict[str, str], tmp_path: Path) -> None:
