@@ -143,6 +143,10 @@ class HashEmbedder:
         value = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
         return (value % self.dim) * 2 + ((value >> 63) & 1)
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled (to a Ray worker, say) without its memo: the copy fills its own.
+        return {**self.__dict__, "_words": {}}
+
     def __repr__(self) -> str:
         return f"HashEmbedder(dim={self.dim})"
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import subprocess
 import sys
@@ -59,6 +60,8 @@ def test_hash_embedder_vectors_do_not_depend_on_what_it_saw_before(monkeypatch: 
         fresh = ragtt.HashEmbedder(dim)
         assert np.array_equal(fresh.embed(texts), expected)  # words first seen
         assert np.array_equal(fresh.embed(texts[::-1])[::-1], expected)  # words remembered
+        shipped = pickle.dumps(fresh)  # to a Ray worker, say: the settings, not the memo
+        assert len(shipped) < 500 and np.array_equal(pickle.loads(shipped).embed(texts), expected)
     monkeypatch.setattr(ragtt.HashEmbedder, "_WORD_MEMO", 2)  # the memo is emptied as it fills
     assert np.array_equal(
         ragtt.HashEmbedder(37).embed(texts), np.stack([_hashed_one_feature_at_a_time(t, 37) for t in texts])
