@@ -424,9 +424,7 @@ def _alive(lock: Path) -> bool:
     with handle:
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
+        except OSError:  # BlockingIOError: its process holds it
             return True
         return False
 
