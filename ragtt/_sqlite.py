@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3 as _stdlib_sqlite3
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,11 +34,33 @@ def connect(path: str | Path, *, wal: bool = True, foreign_keys: bool = False) -
     conn = db.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     if wal and str(path) != ":memory:":
-        conn.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(conn, db)
         conn.execute("PRAGMA synchronous = NORMAL")
     if foreign_keys:
         conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def _enter_wal(conn: Any, db: ModuleType) -> None:
+    """Switch a new file to WAL, waiting out a process that is setting it up at the same time.
+
+    The switch reads the header under a shared lock and then upgrades to write it. When
+    another connection already holds the write lock, SQLite answers that upgrade with
+    "database is locked" at once, without the busy handler (waiting could deadlock). The
+    statement has let go of its lock by then, so retrying is safe; once the other process
+    commits, the file is in WAL mode and the pragma changes nothing.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except db.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def load_sqlite_vec(conn: Any) -> bool:
