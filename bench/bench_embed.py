@@ -38,6 +38,7 @@ SPEEDUP_TARGET = 3.0
 COSINE_TARGET = 0.9999
 NDCG_TOLERANCE = 0.005
 DEFAULT = f"onnx-{DEFAULT_ONNX_PRECISION}"  # the default embedder, measured against torch
+PREVIOUS = "onnx-int8-v2"  # the default before it, beside it as an info row
 
 
 def flask_chunks(n: int) -> list[str]:
@@ -62,6 +63,7 @@ def throughput(texts: list[str], rounds: int, batch: int) -> dict[str, Any]:
         "torch": SentenceTransformerEmbedder(batch_size=batch),
         "onnx-fp32": OnnxEmbedder(precision="fp32", batch_size=batch),
         DEFAULT: OnnxEmbedder(precision=DEFAULT_ONNX_PRECISION, batch_size=batch),
+        PREVIOUS: OnnxEmbedder(precision=PREVIOUS.removeprefix("onnx-"), batch_size=batch),
     }
     for e in embedders.values():  # load (and build the ONNX files once) outside the timing
         e.embed(texts[:2])
@@ -154,14 +156,15 @@ def main() -> int:
     t = result["throughput"]
     base = t["torch"]["chunks_per_s"]
     rows = []
-    for name in (DEFAULT, "onnx-fp32"):
+    for name in (DEFAULT, PREVIOUS, "onnx-fp32"):
         ratio = t[name]["chunks_per_s"] / base
+        judged = name == DEFAULT  # the target is the default's; the others are for comparison
         rows.append(
             (
                 f"{name} chunks/s / torch ({t['chunks']} Flask chunks, batch {t['batch']})",
                 f"{ratio:.2f}x",
-                f">= {SPEEDUP_TARGET:.0f}x",
-                ratio >= SPEEDUP_TARGET,
+                f">= {SPEEDUP_TARGET:.0f}x" if judged else "info",
+                ratio >= SPEEDUP_TARGET if judged else None,
             )
         )
     rows.append(
@@ -195,7 +198,8 @@ def main() -> int:
             )
     print(
         f"\nissue 14 / embedder (chunks/s: torch {base:.1f}, onnx-fp32 {t['onnx-fp32']['chunks_per_s']:.1f}, "
-        f"{DEFAULT} {t[DEFAULT]['chunks_per_s']:.1f}; best of {t['rounds']} round-robin rounds)"
+        f"{PREVIOUS} {t[PREVIOUS]['chunks_per_s']:.1f}, {DEFAULT} {t[DEFAULT]['chunks_per_s']:.1f}; "
+        f"best of {t['rounds']} round-robin rounds)"
     )
     width = max(len(r[0]) for r in rows)
     for label, value, target, ok in rows:

@@ -14,7 +14,7 @@ __all__ = ["CHUNK_STRATEGIES", "EMBEDDER_BACKENDS", "INGEST_ENGINES", "RETRIEVAL
 RETRIEVAL_MODES = ("vector", "bm25", "hybrid")
 CHUNK_STRATEGIES = ("recursive", "markdown", "sentence", "fixed", "structural")
 # "onnx" is the default precision's alias (ragtt.index.embedders.DEFAULT_ONNX_PRECISION)
-EMBEDDER_BACKENDS = ("onnx", "onnx-int8-v2", "onnx-int8", "onnx-fp32", "torch")
+EMBEDDER_BACKENDS = ("onnx", "onnx-int8-v3", "onnx-int8-v2", "onnx-int8", "onnx-fp32", "torch")
 INGEST_ENGINES = ("local", "ray")  # where an ingest's per-document work runs (ragtt.ingest.pipeline)
 _RERANKERS = ("none", "lexical-overlap-v1", "cross-encoder/<local path>")
 

@@ -5,8 +5,8 @@ package, on ONNX Runtime (:class:`OnnxEmbedder`, the default; no torch) or on to
 sentence-transformers (:class:`SentenceTransformerEmbedder`, ``embedder_backend="torch"``);
 any litellm embedding model; and a deterministic hashing embedder for tests and CI jobs.
 
-A model id names the backend and precision (``...@onnx-int8-v2``, ``...@onnx-int8``,
-``...@onnx-fp32``: each its own recipe, see :mod:`ragtt.index.onnx_export`); the plain
+A model id names the backend and precision (``...@onnx-int8-v3``, ``...@onnx-int8-v2``,
+``...@onnx-int8``, ``...@onnx-fp32``: each its own recipe, see :mod:`ragtt.index.onnx_export`); the plain
 ``sentence-transformers/all-MiniLM-L6-v2`` is the torch fp32 one (the id predates the
 backends, and projects built with it keep opening with it).
 """
@@ -49,7 +49,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 _DEFAULT_ID = "sentence-transformers/all-MiniLM-L6-v2"
 # What the "onnx" backend means; bench/bench_embed.py measures the condition for int8
 # (Cranfield nDCG@10 within 0.005 of fp32, vector and hybrid).
-DEFAULT_ONNX_PRECISION = "int8-v2"
+DEFAULT_ONNX_PRECISION = "int8-v3"
 
 
 @runtime_checkable
@@ -239,8 +239,9 @@ class OnnxEmbedder:
     """A BERT sentence encoder (the default all-MiniLM-L6-v2) on ONNX Runtime: no torch.
 
     The ONNX file is built from the model's own safetensors weights on first use and cached
-    under the user cache directory (see :mod:`ragtt.index.onnx_export`). ``precision="int8-v2"``
-    (the default) quantizes every weight MatMul, ``"int8"`` all but the FFN down-projections.
+    under the user cache directory (see :mod:`ragtt.index.onnx_export`). ``precision="int8-v3"``
+    (the default) quantizes every weight MatMul but those of each layer's loudest FFN channels,
+    ``"int8-v2"`` every one, ``"int8"`` all but the FFN down-projections.
     Texts are sorted by length and padded per batch only to the batch's longest, as
     sentence-transformers does. Vectors are unit length. ``threads`` caps ONNX Runtime's
     intra-op threads (default: its own choice, one a core).
@@ -277,7 +278,7 @@ class OnnxEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
-            from ragtt.index.onnx_export import exported_model
+            from ragtt.index.onnx_export import disabled_fusions, exported_model
 
             folder = _model_folder(self.model_name)
             tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -292,7 +293,10 @@ class OnnxEmbedder:
             # time slices the next kernel needs (measured: 2.3x torch spinning, 2.75x not).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(
-                str(exported_model(folder, self.precision)), options, providers=["CPUExecutionProvider"]
+                str(exported_model(folder, self.precision)),
+                options,
+                providers=["CPUExecutionProvider"],
+                disabled_optimizers=disabled_fusions(self.precision),
             )
             self._tokenizer, self._session = tokenizer, session
         return self._tokenizer, self._session

@@ -1,13 +1,18 @@
-"""Build an ONNX graph of a BERT sentence encoder straight from its safetensors weights.
+"""The ONNX files of the default embedder: which graph each precision runs, how it is
+quantized, and where the result is kept.
 
-No torch and no exporter: the graph (embeddings, encoder layers, mean pooling, L2 norm) is
-written op by op with ``onnx.helper``, so the default embedder runs on ONNX Runtime in an
-install that has no torch at all. ``int8`` adds dynamic quantization of the MatMul weights
+The graph is built from the model's safetensors weights (:mod:`ragtt.index.onnx_graph`), so
+the default embedder runs on ONNX Runtime in an install without torch. ``fp32`` is that
+graph; ``int8`` adds dynamic quantization of the MatMul weights
 (``onnxruntime.quantization``) but keeps each layer's FFN down-projection fp32; ``int8-v2``
-(the default) quantizes those too, as ``MatMulNBits`` with 8-bit weights and activations in
-blocks of :data:`DOWN_PROJ_BLOCK` along the inner dimension. The files are built once per weights file and precision and
-kept under the user cache directory (``$RAGTT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragtt``,
-else ``~/.cache/ragtt``), keyed by the weights' hash and :data:`EXPORT_VERSION`.
+quantizes those too, as ``MatMulNBits`` with 8-bit weights and activations in blocks of
+:data:`DOWN_PROJ_BLOCK`. ``int8-v3`` (the default) runs a graph written for ONNX Runtime's
+faster kernels (plain LayerNormalization, MultiHeadAttention) with each layer's loudest FFN
+channels computed apart in fp32 (:mod:`ragtt.index.onnx_calibration`), so every other MatMul,
+down-projections included, quantizes with one activation scale on the fast integer GEMM.
+Files are built once per weights file and precision and kept under the user cache directory
+(``$RAGTT_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragtt``, else ``~/.cache/ragtt``), keyed by the
+weights' hash and :data:`EXPORT_VERSION`.
 """
 
 from __future__ import annotations
@@ -24,13 +29,24 @@ import numpy as np
 
 from ragtt.errors import ConfigError
 
-__all__ = ["DOWN_PROJ_BLOCK", "EXPORT_VERSION", "PRECISIONS", "cache_dir", "exported_model"]
+__all__ = ["DOWN_PROJ_BLOCK", "EXPORT_VERSION", "PRECISIONS", "cache_dir", "disabled_fusions", "exported_model"]
 
 # Bump when the graph or a quantization recipe changes: a new version is a new file, never a
 # silent change under an existing model_id's cached vectors. A new recipe is a new precision
 # name (its own file and model id), so projects built with an older one keep their vectors.
 EXPORT_VERSION = 2
-PRECISIONS = ("fp32", "int8", "int8-v2")
+# precision -> (graph, quantization). Graphs: "fused" is the first one (SkipLayerNormalization,
+# attention as plain ops); "plain-apart" writes residual + LayerNorm as plain ops and the
+# attention as one MultiHeadAttention kernel, which ONNX Runtime runs faster, and computes each
+# layer's loudest FFN channels apart. Quantization: None (fp32), "int8" (all but the FFN
+# down-projections), "blocked" (those too, as MatMulNBits), "apart" (all but the channels apart).
+_RECIPES: dict[str, tuple[str, str | None]] = {
+    "fp32": ("fused", None),
+    "int8": ("fused", "int8"),
+    "int8-v2": ("fused", "blocked"),
+    "int8-v3": ("plain-apart", "apart"),
+}
+PRECISIONS = tuple(_RECIPES)
 # Activations of the FFN down-projection are quantized per block of this many inputs (of
 # 1536 in MiniLM): one outlier channel of the GELU output then coarsens only its own block.
 DOWN_PROJ_BLOCK = 128
@@ -59,12 +75,34 @@ def exported_model(model_dir: Path, precision: str) -> Path:
     except ImportError as exc:
         raise ConfigError("building the ONNX embedder needs the onnx package (pip install onnx)") from exc
     target.parent.mkdir(parents=True, exist_ok=True)
-    fp32 = target.with_name("model-fp32.onnx")
+    graph, quantization = _RECIPES[precision]
+    fp32 = target.with_name(f"model-fp32{'' if graph == 'fused' else '-' + graph}.onnx")
     if not fp32.is_file():
-        _atomic_write(fp32, lambda tmp: _save(_build_graph(model_dir), tmp))
-    if precision != "fp32":
-        _atomic_write(target, lambda tmp: _quantize(fp32, tmp, blocked_down_proj=precision == "int8-v2"))
+        _atomic_write(fp32, lambda tmp: _save(_fp32_graph(model_dir, graph), tmp))
+    if quantization is not None:
+        _atomic_write(target, lambda tmp: _quantize(fp32, tmp, quantization))
     return target
+
+
+def disabled_fusions(precision: str) -> list[str]:
+    """ONNX Runtime graph fusions a session of ``precision`` must not run: a plain graph's
+    residual + LayerNorm would be fused back into the slower SkipLayerNormalization (at load
+    time, and for some layers only)."""
+    return [] if _RECIPES[precision][0] == "fused" else ["SkipLayerNormFusion"]
+
+
+def _fp32_graph(model_dir: Path, graph: str) -> Any:
+    from ragtt.index.onnx_graph import build_graph
+
+    if graph == "fused":
+        return build_graph(model_dir)
+    from ragtt.index.onnx_calibration import outlier_channels
+
+    # "plain-apart": the channels apart are the loudest of the same graph without them
+    plain = build_graph(model_dir, fused_norm=False, attention_op=True)
+
+    apart = outlier_channels(model_dir, plain)
+    return build_graph(model_dir, fused_norm=False, attention_op=True, ffn_outliers=apart)
 
 
 def _file_digest(path: Path) -> str:
@@ -107,25 +145,24 @@ def _save(model: Any, path: Path) -> None:
     onnx.save_model(model, str(path))
 
 
-def _quantize(fp32: Path, out: Path, *, blocked_down_proj: bool) -> None:
+def _quantize(fp32: Path, out: Path, how: str) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    from ragtt.index.onnx_graph import OUTLIER_TAG, ffn_down_nodes
+
     # The weight MatMuls, per output channel (per-tensor weight scales measured cosine 0.89
-    # to torch), except each layer's FFN down-projection: its input is the GELU output,
-    # whose outliers a per-tensor activation scale flattens (quantized so, Cranfield nDCG@10
-    # fell 0.009 below fp32). ``int8`` keeps it fp32; ``int8-v2`` gives it block-wise scales
-    # (:func:`_blocked_matmul`): as close to fp32 as ``int8``, and 1.3x its speed.
-    # The embedding lookups stay fp32 (a gather, not compute).
+    # to torch), with one activation scale per tensor. Each layer's FFN down-projection takes
+    # the GELU output, whose few loud channels such a scale flattens (quantized so, Cranfield
+    # nDCG@10 fell 0.009 below fp32): ``int8`` keeps it fp32; ``blocked`` gives it block-wise
+    # scales (:func:`_blocked_matmul`), as close to fp32 as ``int8`` and 1.3x its speed;
+    # ``apart`` quantizes it like the rest, its loud channels being in their own small fp32
+    # MatMuls. The embedding lookups stay fp32 (a gather, not compute).
     graph = onnx.load(str(fp32), load_external_data=False).graph
-    down = [
-        n.name
-        for n in graph.node
-        if n.op_type == "MatMul"
-        and len(n.input) > 1
-        and n.input[1].endswith(".output.dense.weight_t")
-        and ".attention." not in n.input[1]
-    ]
+    if how == "apart":
+        fp32_nodes = [n.name for n in graph.node if n.op_type == "MatMul" and OUTLIER_TAG in n.input[-1]]
+    else:
+        fp32_nodes = [node.name for node in ffn_down_nodes(graph).values()]
     quiet = logging.getLogger()  # the quantizer advises on the root logger
     level = quiet.level
     quiet.setLevel(logging.ERROR)
@@ -134,15 +171,15 @@ def _quantize(fp32: Path, out: Path, *, blocked_down_proj: bool) -> None:
             str(fp32),
             str(out),
             op_types_to_quantize=["MatMul"],
-            nodes_to_exclude=down,
+            nodes_to_exclude=fp32_nodes,
             weight_type=QuantType.QInt8,
             per_channel=True,
         )
     finally:
         quiet.setLevel(level)
-    if blocked_down_proj:
+    if how == "blocked":
         model = onnx.load(str(out))
-        _blocked_matmul(model.graph, set(down))
+        _blocked_matmul(model.graph, set(fp32_nodes))
         onnx.save_model(model, str(out))
 
 
@@ -193,170 +230,3 @@ def _blocked_matmul(graph: Any, names: set[str]) -> None:
     kept = [init for init in graph.initializer if init.name not in replaced]
     del graph.initializer[:]
     graph.initializer.extend(kept)
-
-
-def _build_graph(model_dir: Path) -> Any:
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
-
-    config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    if (
-        config.get("model_type") != "bert"
-        or config.get("hidden_act") != "gelu"
-        or config.get("position_embedding_type", "absolute") != "absolute"
-    ):
-        raise ConfigError(
-            f"{model_dir}: the ONNX builder handles BERT encoders with gelu and absolute "
-            "positions; use embedder_backend='torch' for this model"
-        )
-    weights = {k.removeprefix("bert."): v for k, v in load_file(str(model_dir / "model.safetensors")).items()}
-    hidden = int(config["hidden_size"])
-    heads = int(config["num_attention_heads"])
-    head_dim = hidden // heads
-    eps = float(config.get("layer_norm_eps", 1e-12))
-
-    nodes: list[Any] = []
-    inits: list[Any] = []
-    counter = iter(range(1 << 30))
-
-    def const(array: np.ndarray, name: str | None = None) -> str:
-        name = name or f"c{next(counter)}"
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
-        return name
-
-    typed: list[Any] = []
-
-    def op(kind: str, inputs: list[str], domain: str = "", dtype: int = TensorProto.FLOAT, **attrs: Any) -> str:
-        out = f"t{next(counter)}"
-        nodes.append(helper.make_node(kind, inputs, [out], name=out, domain=domain, **attrs))
-        # typed outputs: the quantizer's shape inference cannot see through the fused ops
-        typed.append(helper.make_tensor_value_info(out, dtype, None))
-        return out
-
-    def w(name: str) -> str:
-        return const(weights[name].astype(np.float32), name)
-
-    def matmul(x: str, prefix: str) -> str:
-        # torch stores (out, in); MatMul wants (in, out)
-        return op("MatMul", [x, const(weights[f"{prefix}.weight"].astype(np.float32).T, f"{prefix}.weight_t")])
-
-    def add_norm(branch: str, residual: str, prefix: str) -> str:
-        # LayerNorm(branch @ W + b + residual), BERT's output block, as one fused kernel
-        return op(
-            "SkipLayerNormalization",
-            [
-                matmul(branch, f"{prefix}.dense"),
-                residual,
-                w(f"{prefix}.LayerNorm.weight"),
-                w(f"{prefix}.LayerNorm.bias"),
-                w(f"{prefix}.dense.bias"),
-            ],
-            domain="com.microsoft",
-            epsilon=eps,
-        )
-
-    ids, mask = "input_ids", "attention_mask"
-    seq_len = op("Shape", [ids], start=1, end=2, dtype=TensorProto.INT64)
-    positions = op(
-        "Slice",
-        [
-            w("embeddings.position_embeddings.weight"),
-            const(np.array([0], dtype=np.int64)),
-            seq_len,
-            const(np.array([0], dtype=np.int64)),
-        ],
-    )
-    token_type = const(weights["embeddings.token_type_embeddings.weight"][0].astype(np.float32), "token_type_0")
-    x = op("Add", [op("Add", [op("Gather", [w("embeddings.word_embeddings.weight"), ids]), positions]), token_type])
-    x = op(
-        "LayerNormalization",
-        [x, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias")],
-        axis=-1,
-        epsilon=eps,
-    )
-
-    mask_f = op("Cast", [mask], to=TensorProto.FLOAT)  # (B, S)
-    # (1 - mask) * float32 min, as transformers builds its additive mask: (B, 1, 1, S)
-    additive = op(
-        "Mul",
-        [
-            op("Sub", [const(np.array(1.0, dtype=np.float32)), mask_f]),
-            const(np.array(np.finfo(np.float32).min, dtype=np.float32)),
-        ],
-    )
-    additive = op("Unsqueeze", [additive, const(np.array([1, 2], dtype=np.int64))])
-    split_shape = const(np.array([0, 0, heads, head_dim], dtype=np.int64))
-    merge_shape = const(np.array([0, 0, hidden], dtype=np.int64))
-    scale = const(np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
-    for i in range(int(config["num_hidden_layers"])):
-        p = f"encoder.layer.{i}.attention.self"
-        qkv_w = np.concatenate([weights[f"{p}.{n}.weight"].T for n in ("query", "key", "value")], axis=1)
-        qkv_b = np.concatenate([weights[f"{p}.{n}.bias"] for n in ("query", "key", "value")])
-        # one (H, 3H) projection for Q, K and V; plain ONNX ops for the attention itself
-        # (measured: as fast here as ONNX Runtime's fused Attention, and it quantizes better)
-        qkv = op(
-            "Add",
-            [
-                op("MatMul", [x, const(qkv_w.astype(np.float32), f"{p}.qkv_weight")]),
-                const(qkv_b.astype(np.float32), f"{p}.qkv_bias"),
-            ],
-        )
-        q, k, v = (
-            op("Slice", [qkv, const(np.array([j * hidden])), const(np.array([(j + 1) * hidden])), const(np.array([2]))])
-            for j in range(3)
-        )
-        q = op("Transpose", [op("Reshape", [q, split_shape])], perm=[0, 2, 1, 3])
-        k = op("Transpose", [op("Reshape", [k, split_shape])], perm=[0, 2, 3, 1])
-        v = op("Transpose", [op("Reshape", [v, split_shape])], perm=[0, 2, 1, 3])
-        scores = op("Add", [op("Mul", [op("MatMul", [q, k]), scale]), additive])
-        context = op("MatMul", [op("Softmax", [scores], axis=-1), v])
-        context = op("Reshape", [op("Transpose", [context], perm=[0, 2, 1, 3]), merge_shape])
-        x = add_norm(context, x, f"encoder.layer.{i}.attention.output")
-        p = f"encoder.layer.{i}"
-        inner = op(
-            "BiasGelu",
-            [matmul(x, f"{p}.intermediate.dense"), w(f"{p}.intermediate.dense.bias")],
-            domain="com.microsoft",
-        )
-        x = add_norm(inner, x, f"{p}.output")
-
-    # mean over the real tokens, then unit length (sentence-transformers' Pooling + Normalize)
-    mask_3d = op("Unsqueeze", [mask_f, const(np.array([2], dtype=np.int64))])
-    summed = op("ReduceSum", [op("Mul", [x, mask_3d]), const(np.array([1], dtype=np.int64))], keepdims=0)
-    counts = op(
-        "Clip",
-        [
-            op("ReduceSum", [mask_3d, const(np.array([1], dtype=np.int64))], keepdims=0),
-            const(np.array(1e-9, dtype=np.float32)),
-        ],
-    )
-    pooled = op("Div", [summed, counts])
-    norm = op(
-        "Clip",
-        [
-            op("ReduceL2", [pooled, const(np.array([1], dtype=np.int64))], keepdims=1),
-            const(np.array(1e-12, dtype=np.float32)),
-        ],
-    )
-    nodes.append(helper.make_node("Div", [pooled, norm], ["sentence_embedding"]))
-
-    graph = helper.make_graph(
-        nodes,
-        "ragtt-sentence-encoder",
-        [
-            helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "sequence"]),
-            helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "sequence"]),
-        ],
-        [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
-        initializer=inits,
-        value_info=typed,
-    )
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("com.microsoft", 1)],
-        producer_name="ragtt",
-    )
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
