@@ -5,7 +5,9 @@ filter). A KNN over 100,000 rows costs tens of milliseconds, so a store also kee
 namespace's vectors in memory with the filter columns as arrays: the mask is applied
 before the top-k, exactly like the vec0 filter. The matrix follows writes of any process
 through ``assertions.change_seq``: each write transaction bumps the namespace's counter
-and stamps the rows it touched, so a refresh reads only them.
+and stamps the rows it touched, so a refresh reads only them. The same arrays (and each
+row's id) serve the retrieval's full-text side: its matches are filtered here and its
+candidates' columns read from here, not from ``assertions`` row by row.
 
 A search is two-stage once the namespace has a full block of rows (``quantized.BLOCK_ROWS``):
 every admitted row is scored on 4-bit codes of the vectors (``quantized.Int4Blocks``), the
@@ -135,14 +137,21 @@ class VectorMatrix:
         self._seq = np.zeros(0, dtype=np.int64)
         self._from = np.zeros(0, dtype=np.float64)
         self._until = np.zeros(0, dtype=np.float64)
-        self._conf = np.zeros(0, dtype=np.float32)
+        self._conf = np.zeros(0, dtype=np.float64)
         self._type = np.zeros(0, dtype=np.int32)
         self._etype = np.zeros(0, dtype=np.int32)
-        self._row_of: dict[int, int] = {}
+        self._ids: list[str] = []
+        self._sorted: tuple[NDArray[np.int64], NDArray[np.int64]] | None = None  # seqs in order, and their rows
         self._codes: dict[str | None, int] = {}
+        self._names: list[str | None] = []
 
     def _code(self, value: str | None) -> int:
-        return self._codes.setdefault(value or None, len(self._codes))
+        value = value or None
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes[value] = len(self._names)
+            self._names.append(value)
+        return code
 
     def _grow(self, needed: int) -> None:
         capacity = len(self._seq)
@@ -156,7 +165,7 @@ class VectorMatrix:
             ("_seq", np.int64),
             ("_from", np.float64),
             ("_until", np.float64),
-            ("_conf", np.float32),
+            ("_conf", np.float64),
             ("_type", np.int32),
             ("_etype", np.int32),
         ):
@@ -167,22 +176,23 @@ class VectorMatrix:
 
     def refresh(self, conn: Any, namespace: str, since: int | None) -> None:
         """Load rows of ``namespace`` stamped after ``since`` (None: everything) from SQLite."""
-        sql = "SELECT seq, valid_from, valid_until, confidence, type, entity_type FROM assertions WHERE namespace = ?"
+        sql = "SELECT seq, id, valid_from, valid_until, confidence, type, entity_type FROM assertions"
+        sql += " WHERE namespace = ?"
         params: list[Any] = [namespace]
         if since is not None:
             sql += " AND change_seq > ?"
             params.append(since)
         meta = {int(r[0]): r[1:] for r in conn.execute(sql, params)}
-        for seq, (vf, vu, conf, typ, etype) in meta.items():
-            row = self._row_of.get(seq)
-            if row is not None:
-                self._set_meta(row, vf, vu, conf, typ, etype)
+        touched = np.fromiter(meta, dtype=np.int64, count=len(meta))
+        for seq, row in zip(touched.tolist(), self.locate(touched).tolist(), strict=True):
+            if row >= 0:
+                self._set_meta(row, *meta[seq][1:])
         if since is None:
             vectors = conn.execute(f"SELECT rowid, embedding FROM {self.table}").fetchall()
         else:  # every touched row's vector: a new one, or one re-indexed with a new embedding
-            touched, vectors = list(meta), []
+            vectors = []
             for start in range(0, len(touched), _IN_CHUNK):
-                batch = touched[start : start + _IN_CHUNK]
+                batch = touched[start : start + _IN_CHUNK].tolist()
                 vectors += conn.execute(
                     f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({','.join('?' * len(batch))})",
                     batch,
@@ -194,9 +204,10 @@ class VectorMatrix:
         block = block.reshape(len(vectors), self.dimension)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         block = (block / np.where(norms > 0, norms, 1.0)).astype(np.float32)
-        held = np.array([seq in self._row_of for seq, _ in vectors], dtype=bool)
+        rows = self.locate(np.array([seq for seq, _ in vectors], dtype=np.int64))
+        held = rows >= 0
         if held.any():
-            rows = np.array([self._row_of[seq] for seq, _ in vectors if seq in self._row_of], dtype=np.int64)
+            rows = rows[held]
             fresh = block[held]
             differs = (self._matrix[rows] != fresh).any(axis=1)
             self._matrix[rows[differs]] = fresh[differs]
@@ -207,11 +218,11 @@ class VectorMatrix:
                 return
         self._grow(self.size + len(vectors))
         self._matrix[self.size : self.size + len(vectors)] = block
+        self._ids[self.size :] = [meta[seq][0] for seq, _ in vectors]
         for offset, (seq, _) in enumerate(vectors):
             row = self.size + offset
             self._seq[row] = seq
-            self._row_of[seq] = row
-            self._set_meta(row, *meta[seq])
+            self._set_meta(row, *meta[seq][1:])
         self.size += len(vectors)
 
     def _set_meta(self, row: int, vf: float, vu: float | None, conf: float, typ: str, etype: str | None) -> None:
@@ -223,6 +234,63 @@ class VectorMatrix:
 
     def _codes_of(self, values: tuple[str, ...]) -> list[int]:
         return [self._codes[v] for v in values if v in self._codes]
+
+    def _admits(self, rows: slice | NDArray[np.int64], flt: VectorFilter) -> NDArray[np.bool_]:
+        """Which of ``rows`` the filter admits: the SQL side's WHERE clause, on the arrays."""
+        mask = self._from[rows] <= flt.anchor
+        if not flt.include_superseded:
+            mask &= self._until[rows] > flt.anchor
+        if flt.min_confidence is not None:
+            mask &= self._conf[rows] >= flt.min_confidence
+        if flt.types is not None:
+            mask &= np.isin(self._type[rows], self._codes_of(flt.types))
+        if flt.entity_types is not None:
+            mask &= np.isin(self._etype[rows], self._codes_of(flt.entity_types))
+        return mask
+
+    def locate(self, seqs: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The row holding each of ``seqs``, -1 where none does (another namespace, or no vector)."""
+        n = self.size
+        if n == 0:
+            return np.full(len(seqs), -1, dtype=np.int64)
+        if self._sorted is None or len(self._sorted[0]) != n:  # rows were added since: sort again
+            order = np.argsort(self._seq[:n], kind="stable")
+            self._sorted = (self._seq[:n][order], order)
+        keys, order = self._sorted
+        at = np.minimum(np.searchsorted(keys, seqs), n - 1)
+        return np.where(keys[at] == seqs, order[at], -1)
+
+    def admitted(self, seqs: NDArray[np.int64], flt: VectorFilter) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        """Which of ``seqs`` are held here and admitted by the filter, and which are not held
+        here at all (for the caller to check in SQL)."""
+        rows = self.locate(seqs)
+        held = rows >= 0
+        ok = np.zeros(len(seqs), dtype=bool)
+        ok[held] = self._admits(rows[held], flt)
+        return ok, ~held
+
+    def light_rows(self, seqs: list[int]) -> tuple[list[tuple[Any, ...]], list[int]]:
+        """(seq, id, valid_from, valid_until, confidence, type, entity_type) of the ``seqs`` held
+        here, as SQLite returns them, and the seqs not held here."""
+        wanted = np.array(seqs, dtype=np.int64)
+        rows = self.locate(wanted)
+        held = rows[rows >= 0]
+        names, ids = self._names, self._ids
+        columns = zip(
+            wanted[rows >= 0].tolist(),
+            held.tolist(),
+            self._from[held].tolist(),
+            self._until[held].tolist(),
+            self._conf[held].tolist(),
+            self._type[held].tolist(),
+            self._etype[held].tolist(),
+            strict=True,
+        )
+        out = [
+            (seq, ids[row], vf, None if vu == np.inf else vu, conf, names[typ], names[etype])
+            for seq, row, vf, vu, conf, typ, etype in columns
+        ]
+        return out, wanted[rows < 0].tolist()
 
     @property
     def quantized_rows(self) -> int:
@@ -238,15 +306,7 @@ class VectorMatrix:
         self._quantized = 0
         if n == 0 or k <= 0:
             return []
-        mask = self._from[:n] <= flt.anchor
-        if not flt.include_superseded:
-            mask &= self._until[:n] > flt.anchor
-        if flt.min_confidence is not None:
-            mask &= self._conf[:n] >= flt.min_confidence
-        if flt.types is not None:
-            mask &= np.isin(self._type[:n], self._codes_of(flt.types))
-        if flt.entity_types is not None:
-            mask &= np.isin(self._etype[:n], self._codes_of(flt.entity_types))
+        mask = self._admits(slice(0, n), flt)
         admitted = int(mask.sum())
         k = min(k, admitted)
         if k == 0:

@@ -99,6 +99,73 @@ def test_hybrid_includes_full_text_hits_the_vector_side_missed(tmp_path: Path) -
         assert res.meta["candidate_count"] == 11
 
 
+def test_full_text_side_filtered_on_the_matrix_equals_the_sql_join(tmp_path: Path) -> None:
+    # with the matrix loaded the text side filters FTS5 matches on its arrays; matches it does
+    # not hold (another namespace, an assertion written without a vector) are checked in SQL
+    class Recording(RRFScorer):  # the candidates' filter columns, read from the matrix or from SQL
+        def score_batch(self, candidates: Any, context: ScoringContext) -> list[float]:
+            columns.append(
+                sorted((c.id, c.valid_from, c.valid_until, c.confidence, c.type, c.entity_type) for c in candidates)
+            )
+            return super().score_batch(candidates, context)
+
+    words = ["river", "bank", "loan", "fish", "boat", "rate", "stone"]
+    results, candidates = [], []
+    for cache in (True, False):
+        rng = np.random.default_rng(5)  # the same rows and queries for both
+        ranked: list[Any] = []
+        columns: list[Any] = []
+        path = tmp_path / f"t{cache}.db"
+        with AssertionStore.open(path, embedding_dimension=DIM, vector_cache=cache, scorer=Recording()) as s:
+            episode(s)
+            s.init_namespace("other", DIM)
+            episode(s, "e2", "other")
+            items, vectors = [], []
+            for i in range(240):
+                text = " ".join(rng.choice(words, size=4))
+                kw: dict[str, Any] = {
+                    "type": ("fact", "preference")[i % 2],
+                    "entity_type": (None, "person", "org")[i % 3],
+                    "confidence": (0.7, 0.9, 0.3)[i % 3],  # 0.7 is below itself in float32
+                }
+                if i % 7 == 0 and i:
+                    kw["supersedes_id"] = f"a{i - 7}"
+                items.append(make(f"a{i}", text, i, **kw))
+                vectors.append(rng.standard_normal(DIM).astype(np.float32))
+            s.write_assertions(items, np.stack(vectors))
+            s.write_assertions(
+                [make(f"o{i}", "river bank loan", i, namespace="other", episode_id="e2") for i in range(30)],
+                rng.standard_normal((30, DIM)).astype(np.float32),
+            )
+            s.write_assertions([make(f"t{i}", "zebra crossing", 100 + i) for i in range(12)])  # no vector
+            for anchor in (50, 150, 300):
+                for extra in ({}, {"min_confidence": 0.7}, {"assertion_types": ["fact"]}, {"entity_types": ["org"]}):
+                    for history in (False, True):
+                        query = RetrievalQuery(
+                            NS,
+                            anchor,
+                            query_text="river loan boat zebra",
+                            query_embedding=rng.standard_normal(DIM).astype(np.float32),
+                            limit=25,
+                            candidate_limit=40,
+                            include_superseded=history,
+                            **extra,
+                        )
+                        res = s.retrieve(query)
+                        assert res.meta["vector_backend"] == ("memory" if cache else "sqlite-vec")
+                        ranked.append([(r.id, dict(r.score_components)) for r in res])
+            results.append(ranked)
+            candidates.append(columns)
+    assert candidates[0] == candidates[1]  # exactly: confidence 0.7 is not float32's 0.699999988
+    for memory, sql in zip(*results, strict=True):  # cosines differ in the last bits between backends
+        assert [aid for aid, _ in memory] == [aid for aid, _ in sql]
+        for (_, a), (_, b) in zip(memory, sql, strict=True):
+            assert a.pop("vector_similarity", None) == pytest.approx(b.pop("vector_similarity", None), abs=1e-6)
+            assert a == b  # the BM25 scores and ranks exactly, the fused score
+    hits = {aid for rows in results[0] for aid, _ in rows}
+    assert any(aid.startswith("t") for aid in hits) and not any(aid.startswith("o") for aid in hits)
+
+
 def test_text_query_is_embedded_with_the_store_embedder(store: AssertionStore, fact: Fact) -> None:
     fact("a", "the cat sat on the mat", 1)
     fact("b", "quarterly revenue grew", 1)
