@@ -11,6 +11,7 @@ candidates' filter columns come from the matrix too, where it holds them.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -343,7 +344,7 @@ def _checked_scores(scorer: Any, candidates: list[Candidate], context: ScoringCo
         raise ValidationError(
             f"scorer {scorer!r} returned a score that is not a number; score_batch must return finite floats"
         ) from None
-    bad = [(c.id, v) for c, v in zip(candidates, values, strict=True) if not np.isfinite(v)]
+    bad = [(c.id, v) for c, v in zip(candidates, values, strict=True) if not math.isfinite(v)]
     if bad:
         raise ValidationError(
             f"scorer {scorer!r} returned {len(bad)} non-finite score(s) (first: {bad[0][1]!r} for "
