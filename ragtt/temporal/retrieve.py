@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["retrieve", "supersession_chains"]
 
 MAX_CHAIN = 10_000  # guards the predecessor walk against cycles written around the API
+TEXT_OVERFETCH = 4  # full-text matches filtered on the matrix: TEXT_OVERFETCH * k + 64
 LINK_DECAY = 0.5
 
 
@@ -141,9 +142,12 @@ def _vector_filter(query: RetrievalQuery) -> VectorFilter:
 def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | None) -> list[tuple[int, float]] | None:
     """The full-text side's top ``k`` admitted rows by BM25: [(seq, score)], best first, ties by seq.
 
-    With the namespace's matrix at hand the filter runs on its arrays: every match is scored
-    in FTS5 alone and only matches the matrix does not hold are checked in SQL. The join
-    this replaces read each match's row from ``assertions``, three times the cost.
+    With the namespace's matrix at hand the filter runs on its arrays: FTS5 ranks the
+    matches alone, the best ``TEXT_OVERFETCH * k + 64`` of them are filtered on the matrix
+    (the ones it does not hold are checked in SQL), and the first ``k`` admitted are the
+    answer, exactly. Only when fewer than ``k`` of those are admitted and more matches exist
+    does the join below run: it reads each match's row from ``assertions``, three times the
+    cost of FTS5 alone.
     """
     if query.strategy == "vector" or query.query_text is None:
         return None
@@ -151,33 +155,42 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | 
     if expression is None:
         return []
     where, params = _filter_sql(query)
+    admits = " AND ".join(where)
+    if matrix is not None:
+        fetch = TEXT_OVERFETCH * k + 64
+        sql = (
+            "SELECT rowid, -bm25(assertions_fts) AS s FROM assertions_fts WHERE assertions_fts MATCH ? "
+            "ORDER BY s DESC, rowid LIMIT ?"
+        )
+        found = _fts(conn, query, sql, [expression, fetch])
+        if not found:
+            return []
+        seqs = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
+        scores = np.fromiter((row[1] for row in found), dtype=np.float64, count=len(found))
+        ok, unknown = matrix.admitted(seqs, _vector_filter(query))
+        for part in chunks(seqs[unknown].tolist()):
+            sql = f"SELECT a.seq FROM assertions a WHERE a.seq IN ({','.join('?' * len(part))}) AND {admits}"
+            ok |= np.isin(seqs, [seq for (seq,) in conn.execute(sql, [*part, *params])])
+        if ok.sum() >= k or len(found) < fetch:  # already in (score, seq) order: the first k admitted
+            return list(zip(seqs[ok][:k].tolist(), scores[ok][:k].tolist(), strict=True))
+    sql = (
+        "SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts CROSS JOIN assertions a "
+        f"ON a.seq = assertions_fts.rowid WHERE assertions_fts MATCH ? AND {admits} "
+        "ORDER BY s DESC, a.seq LIMIT ?"
+    )
+    return [(int(seq), float(score)) for seq, score in _fts(conn, query, sql, [expression, *params, k])]
+
+
+def _fts(conn: Any, query: RetrievalQuery, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """Rows of a full-text ``sql``; an invalid FTS5 expression of the caller's is a ValidationError."""
     try:
-        if matrix is None:
-            sql = (
-                "SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts CROSS JOIN assertions a "
-                f"ON a.seq = assertions_fts.rowid WHERE assertions_fts MATCH ? AND {' AND '.join(where)} "
-                "ORDER BY s DESC, a.seq LIMIT ?"
-            )
-            return [(int(seq), float(score)) for seq, score in conn.execute(sql, [expression, *params, k])]
-        sql = "SELECT rowid, -bm25(assertions_fts) FROM assertions_fts WHERE assertions_fts MATCH ?"
-        found = conn.execute(sql, [expression]).fetchall()
+        return conn.execute(sql, params).fetchall()
     except Exception as exc:
         if query.query_text_mode == "fts5" and type(exc).__name__ == "OperationalError":
             raise ValidationError(
                 f"invalid FTS5 query {query.query_text!r}: {exc} (use query_text_mode='terms' for untrusted input)"
             ) from exc
         raise
-    if not found:
-        return []
-    seqs = np.fromiter((row[0] for row in found), dtype=np.int64, count=len(found))
-    scores = np.fromiter((row[1] for row in found), dtype=np.float64, count=len(found))
-    ok, unknown = matrix.admitted(seqs, _vector_filter(query))
-    for part in chunks(seqs[unknown].tolist()):
-        sql = f"SELECT a.seq FROM assertions a WHERE a.seq IN ({','.join('?' * len(part))}) AND {' AND '.join(where)}"
-        ok |= np.isin(seqs, [seq for (seq,) in conn.execute(sql, [*part, *params])])
-    seqs, scores = seqs[ok], scores[ok]
-    best = np.lexsort((seqs, -scores))[:k]  # score descending, then seq
-    return list(zip(seqs[best].tolist(), scores[best].tolist(), strict=True))
 
 
 def _vector_hits(

@@ -100,8 +100,10 @@ def test_hybrid_includes_full_text_hits_the_vector_side_missed(tmp_path: Path) -
 
 
 def test_full_text_side_filtered_on_the_matrix_equals_the_sql_join(tmp_path: Path) -> None:
-    # with the matrix loaded the text side filters FTS5 matches on its arrays; matches it does
-    # not hold (another namespace, an assertion written without a vector) are checked in SQL
+    # with the matrix loaded the text side filters FTS5's best matches on its arrays; matches it
+    # does not hold (another namespace, an assertion written without a vector) are checked in
+    # SQL, and when too few of the over-fetched matches are admitted (early anchors, narrow
+    # filters) the SQL join answers: every path must give the join's answer
     class Recording(RRFScorer):  # the candidates' filter columns, read from the matrix or from SQL
         def score_batch(self, candidates: Any, context: ScoringContext) -> list[float]:
             columns.append(
