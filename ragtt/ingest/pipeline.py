@@ -301,10 +301,16 @@ class Engine(Protocol):
     """Where an ingest's per-document work runs: parsing and chunking (``prepare``, one
     outcome per item, in order) and embedding the texts the cache misses (``embed_batches``,
     one array per batch, in order; None: in this process). The diff against the table, the
-    events and the one commit stay in ``_ingest``, the same for every engine."""
+    events and the one commit stay in ``_ingest``, the same for every engine.
+
+    ``embed_scale``: how many write batches' texts one ``embed_batches`` call gets (1 here;
+    a cluster engine takes several, since each call is a job with its own start-up cost)."""
 
     @property
     def embed_batches(self) -> BatchEmbed | None: ...
+
+    @property
+    def embed_scale(self) -> int: ...
 
     def prepare(
         self, ctx: Context, spec: PrepareSpec, items: list[SourceItem], known: list[str | None]
@@ -315,6 +321,7 @@ class LocalEngine:
     """This process, one document after another (the default)."""
 
     embed_batches: BatchEmbed | None = None
+    embed_scale = 1
 
     def prepare(
         self, ctx: Context, spec: PrepareSpec, items: list[SourceItem], known: list[str | None]
@@ -415,7 +422,7 @@ def _ingest(
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, engine.embed_batches, batch)
+        version_after = _write(ctx, write, prepared, pruned, current, counts, engine, batch)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -534,7 +541,7 @@ def _write(
     pruned: list[str],
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
-    embed_batches: BatchEmbed | None,
+    engine: Engine,
     batch: BatchLimits,
 ) -> int:
     import pyarrow as pa
@@ -544,9 +551,10 @@ def _write(
     # Pass 1, before the intent (as ever): every vector into the cache, a batch at a time,
     # so an embedder error fails the ingest before anything is staged and the counts are known.
     progress = _progress(len(prepared), "embed", ctx, total=sum(len(p.plan) for p in prepared))
-    for slices in _batches(prepared, batch):
+    scale = max(1, engine.embed_scale)
+    for slices in _batches(prepared, BatchLimits(batch.chunks * scale, batch.chars * scale)):
         _, computed, reused = ctx.cache.embed(
-            ctx.embedder, _embed_texts(slices), progress=progress, compute=embed_batches
+            ctx.embedder, _embed_texts(slices), progress=progress, compute=engine.embed_batches
         )
         counts["computed"] += computed
         counts["reused"] += reused

@@ -120,16 +120,26 @@ def test_ray_ingest_is_identical_to_local_and_reuses_the_cache(local_ray: None, 
 def test_ray_streams_in_batches_as_local_does(  # type: ignore[no-untyped-def]
     local_ray: None, folder: Path, open_project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Small write batches: the misses go to the workers one Ray job per batch, the driver
-    makes the chunk texts from the plans the workers sent back, and it is still one
-    version, identical to a local ingest in one batch."""
-    from ragtt.ingest import pipeline
+    """Small write batches: the misses go to the workers one Ray job per ``embed_scale``
+    batches, the driver makes the chunk texts from the plans the workers sent back, and it
+    is still one version, identical to a local ingest in one batch."""
+    from ragtt.ingest import pipeline, ray_engine
 
     a, b = open_project("local"), open_project("ray")
     whole = a.ingest(folder)
-    monkeypatch.setattr(pipeline, "DEFAULT_BATCH", pipeline.BatchLimits(chunks=5, chars=3_000))
+    monkeypatch.setattr(pipeline, "DEFAULT_BATCH", pipeline.BatchLimits(chunks=1, chars=3_000))
+    jobs: list[int] = []
+    embed_batches = ray_engine.RayEngine.embed_batches
+
+    def counted(self, embedder, batches):  # type: ignore[no-untyped-def]
+        jobs.append(sum(map(len, batches)))
+        return embed_batches(self, embedder, batches)
+
+    monkeypatch.setattr(ray_engine.RayEngine, "embed_batches", counted)
     streamed = b.ingest(folder, engine="ray")
     assert streamed.chunks_added == whole.chunks_added > 10 and not streamed.failed
+    scale = ray_engine.RayEngine.embed_scale
+    assert len(jobs) == -(-whole.chunks_added // scale) and max(jobs) == scale  # a job per `scale` batches
     assert streamed.embeddings_computed == whole.embeddings_computed
     assert streamed.index_version_after == streamed.index_version_before + 1  # ONE version
     assert_identical(a, b)
