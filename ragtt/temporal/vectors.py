@@ -274,10 +274,11 @@ class VectorMatrix:
         here, as SQLite returns them, and the seqs not held here."""
         wanted = np.array(seqs, dtype=np.int64)
         rows = self.locate(wanted)
-        held = rows[rows >= 0]
+        known = rows >= 0
+        held = rows[known]
         names, ids = self._names, self._ids
         columns = zip(
-            wanted[rows >= 0].tolist(),
+            wanted[known].tolist(),
             held.tolist(),
             self._from[held].tolist(),
             self._until[held].tolist(),
@@ -290,7 +291,7 @@ class VectorMatrix:
             (seq, ids[row], vf, None if vu == np.inf else vu, conf, names[typ], names[etype])
             for seq, row, vf, vu, conf, typ, etype in columns
         ]
-        return out, wanted[rows < 0].tolist()
+        return out, wanted[~known].tolist()
 
     @property
     def quantized_rows(self) -> int:
