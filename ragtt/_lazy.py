@@ -10,7 +10,20 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["import_lancedb", "lazy_exports"]
+__all__ = ["import_lancedb", "lance_environment", "lazy_exports"]
+
+# Lance's defaults that ragtt overrides, unless the deployment sets them: quiet native logs,
+# and scans in batches of 1,024 rows instead of 8,192. A full-text index update reads the
+# table's text ahead in those batches: on a 200 MB ingest (343k rows) its peak fell from
+# +307 MiB to +197 over the process's baseline; scans and searches ran no slower.
+_LANCE_DEFAULTS = {"RUST_LOG": "error", "LANCE_DEFAULT_BATCH_SIZE": "1024"}
+
+
+def lance_environment() -> None:
+    """Set ragtt's defaults for Lance's environment variables (before Lance reads them; a
+    variable already set is left alone)."""
+    for name, value in _LANCE_DEFAULTS.items():
+        os.environ.setdefault(name, value)
 
 
 def lazy_exports(
@@ -42,8 +55,8 @@ _DEFERRED_PACKAGES = ("lance_namespace_urllib3_client",)
 
 def import_lancedb() -> Any:
     """``import lancedb``, minus the namespace client's REST layer until something uses it."""
+    lance_environment()
     if "lancedb" not in sys.modules:
-        os.environ.setdefault("RUST_LOG", "error")
         for name in _DEFERRED_PACKAGES:
             if name not in sys.modules:
                 _defer_package_init(name)

@@ -17,7 +17,6 @@ read from a local mirror of its version's files when the table has an ``IndexCac
 from __future__ import annotations
 
 import functools
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtt._lazy import lance_environment
 from ragtt.errors import NotFoundError, ProjectDamagedError, StoreError
 
 if TYPE_CHECKING:
@@ -92,7 +92,6 @@ def is_remote(location: str | Path) -> bool:
 
 
 def _connect(location: str | Path, storage_options: dict[str, str] | None) -> Any:
-    os.environ.setdefault("RUST_LOG", "error")
     from ragtt._lazy import import_lancedb
 
     # lancedb minus its REST namespace client (see there)
@@ -101,7 +100,7 @@ def _connect(location: str | Path, storage_options: dict[str, str] | None) -> An
 
 def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
     """The Lance dataset at ``where``, at its latest version."""
-    os.environ.setdefault("RUST_LOG", "error")
+    lance_environment()
     import lance
 
     return lance.dataset(where, storage_options=storage_options or None)
