@@ -289,21 +289,23 @@ class ChunkTable:
 
     def create_vector_index(self, name: str, num_partitions: int, num_sub_vectors: int, sample_rate: int) -> int:
         """Train an IVF-PQ index (cosine) on every row's vector, in ONE new version; returns it
-        (k-means trains on ``sample_rate`` vectors per partition)."""
-        from lancedb.index import IvfPq
+        (k-means trains on ``sample_rate`` vectors per partition).
 
-        table = self._writer()
-        table.create_index(
+        Built by pylance, the engine reads already use, rather than through LanceDB: on a 200 MB
+        ingest's 343k rows it took 21 s and +321 MiB against 137-181 s and +427-488 MiB for
+        LanceDB's builder (an older Lance inside it). LanceDB's optimize folds later rows into
+        the index as before."""
+        dataset = self._latest()
+        dataset.create_index(
             "vector",
-            config=IvfPq(
-                distance_type="cosine",
-                num_partitions=num_partitions,
-                num_sub_vectors=num_sub_vectors,
-                sample_rate=sample_rate,
-            ),
+            index_type="IVF_PQ",
             name=name,
+            metric="cosine",
+            num_partitions=num_partitions,
+            num_sub_vectors=num_sub_vectors,
+            sample_rate=sample_rate,
         )
-        return int(table.version)
+        return int(dataset.version)
 
     # -- versions ---------------------------------------------------------------------------
 

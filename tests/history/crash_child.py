@@ -5,9 +5,9 @@
     python -m tests.history.crash_child SCENARIO ROOT pause:N (after the N-th boundary, wait for
                                                               ROOT/go, then carry on)
 
-Boundaries are every LanceDB write (add, delete, merge_insert, create_index, optimize, tag
-create and delete, version cleanup), every committed event-log transaction, and every
-embedding-cache write.
+Boundaries are every Lance write (LanceDB's add, delete, merge_insert, create_index, optimize,
+tag create and delete; pylance's create_index and version cleanup), every committed event-log
+transaction, and every embedding-cache write.
 
 ``run`` is the same in a process forked from a server that has imported this module
 (tests/history/test_crash.py starts a hundred and more children a module: importing ragtt and
@@ -77,6 +77,7 @@ def install(kill_at: int | None) -> None:
     _wrap(lancedb.merge.LanceMergeInsertBuilder, "execute", kill_at)
     _wrap(lancedb.table.Tags, "create", kill_at)
     _wrap(lancedb.table.Tags, "delete", kill_at)
+    _wrap(LanceDataset, "create_index", kill_at)  # the ANN index (ChunkTable.create_vector_index)
     _wrap(LanceDataset, "cleanup_old_versions", kill_at)
     _wrap(EmbeddingCache, "_store", kill_at)
     for store in (EventStore, PostgresEventStore):
