@@ -3,6 +3,7 @@ SQLite and in Postgres, and the index in the folder and in an S3 bucket (moto on
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import ragtt
@@ -25,6 +26,28 @@ def backend(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
         yield name
 
 
+class EachTextOnce:
+    """The real default model (torch), loaded once, each text embedded once for the module:
+    every backend's history and every fresh index embed the same Flask chunks and queries
+    (about 25 s of model time a backend). A project still embeds through its own cache."""
+
+    def __init__(self) -> None:
+        self.model = ragtt.SentenceTransformerEmbedder()
+        self.model_id, self.dim = self.model.model_id, self.model.dim
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, self.model.embed(new), strict=True))
+        return np.stack([self._vectors[t] for t in texts]) if texts else self.model.embed([])
+
+
+@pytest.fixture(scope="module")
+def minilm() -> EachTextOnce:
+    return EachTextOnce()
+
+
 @pytest.fixture(scope="module", params=["hash", pytest.param("minilm", marks=pytest.mark.slow)])
 def history(
     request: pytest.FixtureRequest,
@@ -33,7 +56,7 @@ def history(
 ):
     """Both embedders: the deterministic one, and the real default model; both backends."""
     path = tmp_path_factory.mktemp("flask") / "proj"
-    embedder = ragtt.HashEmbedder() if request.param == "hash" else ragtt.SentenceTransformerEmbedder()
+    embedder = ragtt.HashEmbedder() if request.param == "hash" else request.getfixturevalue("minilm")
     proj = ragtt.Project.open(path, embedder=embedder, progress=False, events_uri=events_uri(path), **index_args(path))
     logged: list[tuple[int, str, str, str]] = []  # (release index, mode, query, query_id)
     reports = []
