@@ -5,6 +5,7 @@ deleted cache folder is made again."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -13,7 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,14 @@ def history(s3: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield uri, proj.version
 
 
+@pytest.fixture(scope="module")
+def stored(history: tuple[str, int], s3: dict[str, str]) -> Callable[[int], list[Any]]:
+    """What the store itself answers at a version of ``history`` (``_answers`` with no cache),
+    read once per version for the module: the versions never change, and reading one over S3
+    takes up to a second."""
+    return functools.cache(functools.partial(_answers, _table(history[0], s3, None)))
+
+
 def _table(uri: str, s3: dict[str, str], cache: IndexCache | None) -> ChunkTable:
     return ChunkTable(uri, "chunks", storage_options=s3, cache=cache)
 
@@ -85,20 +94,20 @@ def _cache_bytes(root: Path) -> int:
 
 
 def test_every_version_read_through_the_cache_is_the_stores(
-    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
 ) -> None:
     uri, latest = history
     cache = IndexCache(tmp_path / "cache", 2**30)
     store, cached = _table(uri, s3, None), _table(uri, s3, cache)
     assert store.vector_index(latest) is not None  # the ANN index's files are among those read
     for version in range(1, latest + 1):
-        assert _answers(cached, version) == _answers(store, version), version
+        assert _answers(cached, version) == stored(version), version
     (mirror,) = (tmp_path / "cache").glob("*/chunks.lance")
     kinds = {p.relative_to(mirror).parts[0] for p in _mirror_files(tmp_path / "cache")}
     assert kinds == {"data", "_deletions", "_indices", "_versions"}
     # a new process (a fresh cache object) on the filled folder reads the same, from the mirror
     again = _table(uri, s3, IndexCache(tmp_path / "cache", 2**30))
-    assert _answers(again, latest) == _answers(store, latest)
+    assert _answers(again, latest) == stored(latest)
 
 
 def test_a_replay_through_the_cache_matches_the_logged_run(s3: dict[str, str], tmp_path: Path) -> None:
@@ -116,12 +125,11 @@ def test_a_replay_through_the_cache_matches_the_logged_run(s3: dict[str, str], t
 
 
 def test_a_damaged_or_partial_file_in_the_mirror_is_never_read(
-    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
 ) -> None:
     uri, latest = history
     root = tmp_path / "cache"
-    store = _table(uri, s3, None)
-    expected = _answers(store, latest)
+    expected = stored(latest)
     assert _answers(_table(uri, s3, IndexCache(root, 2**30)), latest) == expected
     data = sorted(p for p in root.glob("*/chunks.lance/data/*.lance"))
     originals = {p: p.read_bytes() for p in data}
@@ -139,10 +147,11 @@ def test_a_damaged_or_partial_file_in_the_mirror_is_never_read(
         assert path.read_bytes() == content  # each damaged copy was downloaded again
 
 
-def test_the_cache_stays_within_its_bound(history: tuple[str, int], s3: dict[str, str], tmp_path: Path) -> None:
+def test_the_cache_stays_within_its_bound(
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
+) -> None:
     uri, latest = history
     root = tmp_path / "cache"
-    store = _table(uri, s3, None)
     # the largest one version needs, from a cache with room for all
     sizes = []
     for version in range(1, latest + 1):
@@ -154,21 +163,21 @@ def test_the_cache_stays_within_its_bound(history: tuple[str, int], s3: dict[str
     assert bound < sum(sizes)  # the whole history does not fit
     for version in list(range(1, latest + 1)) * 2:  # each opened by a process of its own, twice over
         table = _table(uri, s3, IndexCache(root, bound))
-        assert _answers(table, version) == _answers(store, version)
+        assert _answers(table, version) == stored(version)
         del table
         gc.collect()  # that "process" has let go of its datasets (their holds go with them)
         assert _cache_bytes(root) <= bound
 
 
 def test_files_a_process_still_reads_are_not_evicted(
-    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
 ) -> None:
     uri, latest = history
     root = tmp_path / "cache"
     cache = IndexCache(root, 1)  # every file over the bound
     table = _table(uri, s3, cache)
     held = [table.view(v) for v in (latest - 1, latest)]
-    expected = _answers(_table(uri, s3, None), latest - 1)
+    expected = stored(latest - 1)
     assert _answers(table, latest - 1) == expected  # its files were kept while another was filled
     del held, table
     gc.collect()
@@ -231,11 +240,13 @@ def test_files_another_process_still_reads_are_not_evicted(
     assert not [p for p in (root / ".holds").iterdir() if not p.name.startswith(f"{os.getpid()}-")]  # its files too
 
 
-def test_a_deleted_cache_folder_is_made_again(history: tuple[str, int], s3: dict[str, str], tmp_path: Path) -> None:
+def test_a_deleted_cache_folder_is_made_again(
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
+) -> None:
     uri, latest = history
     root = tmp_path / "cache"
     cache = IndexCache(root, 2**30)
-    expected = _answers(_table(uri, s3, None), latest)
+    expected = stored(latest)
     assert _answers(_table(uri, s3, cache), latest) == expected
     shutil.rmtree(root)
     assert _answers(_table(uri, s3, cache), latest) == expected  # the same cache object, its folder gone
@@ -243,10 +254,10 @@ def test_a_deleted_cache_folder_is_made_again(history: tuple[str, int], s3: dict
 
 
 def test_threads_filling_one_cache_at_once_read_the_same(
-    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
 ) -> None:
     uri, latest = history
-    expected = _answers(_table(uri, s3, None), latest)
+    expected = stored(latest)
     results: list[Any] = []
     errors: list[BaseException] = []
 
@@ -304,7 +315,7 @@ def test_a_local_index_has_no_cache_and_the_setting_is_checked(tmp_path: Path, m
 
 
 def test_a_cache_that_cannot_be_written_reads_the_store(
-    history: tuple[str, int], s3: dict[str, str], tmp_path: Path
+    history: tuple[str, int], stored: Callable[[int], list[Any]], s3: dict[str, str], tmp_path: Path
 ) -> None:
     uri, latest = history
     blocked = tmp_path / "not-a-folder"
@@ -312,4 +323,4 @@ def test_a_cache_that_cannot_be_written_reads_the_store(
     table = _table(uri, s3, IndexCache(blocked, 2**30))
     with pytest.warns(UserWarning, match="not usable, reading from the store"):
         answers = _answers(table, latest)
-    assert answers == _answers(_table(uri, s3, None), latest)
+    assert answers == stored(latest)
