@@ -93,6 +93,25 @@ def test_indexed_search_records_the_index_and_replays_identically(big: ragtt.Pro
     assert big.plan_of(flat.query_id).index_uuid is None
 
 
+def test_later_maintenance_folds_new_rows_into_the_index(big: ragtt.Project, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """pylance builds the index; LanceDB's optimize (another Lance inside it) folds later rows in."""
+    from ragtt.index.table import ChunkTable
+
+    big.ingest_texts(_texts(700, 2, "b"))
+    built = big.events.last("index.vector_built")
+    assert built is not None
+    query = big.query("supersonic jet nozzle", generate=False)
+    big.ingest_texts(_texts(300, 3, "c"))  # enough rows for maintenance
+    table = ChunkTable(tmp_path / "proj" / "lancedb", "chunks")
+    first, latest = table.vector_index(built.index_version), table.vector_index(table.latest_version())
+    assert first is not None and latest is not None and latest.uuid != first.uuid
+    stats = table.view(table.latest_version()).dataset.stats.index_stats(latest.name)
+    assert (stats["num_indexed_rows"], stats["num_unindexed_rows"]) == (1600, 0)
+    again = big.replay(query.query_id)
+    assert again.matches_original and big.plan_of(again.query_id).index_uuid == first.uuid
+    assert big.plan_of(big.query("supersonic jet nozzle", generate=False).query_id).index_uuid == latest.uuid
+
+
 def test_reranked_scores_are_exact_and_a_flat_plan_stays_exact(big: ragtt.Project) -> None:
     big.ingest_texts(_texts(700, 2, "b"))
     text = "vortex wake drag cylinder"
