@@ -24,7 +24,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt._lazy import lance_environment
+from ragtt._lazy import import_lancedb, lance_environment
 from ragtt.errors import NotFoundError, ProjectDamagedError, StoreError
 
 if TYPE_CHECKING:
@@ -92,8 +92,6 @@ def is_remote(location: str | Path) -> bool:
 
 
 def _connect(location: str | Path, storage_options: dict[str, str] | None) -> Any:
-    from ragtt._lazy import import_lancedb
-
     # lancedb minus its REST namespace client (see there)
     return import_lancedb().connect(str(location), storage_options=storage_options or None)
 
