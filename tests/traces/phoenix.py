@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,13 +24,14 @@ PHOENIX_VERSION = "20.26.1"  # the same pin as ./dev's phoenix_setup
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 300.0  # a cold start on two busy cores takes about a minute
 
-# Run inside the Phoenix virtualenv: wait (bounded) until each project holds the expected
-# number of spans, then print them as JSON.
+# Run inside the Phoenix virtualenv: import the client (seconds), read the server's URL and
+# the expected span counts from stdin, wait (bounded) until each project holds that many
+# spans, then print them as JSON.
 _READER = """
 import json, sys, time
 from phoenix.client import Client
 
-base_url, wanted = sys.argv[1], json.loads(sys.argv[2])
+base_url, wanted = json.loads(sys.stdin.readline())
 client = Client(base_url=base_url)
 
 
@@ -126,12 +127,29 @@ def phoenix_server(workdir: Path) -> Iterator[str]:
         log.close()
 
 
-def read_spans(url: str, wanted: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
-    """Each Phoenix project's spans, read through ``phoenix.client`` (waits for ``wanted`` counts)."""
+@contextmanager
+def span_reader() -> Iterator[Callable[[str, dict[str, int]], dict[str, list[dict[str, Any]]]]]:
+    """``read(url, wanted)``: each Phoenix project's spans, read through ``phoenix.client``
+    (waits for ``wanted`` counts). The reader starts here, so its import of the client (about
+    12 s) runs while Phoenix starts."""
     python = phoenix_venv() / "bin" / "python"
-    out = subprocess.run(
-        [str(python), "-c", _READER, url, json.dumps(wanted)], capture_output=True, text=True, timeout=600
+    proc = subprocess.Popen(
+        [str(python), "-c", _READER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
-    assert out.returncode == 0, out.stderr[-2000:]
-    found: dict[str, list[dict[str, Any]]] = json.loads(out.stdout)
-    return found
+
+    def read(url: str, wanted: dict[str, int]) -> dict[str, list[dict[str, Any]]]:
+        out, err = proc.communicate(json.dumps([url, wanted]) + "\n", timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+        found: dict[str, list[dict[str, Any]]] = json.loads(out)
+        return found
+
+    try:
+        yield read
+    finally:
+        if proc.poll() is None:  # never asked: the test failed before it read
+            proc.kill()
+            proc.communicate()

@@ -10,7 +10,7 @@ import pytest
 
 import ragtt
 from tests.traces.conftest import ANSWER, TEXTS, attrs, spans_of
-from tests.traces.phoenix import phoenix_server, read_spans
+from tests.traces.phoenix import phoenix_server, span_reader
 
 
 def _by_trace(spans: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -25,6 +25,7 @@ def test_phoenix_shows_queries_replays_and_live_runs_as_sent(tmp_path: Path) -> 
     generator = ragtt.LiteLLMGenerator("gpt-4o-mini", mock_response=ANSWER)
     (tmp_path / "phoenix").mkdir()
     with (
+        span_reader() as read_spans,
         phoenix_server(tmp_path / "phoenix") as url,
         ragtt.Project.open(
             tmp_path / "proj", embedder=ragtt.HashEmbedder(), generator=generator, progress=False
