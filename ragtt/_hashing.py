@@ -7,12 +7,15 @@ import json
 import os
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ragtt.spooled_text import SpooledText
 
 _ENCODE_STEP = 1 << 20
 
 
-def sha256_hex(data: str | bytes) -> str:
+def sha256_hex(data: str | bytes | SpooledText) -> str:
     if isinstance(data, bytes):
         return hashlib.sha256(data).hexdigest()
     # Encoded a megabyte of characters at a time: a whole 200 MB document's UTF-8 copy would

@@ -520,6 +520,7 @@ class Project:
         if row is None:
             raise NotFoundError(f"the parsed text of {source!r} (document {doc_key}) is missing from events.db")
         routes = [PageRoute.from_dict(r) for r in json.loads(row.routes)]
+        assert isinstance(row.text, str)  # read back whole; only a row being written may be spooled
         return Document(row.doc_id, row.source, row.content_hash, row.text, routes)
 
     def source_path(self, source: str) -> Path | None:

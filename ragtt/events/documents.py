@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import ProjectDamagedError
 from ragtt.events.sql import sql_in
+
+if TYPE_CHECKING:
+    from ragtt.spooled_text import SpooledText
 
 __all__ = ["PART_CHARS", "DocumentRow", "Documents"]
 
@@ -26,7 +29,7 @@ class DocumentRow:
     doc_id: str
     source: str
     content_hash: str
-    text: str
+    text: str | SpooledText  # a long text file's, written here: its parts are read back from disk one by one
     routes: str  # JSON list of page routes
     created_at: str
 
@@ -55,10 +58,11 @@ class Documents:
                 continue
             stored.add(r.doc_key)  # two rows of one call may share a key (same source, same bytes)
             parts = -(-len(r.text) // PART_CHARS) if len(r.text) > PART_CHARS else 0
+            whole = "" if parts else r.text[:]  # a str as it is (a spooled text is longer than a part)
             conn.execute(
                 "INSERT INTO documents (doc_key, doc_id, source, content_hash, text, routes, created_at, parts) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (r.doc_key, r.doc_id, r.source, r.content_hash, "" if parts else r.text, r.routes, r.created_at, parts),
+                (r.doc_key, r.doc_id, r.source, r.content_hash, whole, r.routes, r.created_at, parts),
             )
             for part in range(parts):
                 conn.execute(

@@ -26,12 +26,13 @@ from __future__ import annotations
 import functools
 import re
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ragtt.errors import ConfigError
 from ragtt.ingest.provenance import RegionIndex
 from ragtt.ingest.types import Block, Region, TextChunk
+from ragtt.spooled_text import SpooledText
 
 __all__ = ["STRATEGIES", "ChunkPlan", "build_chunks", "plan_chunks"]
 
@@ -56,7 +57,7 @@ class ChunkPlan:
     """Where a document's chunks lie, without their texts: ``chunks(i, j)`` makes chunks
     i..j-1 on demand, so a 200 MB document's chunks never all sit in memory at once."""
 
-    markdown: str
+    markdown: str | SpooledText
     starts: array[int]
     ends: array[int]
     tagged: dict[int, tuple[str, str]]  # chunk number -> (kind, context), for table chunks
@@ -80,7 +81,7 @@ class ChunkPlan:
 
 
 def build_chunks(
-    markdown: str,
+    markdown: str | SpooledText,
     blocks: Sequence[Block] | None = None,
     max_size: int = 800,
     overlap: int = 120,
@@ -98,7 +99,7 @@ def build_chunks(
 
 
 def plan_chunks(
-    markdown: str,
+    markdown: str | SpooledText,
     blocks: Sequence[Block] | None = None,
     max_size: int = 800,
     overlap: int = 120,
@@ -106,12 +107,19 @@ def plan_chunks(
     *,
     tables: bool = True,
 ) -> ChunkPlan:
-    """``build_chunks``'s chunks as spans (8 bytes each), texts left in ``markdown``."""
+    """``build_chunks``'s chunks as spans (8 bytes each), texts left in ``markdown``.
+
+    A ``SpooledText`` (a long text file) is read in windows by the recursive strategy, with
+    the spans it would have whole; the other strategies read it whole."""
     if max_size < 1 or overlap < 0 or overlap >= max_size:
         raise ConfigError(f"need 0 <= overlap < max_size; got max_size={max_size}, overlap={overlap}")
     splitter = _STRATEGIES.get(strategy)
     if splitter is None:
         raise ConfigError(f"chunk strategy must be one of {list(STRATEGIES)}; got {strategy!r}")
+    if isinstance(markdown, SpooledText):
+        if strategy == "recursive" and not blocks:
+            return _plan_windows(markdown, max_size, overlap, tables)
+        markdown = markdown[:]
     if strategy == "structural":
         splitter = functools.partial(_structural, blocks=blocks)
     starts: array[int] = array("q")
@@ -135,6 +143,101 @@ def plan_chunks(
     index = RegionIndex(blocks) if blocks else None
     regions = (index.block_regions if strategy == "structural" else index.regions_for) if index is not None else None
     return ChunkPlan(markdown, starts, ends, tagged, regions)
+
+
+_WINDOW_CHARS = 1 << 20  # what the windowed plan reads at a time (more until a paragraph break allows a cut)
+
+
+def _plan_windows(text: SpooledText, max_size: int, overlap: int, tables: bool) -> ChunkPlan:
+    """``plan_chunks(text[:], strategy="recursive")``, reading ``text`` a window at a time.
+
+    A window ends at a paragraph break (a blank line) followed by a line that starts with
+    text. There the whole-text plan cuts too, whatever it scanned from: the break is a
+    separator match of its own, and no table crosses a blank line. So a prose run that
+    spans windows gets the same pieces window by window, and one ``_Merge`` carries the
+    chunk being built across them; a run inside one window goes through ``_recursive`` as is.
+    """
+    starts: array[int] = array("q")
+    ends: array[int] = array("q")
+    tagged: dict[int, tuple[str, str]] = {}
+    buf, base = "", 0  # the window and what precedes it (for chunks begun there): buf[i] is text[base + i]
+    merge: _Merge | None = None  # the prose run that goes on past the window ...
+    last: Span | None = None  # ... and its last chunk (a repeat of it is dropped, as _merge does)
+
+    def emit(span: Span) -> None:
+        starts.append(span[0])
+        ends.append(span[1])
+
+    def prose(s: int, e: int, closes: bool) -> None:
+        nonlocal merge, last
+        if merge is None and closes:
+            for cs, ce in _recursive(buf, s - base, e - base, max_size, overlap):
+                emit((cs + base, ce + base))
+            return
+        merge = merge or _Merge(max_size, overlap)
+        done = [merge.push((ps + base, pe + base)) for ps, pe in _paragraphs(buf, s - base, e - base, max_size)]
+        if closes:
+            done.append(merge.close())
+            merge = None
+        for chunk in done:
+            if chunk is not None:
+                cs, ce = _strip(buf, chunk[0] - base, chunk[1] - base)
+                if ce > cs and (cs + base, ce + base) != last:
+                    last = (cs + base, ce + base)
+                    emit(last)
+        if closes:
+            last = None
+
+    for a, window, final in _windows(text, max(_WINDOW_CHARS, 4 * max_size)):
+        buf, base = buf[max(0, len(buf) - 2 * max_size) :] + window, a - min(len(buf), 2 * max_size)
+        pos = a
+        for table in _tables(window) if tables else []:
+            prose(pos, table[0][0] + a, closes=True)
+            for s, e, kind, context in _table_chunks(window, table, max_size):
+                tagged[len(starts)] = (kind, context)
+                emit((s + a, e + a))
+            pos = table[-1][1] + a
+        prose(pos, a + len(window), closes=final)
+    return ChunkPlan(text, starts, ends, tagged)
+
+
+def _windows(text: SpooledText, size: int) -> Iterator[tuple[int, str, bool]]:
+    """(start, the window's text, whether it is the last) over ``text``, in order; each
+    window but the last is at least ``size`` long and ends where ``_next_cut`` found."""
+    pending, start, scanned = "", 0, 0
+    for piece in text.pieces():
+        pending += piece
+        while len(pending) >= size:
+            cut = _next_cut(pending, max(size, scanned))
+            if cut is None:
+                scanned = max(size, len(pending) - 1)  # no cut yet: the next piece is scanned alone
+                break
+            yield start, pending[:cut], False
+            start, pending, scanned = start + cut, pending[cut:], 0
+    yield start, pending, True
+
+
+def _next_cut(text: str, pos: int) -> int | None:
+    """The end of the first paragraph break at or after ``pos`` that a line of text follows
+    (its whitespace run ends inside ``text``, at a newline). Scanning from any position finds
+    only such ends: a break's match always runs to the end of its whitespace."""
+    for m in _RECURSIVE[0].finditer(text, pos):
+        end = m.end()
+        if end < len(text) and text[end - 1] == "\n":
+            return end
+    return None
+
+
+def _paragraphs(text: str, start: int, end: int, max_size: int) -> list[Span]:
+    """``_split``'s pieces of [start, end) at the paragraph level, as a longer run that
+    [start, end) is a part of (cut at its ends) would get them."""
+    pieces: list[Span] = []
+    prev = start
+    for cut in [*(m.end() for m in _RECURSIVE[0].finditer(text, start, end) if start < m.end() < end), end]:
+        if cut > prev:
+            pieces.extend(_split(text, prev, cut, max_size, 1))
+            prev = cut
+    return pieces
 
 
 def _recursive(text: str, start: int, end: int, max_size: int, overlap: int) -> list[Span]:
@@ -318,26 +421,42 @@ def _split(text: str, start: int, end: int, max_size: int, level: int) -> list[S
 def _merge(text: str, pieces: list[Span], max_size: int, overlap: int) -> list[Span]:
     """Greedily join adjacent pieces up to max_size, starting each chunk with up to
     ``overlap`` characters of the previous one's trailing pieces."""
-    chunks: list[Span] = []
-    current: list[Span] = []
-    for piece in pieces:
-        if current and piece[1] - current[0][0] > max_size:
-            chunks.append((current[0][0], current[-1][1]))
-            keep: list[Span] = []
-            for prev in reversed(current):
-                if piece[1] - prev[0] > max_size or current[-1][1] - prev[0] > overlap:
-                    break
-                keep.insert(0, prev)
-            current = keep
-        current.append(piece)
-    if current:
-        chunks.append((current[0][0], current[-1][1]))
+    merge = _Merge(max_size, overlap)
+    chunks = [chunk for piece in pieces if (chunk := merge.push(piece)) is not None]
+    if (chunk := merge.close()) is not None:
+        chunks.append(chunk)
     out: list[Span] = []
     for s, e in chunks:
         s, e = _strip(text, s, e)
         if e > s and (not out or (s, e) != out[-1]):
             out.append((s, e))
     return out
+
+
+class _Merge:
+    """``_merge``'s joining a piece at a time: ``push`` gives the chunk a piece closes (its
+    span before stripping), ``close`` the last one. The chunk being built never spans more
+    than ``max_size`` characters, so it starts at most that far before the newest piece's end."""
+
+    def __init__(self, max_size: int, overlap: int) -> None:
+        self.max_size, self.overlap = max_size, overlap
+        self.current: list[Span] = []
+
+    def push(self, piece: Span) -> Span | None:
+        current, done = self.current, None
+        if current and piece[1] - current[0][0] > self.max_size:
+            done = (current[0][0], current[-1][1])
+            keep: list[Span] = []
+            for prev in reversed(current):
+                if piece[1] - prev[0] > self.max_size or current[-1][1] - prev[0] > self.overlap:
+                    break
+                keep.insert(0, prev)
+            self.current = current = keep
+        current.append(piece)
+        return done
+
+    def close(self) -> Span | None:
+        return (self.current[0][0], self.current[-1][1]) if self.current else None
 
 
 def _strip(text: str, start: int, end: int) -> Span:

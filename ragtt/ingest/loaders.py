@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ragtt import spooled_text
 from ragtt.errors import IngestError
 from ragtt.ingest.types import IngestOptions, ParsedDocument
+from ragtt.spooled_text import SpooledText
 
 __all__ = [
     "ByteStream",
@@ -111,23 +113,33 @@ def decode_stream(stream: ByteStream, source: str) -> DecodedText:
     """``decode`` of what ``stream`` reads (from its start), a megabyte at a time: the text
     grows in place, so a big file's bytes and its text never sit in memory together. A file
     that is not UTF-8 (the encoding must be guessed from all of it) is read whole."""
+    text, encoding, warning = _decode_stream(stream, source, None)
+    assert isinstance(text, str)
+    return DecodedText(text, encoding, warning)
+
+
+def _decode_stream(
+    stream: ByteStream, source: str, spool_over: int | None
+) -> tuple[str | SpooledText, str, str | None]:
+    """``decode_stream``'s text, encoding and warning; a UTF text longer than ``spool_over``
+    characters goes to a ``SpooledText`` as it is decoded, so it is never whole in memory."""
     head = stream.read(_READ_STEP)
     for bom, codec in _BOMS:
         if head.startswith(bom):
             try:
-                text = _decode_pieces(stream, head, codec, lambda piece: None)
+                text = _decode_pieces(stream, head, codec, lambda piece: None, spool_over)
             except UnicodeDecodeError as exc:
                 raise IngestError(
                     f"{source}: not UTF-8 text, and not valid {codec} although it starts with a {codec} "
                     f"byte-order mark (bad bytes at offset {exc.start}); this looks like a binary "
                     "file"
                 ) from None
-            if "\x00" in text:
+            if any("\x00" in piece for piece in ([text] if isinstance(text, str) else text.pieces())):
                 raise IngestError(
                     f"{source}: decodes as {codec} (byte-order mark) but holds NUL characters; this "
                     "looks like a binary file, not text"
                 )
-            return DecodedText(text, codec.removesuffix("-sig"))
+            return text, codec.removesuffix("-sig"), None
 
     def refuse_nul(piece: bytes) -> None:
         if b"\x00" in piece:
@@ -137,7 +149,7 @@ def decode_stream(stream: ByteStream, source: str) -> DecodedText:
             )
 
     try:
-        return DecodedText(_decode_pieces(stream, head, "utf-8", refuse_nul), "utf-8")
+        return _decode_pieces(stream, head, "utf-8", refuse_nul, spool_over), "utf-8", None
     except UnicodeDecodeError as exc:
         first_bad = exc.start
     del head
@@ -151,7 +163,7 @@ def decode_stream(stream: ByteStream, source: str) -> DecodedText:
             f"{source}: not text in any encoding charset-normalizer knows (first byte that is not "
             f"UTF-8: 0x{data[first_bad]:02x} at offset {first_bad}); this looks like a binary file"
         )
-    return DecodedText(
+    return (
         _newlines(str(best)),
         best.encoding,
         f"not UTF-8 (byte 0x{data[first_bad]:02x} at offset {first_bad}): decoded as {best.encoding}, "
@@ -159,11 +171,15 @@ def decode_stream(stream: ByteStream, source: str) -> DecodedText:
     )
 
 
-def _decode_pieces(stream: ByteStream, head: bytes, codec: str, check: Callable[[bytes], None]) -> str:
-    """``head`` and the rest of ``stream`` decoded with ``codec``, newlines normalized; a
-    UnicodeDecodeError's ``start`` is the offset in the whole stream."""
+def _decode_pieces(
+    stream: ByteStream, head: bytes, codec: str, check: Callable[[bytes], None], spool_over: int | None
+) -> str | SpooledText:
+    """``head`` and the rest of ``stream`` decoded with ``codec``, newlines normalized (spooled
+    once longer than ``spool_over`` characters); a UnicodeDecodeError's ``start`` is the
+    offset in the whole stream."""
     decoder = codecs.getincrementaldecoder(codec)()
     text = ""
+    spooled: SpooledText | None = None
     held = ""  # a trailing "\r" waits for the next piece: it may begin with the "\n" of a "\r\n"
     offset = 0  # bytes of the stream handed to the decoder before this piece
     piece = head
@@ -181,8 +197,13 @@ def _decode_pieces(stream: ByteStream, head: bytes, codec: str, check: Callable[
         # One str grows in place (CPython's ``+=`` of a str nothing else refers to): no list of
         # pieces joined at the end, which would hold the text twice.
         text += _newlines(part[: len(part) - len(held)])
+        if spooled is None and spool_over is not None and len(text) > spool_over:
+            spooled = SpooledText()
+        if spooled is not None:
+            spooled.append(text)
+            text = ""
         if final:
-            return text
+            return text if spooled is None else spooled
         piece = stream.read(_READ_STEP)
 
 
@@ -201,8 +222,9 @@ def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocume
 
 
 def _load_text_stream(stream: ByteStream, source: str, options: IngestOptions) -> ParsedDocument:
-    decoded = decode_stream(stream, source)
-    return ParsedDocument(source=source, markdown=decoded.text, warnings=[decoded.warning] if decoded.warning else [])
+    # A long text file is spooled to disk as it is decoded; the chunker reads it in windows.
+    text, _, warning = _decode_stream(stream, source, spooled_text.SPOOL_CHARS)
+    return ParsedDocument(source=source, markdown=text, warnings=[warning] if warning else [])
 
 
 # "" is a file with no suffix (README, NOTICE): read as text; binary ones fail with a reason.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from ragtt.ingest.route import RouteThresholds
+    from ragtt.spooled_text import SpooledText
 
 __all__ = ["Block", "IngestOptions", "PageRoute", "ParsedDocument", "Region", "TextChunk"]
 
@@ -58,10 +59,11 @@ class PageRoute:
 
 @dataclass(frozen=True)
 class ParsedDocument:
-    """A source read into Markdown: the string every chunk's charspan indexes."""
+    """A source read into Markdown: the string every chunk's charspan indexes (a long
+    text file's is a ``SpooledText``, read back by slice)."""
 
     source: str
-    markdown: str
+    markdown: str | SpooledText
     blocks: list[Block] = field(default_factory=list)
     routes: list[PageRoute] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
