@@ -90,6 +90,9 @@ class Write:
         assert self.intent is not None, "stage() comes before commit()"
         self.versions = _complete(self.ctx.log, self.ctx.table, self.intent)
         self.done = True
+        # Logged: the body (every event's payload, a big document's chunk ids) need not outlive
+        # the write, and an ingest's caller holds its Write while the maintenance after it runs.
+        self.intent = None
         return self.versions
 
 
