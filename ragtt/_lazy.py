@@ -27,9 +27,13 @@ _LANCE_DEFAULTS = {
 
 def lance_environment() -> None:
     """Set ragtt's defaults for Lance's environment variables (before Lance reads them; a
-    variable already set is left alone)."""
+    variable already set is left alone), and cap the malloc arenas its threads will share
+    (``ragtt._memory.cap_malloc_arenas``; ``MALLOC_ARENA_MAX`` set by the deployment wins)."""
+    from ragtt._memory import cap_malloc_arenas
+
     for name, value in _LANCE_DEFAULTS.items():
         os.environ.setdefault(name, value)
+    cap_malloc_arenas()
 
 
 def lazy_exports(

@@ -1,36 +1,56 @@
-"""Giving freed memory back to the operating system between the phases of maintenance.
+"""Giving freed memory back to the operating system, and keeping native threads from
+hoarding it.
 
 The full-text index update and the ANN index training run in Lance's native threads, each
 of which allocates from its own glibc arena. What the first frees stays in its arena,
 resident, and the training allocates beside it: the peaks add up. Measured on a 200 MB text
 file: 136 MiB free but resident after the full-text update; with it returned
 (``malloc_trim``) the training peaked at 901 MiB instead of 1,101.
+
+glibc makes up to 8 arenas per core as threads contend for one; every Lance reader, writer
+and index builder thread that gets its own keeps what it freed for itself. With at most two
+(``cap_malloc_arenas``, what ``MALLOC_ARENA_MAX=2`` does at start) the same 200 MB ingest
+peaked at 520 MiB instead of 605-665 (four runs of each, 2026-12-02).
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import sys
-from collections.abc import Callable
+from typing import Any
 
-__all__ = ["release_free_memory"]
+__all__ = ["MALLOC_ARENAS", "cap_malloc_arenas", "release_free_memory"]
+
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8  # mallopt's parameter number for the arena cap (glibc's malloc.h)
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _glibc(name: str) -> Any:
+    """A glibc malloc function (None on other platforms, or a C library without it: musl)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
         libc = ctypes.CDLL(None)  # the C library this process already runs on
     except OSError:
         return None
-    trim: Callable[[int], int] | None = getattr(libc, "malloc_trim", None)  # glibc; musl has none
-    return trim
+    return getattr(libc, name, None)
+
+
+@functools.cache
+def cap_malloc_arenas() -> None:
+    """Let threads made from now on share at most ``MALLOC_ARENAS`` glibc arenas, unless the
+    deployment chose its own cap (``MALLOC_ARENA_MAX``, which glibc read at start). Called
+    before Lance starts its threads; arenas that already exist stay."""
+    mallopt = _glibc("mallopt")
+    if mallopt is not None and "MALLOC_ARENA_MAX" not in os.environ:
+        mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
 
 
 def release_free_memory() -> None:
     """Hand the pages the allocator holds free back to the OS (glibc; elsewhere nothing)."""
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is not None:
         trim(0)
