@@ -41,9 +41,11 @@ def _glibc(name: str) -> Any:
 
 @functools.cache
 def cap_malloc_arenas() -> None:
-    """Let threads made from now on share at most ``MALLOC_ARENAS`` glibc arenas, unless the
-    deployment chose its own cap (``MALLOC_ARENA_MAX``, which glibc read at start). Called
-    before Lance starts its threads; arenas that already exist stay."""
+    """Let threads made from now on share the glibc arenas that exist once there are
+    ``MALLOC_ARENAS``, unless the deployment chose its own cap (``MALLOC_ARENA_MAX``, which
+    glibc read at start). Called before Lance starts its threads; arenas that already exist
+    stay. Best effort: glibc fixes its limit (8 per core) once a process has had more than 8
+    arenas, and then ignores this."""
     mallopt = _glibc("mallopt")
     if mallopt is not None and "MALLOC_ARENA_MAX" not in os.environ:
         mallopt(_M_ARENA_MAX, MALLOC_ARENAS)

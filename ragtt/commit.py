@@ -87,7 +87,7 @@ class Write:
 
     def commit(self) -> list[int]:
         """Step 5: log the write; returns the versions it made."""
-        assert self.intent is not None, "stage() comes before commit()"
+        assert self.intent is not None, "a write commits once, after stage()"
         self.versions = _complete(self.ctx.log, self.ctx.table, self.intent)
         self.done = True
         # Logged: the body (every event's payload, a big document's chunk ids) need not outlive

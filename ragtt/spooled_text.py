@@ -7,8 +7,9 @@ longer than ``SPOOL_CHARS`` is kept here instead, as UTF-8 pieces of at most
 A slice reads back the pieces it touches (the last two stay decoded, since an ingest reads
 its chunks in order), so what sits in memory is a piece or two, not the document.
 
-The file is unlinked from the start (``tempfile.TemporaryFile``): a process that dies
-leaves nothing behind, and the crash protocol has nothing new to clean. Pickling gives
+The file is unlinked from the start (``tempfile.TemporaryFile``, in ``TMPDIR``: on a
+tmpfs it is memory after all): a process that dies leaves nothing behind, and the crash
+protocol has nothing new to clean. Pickling gives
 the text whole as a plain str (the Ray engine sends a worker's document to the driver).
 """
 
@@ -19,6 +20,8 @@ import os
 import tempfile
 from array import array
 from collections.abc import Iterator
+
+from ragtt.errors import IngestError
 
 __all__ = ["PIECE_CHARS", "SPOOL_CHARS", "SpooledText"]
 
@@ -42,7 +45,15 @@ class SpooledText:
         for start in range(0, len(text), PIECE_CHARS):
             piece = text[start : start + PIECE_CHARS]
             data = piece.encode("utf-8", "surrogatepass")
-            os.pwrite(self._fd, data, self._bytes[-1])
+            written = 0
+            try:
+                while written < len(data):  # pwrite may write less than asked
+                    written += os.pwrite(self._fd, data[written:], self._bytes[-1] + written)
+            except OSError as exc:
+                raise IngestError(
+                    f"cannot spool a long text to the temporary folder {tempfile.gettempdir()} "
+                    f"({exc.strerror or exc}); free space there or point TMPDIR elsewhere"
+                ) from None
             self._chars.append(self._chars[-1] + len(piece))
             self._bytes.append(self._bytes[-1] + len(data))
 

@@ -156,6 +156,7 @@ def _plan_windows(text: SpooledText, max_size: int, overlap: int, tables: bool) 
     separator match of its own, and no table crosses a blank line. So a prose run that
     spans windows gets the same pieces window by window, and one ``_Merge`` carries the
     chunk being built across them; a run inside one window goes through ``_recursive`` as is.
+    A text without such a break (a log, CSV lines) is one window: read whole, as before.
     """
     starts: array[int] = array("q")
     ends: array[int] = array("q")
@@ -210,7 +211,11 @@ def _windows(text: SpooledText, size: int) -> Iterator[tuple[int, str, bool]]:
         while len(pending) >= size:
             cut = _next_cut(pending, max(size, scanned))
             if cut is None:
-                scanned = max(size, len(pending) - 1)  # no cut yet: the next piece is scanned alone
+                # No cut yet: the next scan starts at the whitespace that ends this text (a
+                # break there may finish in the next piece), not at the window's start again.
+                scanned = len(pending)
+                while scanned > size and pending[scanned - 1].isspace():
+                    scanned -= 1
                 break
             yield start, pending[:cut], False
             start, pending, scanned = start + cut, pending[cut:], 0

@@ -218,12 +218,17 @@ def _newlines(text: str) -> str:
 
 
 def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocument:
-    return _load_text_stream(io.BytesIO(data), source, options)
+    # Bytes already in memory (``parse``, ``ingest_texts``): the text is a str, as callers expect.
+    return _text_document(_decode_stream(io.BytesIO(data), source, None), source)
 
 
 def _load_text_stream(stream: ByteStream, source: str, options: IngestOptions) -> ParsedDocument:
-    # A long text file is spooled to disk as it is decoded; the chunker reads it in windows.
-    text, _, warning = _decode_stream(stream, source, spooled_text.SPOOL_CHARS)
+    # A file ingest reads: a long text is spooled to disk as it is decoded; the chunker reads it in windows.
+    return _text_document(_decode_stream(stream, source, spooled_text.SPOOL_CHARS), source)
+
+
+def _text_document(decoded: tuple[str | SpooledText, str, str | None], source: str) -> ParsedDocument:
+    text, _, warning = decoded
     return ParsedDocument(source=source, markdown=text, warnings=[warning] if warning else [])
 
 

@@ -280,6 +280,8 @@ def prepare_source(
         )
         if not len(plan):
             raise IngestError(f"{item.source}: no text to index (the document is empty after parsing)")
+        if plan.markdown is not parsed.markdown:  # a strategy that reads a spooled text whole: one text, not two
+            parsed = dataclasses.replace(parsed, markdown=plan.markdown)
         path = str(item.path.resolve()) if item.path is not None else None
         return Prepared(
             item.source,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import pickle
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -153,3 +154,49 @@ def test_a_spooled_utf16_file_with_nul_characters_is_still_refused(monkeypatch: 
     monkeypatch.setattr(spooled_text, "SPOOL_CHARS", 1_000)
     with pytest.raises(IngestError, match="NUL"):
         _load(("text " * 2_000 + "\x00" + "more").encode("utf-16"))
+
+
+def test_a_break_at_the_end_of_a_piece_still_ends_a_window() -> None:
+    """Each piece ends with a paragraph's blank line, so each break is only known to end at a
+    line of text once the next piece is read."""
+    pieces = [f"Paragraph {i} of some words.\n\n" for i in range(400)]
+    text = "".join(pieces)
+    spool = SpooledText()
+    for piece in pieces:
+        spool.append(piece)
+    windows = list(chunk._windows(spool, 100))
+    assert "".join(w for _, w, _ in windows) == text and len(windows) > 60
+    assert all(len(w) < 160 for _, w, last in windows if not last)
+
+
+def test_parse_gives_a_str_and_a_prepared_document_holds_its_text_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``parse`` has the bytes in memory already: its text is a str. A file ingest spools it;
+    a strategy that reads a spooled text whole leaves one text in the document and its plan."""
+    import ragtt
+    from ragtt.ingest import parse
+    from ragtt.ingest.pipeline import Prepared, PrepareSpec, SourceItem, prepare_source
+
+    monkeypatch.setattr(spooled_text, "SPOOL_CHARS", 1_000)
+    file = tmp_path / "notes.md"
+    file.write_text("# Notes\n\nOne. Two! Three?\n\n" * 200, encoding="utf-8")
+    assert isinstance(parse(file).markdown, str)
+    for strategy, spooled_plan in (("recursive", True), ("sentence", False)):
+        spec = PrepareSpec(ragtt.PipelineConfig(chunk_strategy=strategy), IngestOptions(), {})
+        prepared = prepare_source(spec, SourceItem(file.name, file), None)
+        assert isinstance(prepared, Prepared)
+        assert prepared.plan.markdown is prepared.parsed.markdown
+        assert isinstance(prepared.plan.markdown, SpooledText) == spooled_plan
+
+
+def test_a_full_temporary_folder_is_named_not_blamed_on_the_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+    import os
+
+    def full(*args: object) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(spooled_text.os, "pwrite", full)
+    with pytest.raises(IngestError, match=r"temporary folder .*No space left"):
+        SpooledText().append("text")
