@@ -219,16 +219,16 @@ def _newlines(text: str) -> str:
 
 def _load_text(data: bytes, source: str, options: IngestOptions) -> ParsedDocument:
     # Bytes already in memory (``parse``, ``ingest_texts``): the text is a str, as callers expect.
-    return _text_document(_decode_stream(io.BytesIO(data), source, None), source)
+    return _text_document(io.BytesIO(data), source, None)
 
 
 def _load_text_stream(stream: ByteStream, source: str, options: IngestOptions) -> ParsedDocument:
     # A file ingest reads: a long text is spooled to disk as it is decoded; the chunker reads it in windows.
-    return _text_document(_decode_stream(stream, source, spooled_text.SPOOL_CHARS), source)
+    return _text_document(stream, source, spooled_text.SPOOL_CHARS)
 
 
-def _text_document(decoded: tuple[str | SpooledText, str, str | None], source: str) -> ParsedDocument:
-    text, _, warning = decoded
+def _text_document(stream: ByteStream, source: str, spool_over: int | None) -> ParsedDocument:
+    text, _, warning = _decode_stream(stream, source, spool_over)
     return ParsedDocument(source=source, markdown=text, warnings=[warning] if warning else [])
 
 
