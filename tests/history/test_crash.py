@@ -8,9 +8,11 @@ boundaries next to an index write)."""
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -51,16 +53,29 @@ _FORKS = multiprocessing.get_context("forkserver")
 _FORKS.set_forkserver_preload(["tests.history.crash_child"])
 
 
+# Two threads start and reap these children. A forkserver child's exit status is eight bytes
+# on a pipe, and every Process.start() also polls the children started before it
+# (multiprocessing.process._cleanup): when that poll and the owner's join read the same dead
+# child's pipe at once, the loser reads EOF and records 255, overwriting the -9 the winner
+# read (CPython gh-130895; twice in one CI run here). Starting and reaping under one
+# lock, and waiting for the death outside it, leaves one reader per status.
+_REAPING = threading.Lock()
+
+
 def _child(scenario: str, root: Path, mode: str) -> subprocess.CompletedProcess[str]:
     output = f"{root}-{mode}"
     env = {**os.environ, "RUST_LOG": "error", "PYTHONPATH": str(REPO)}
     child = _FORKS.Process(target=crash_child.run, args=(scenario, str(root), mode, env, output))
-    child.start()
-    child.join(300)
-    if child.exitcode is None:
-        child.kill()
+    with _REAPING:
+        child.start()
+    finished = bool(multiprocessing.connection.wait([child.sentinel], 300))
+    with _REAPING:
+        if not finished:
+            child.kill()
         child.join()
+    if not finished:
         pytest.fail(f"{scenario} {mode}: the child did not finish in 300 s")
+    assert child.exitcode is not None  # joined
     out, err = (Path(output + suffix).read_text(errors="replace") for suffix in (".out", ".err"))
     return subprocess.CompletedProcess([scenario, str(root), mode], child.exitcode, out, err)
 
