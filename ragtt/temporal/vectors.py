@@ -323,8 +323,7 @@ class VectorMatrix:
             blocks, approx = self._blocks.top(query, mask[:sealed], width)
             tail = np.flatnonzero(mask[sealed:])  # the unsealed rows, scored exactly
             scores = np.concatenate([approx, _dots(self._matrix[sealed:n], query)[tail]])
-            finite = np.isfinite(scores)  # a block admitting fewer than width rows pads with -inf
-            pool, scores = np.concatenate([blocks, sealed + tail])[finite], scores[finite]
+            pool = np.concatenate([blocks, sealed + tail])
             rows = pool[np.argpartition(-scores, width - 1)[:width]] if len(pool) > width else pool
             exact = _dots(self._matrix[rows], query)
         top = np.argpartition(-exact, k - 1)[:k] if k < len(rows) else np.arange(len(rows))

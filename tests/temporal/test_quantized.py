@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, RetrievalQuery
-from ragtt.temporal.quantized import BLOCK_ROWS, Int4Blocks, int4_codes, segment_spans
+from ragtt.temporal.quantized import BLOCK_ROWS, FOLD, Int4Blocks, best_rows, int4_codes, segment_spans
 from tests.conftest import corpus
 
 NS = "kb"
@@ -193,8 +193,29 @@ def test_sealing_block_by_block_gives_the_candidates_of_sealing_at_once() -> Non
         rows, approx = grown.top(query, mask, 50)
         for got, want in zip((rows, approx), once.top(query, mask, 50), strict=True):
             np.testing.assert_array_equal(got, want)
-        assert len(rows) == 50 * len(segment_spans(size // BLOCK_ROWS)) and mask[rows].all()
+        assert len(rows) == 50 and mask[rows].all()
+        every = grown.scores(query)  # the 50 returned are the 50 best admitted approximate scores
+        np.testing.assert_array_equal(approx, every[rows])
+        assert approx.min() >= np.sort(every[mask])[-50]
         assert (np.abs(approx - matrix[rows] @ query) <= _rounding_bound(matrix[rows], query, 32)).all()
+
+
+@pytest.mark.parametrize("admit", [1.0, 0.5, 0.02, 0.0002])
+@pytest.mark.parametrize("ties", [False, True])
+def test_best_rows_are_the_exact_top_k_of_the_admitted_rows(admit: float, ties: bool) -> None:
+    # the maxima bound must hold whatever the layout: the best rows bunched in a few groups,
+    # most of them refused (the fallback to every admitted row), fewer admitted than k, ties
+    rng = np.random.default_rng(3)
+    scores = rng.standard_normal(128 * FOLD).astype(np.float32)
+    scores[:300] += 3
+    if ties:
+        scores = np.round(scores, 1)
+    admitted = rng.random(len(scores)) < admit
+    for k in (1, 10, 200):
+        got = best_rows(scores, admitted, k)
+        assert admitted[got].all() and len(np.unique(got)) == len(got) == min(k, admitted.sum())
+        best_first = np.sort(scores[admitted])[::-1]
+        np.testing.assert_array_equal(np.sort(scores[got])[::-1], best_first[: len(got)])
 
 
 def _rounding_bound(rows: np.ndarray, query: np.ndarray, group: int) -> np.ndarray:
