@@ -2,10 +2,14 @@
 anchor, scoring, link expansion, trajectories, then middleware again.
 
 Both sides filter by validity inside their search (the vector side in the vec0 KNN or in
-the mask before the in-memory top-k, the full-text side in its SQL or, once the vector side
-has brought the namespace's matrix up to date, on the matrix's arrays before its top-k), so
-claims valid at the anchor are never crowded out by a global top-k of invalid ones. The
-candidates' filter columns come from the matrix too, where it holds them.
+the mask before the in-memory top-k, the full-text side in its SQL or, once the namespace's
+matrix is up to date, on the matrix's arrays before its top-k), so claims valid at the
+anchor are never crowded out by a global top-k of invalid ones. The candidates' filter
+columns come from the matrix too, where it holds them.
+
+With the matrix at hand the two sides run at once: the full-text side on the store's helper
+thread, the vector side on the caller's (SQLite and ONNX Runtime both release the GIL; the
+vector side does not touch the connection meanwhile, and both only read the matrix).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Sequence
+from concurrent.futures import wait
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -139,7 +144,7 @@ def _vector_filter(query: RetrievalQuery) -> VectorFilter:
     )
 
 
-def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | None) -> list[tuple[int, float]] | None:
+def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | None) -> list[tuple[int, float]]:
     """The full-text side's top ``k`` admitted rows by BM25: [(seq, score)], best first, ties by seq.
 
     With the namespace's matrix at hand the filter runs on its arrays: FTS5 ranks the
@@ -147,11 +152,9 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | 
     (the ones it does not hold are checked in SQL), and the first ``k`` admitted are the
     answer, exactly. Only when fewer than ``k`` of those are admitted and more matches exist
     does the join below run: it reads each match's row from ``assertions``, three times the
-    cost of FTS5 alone.
+    cost of FTS5 alone. The matrix is only read here, so this may run while it is searched.
     """
-    if query.strategy == "vector" or query.query_text is None:
-        return None
-    expression = match_expression(query.query_text, query.query_text_mode)
+    expression = match_expression(query.query_text or "", query.query_text_mode)
     if expression is None:
         return []
     where, params = _filter_sql(query)
@@ -194,17 +197,21 @@ def _fts(conn: Any, query: RetrievalQuery, sql: str, params: list[Any]) -> list[
 
 
 def _vector_hits(
-    store: AssertionStore, conn: Any, info: NamespaceInfo, query: RetrievalQuery, vector: NDArray[np.float32], k: int
-) -> tuple[list[tuple[int, float]], str, int, VectorMatrix | None]:
-    """The vector side's hits, the backend that found them, how many rows it scored on 4-bit
-    codes, and the namespace's in-memory matrix (None: searched in sqlite-vec)."""
+    conn: Any,
+    info: NamespaceInfo,
+    query: RetrievalQuery,
+    vector: NDArray[np.float32],
+    k: int,
+    matrix: VectorMatrix | None,
+) -> tuple[list[tuple[int, float]], str, int]:
+    """The vector side's hits, the backend that found them, and how many rows it scored on
+    4-bit codes; on ``matrix`` without touching ``conn``, else in sqlite-vec."""
     flt = _vector_filter(query)
-    matrix = store.namespaces.matrix(conn, info)
     if matrix is not None:
         hits = matrix.search(vector, k, flt)
-        return hits, "memory", matrix.quantized_rows, matrix
+        return hits, "memory", matrix.quantized_rows
     assert info.vec_table is not None
-    return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec", 0, None
+    return vec0_search(conn, info.vec_table, vector, k, flt), "sqlite-vec", 0
 
 
 def _light_rows(conn: Any, seqs: list[int], matrix: VectorMatrix | None) -> list[tuple[Any, ...]]:
@@ -266,10 +273,20 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
     ext = store._columns("assertions")  # noqa: SLF001 - the temporal package's own store
     with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
         info = store.namespaces.info(query.namespace, conn=conn)
-        vector_hits, backend, quantized, matrix = (
-            _vector_hits(store, conn, info, query, vector, k) if vector is not None else ([], None, 0, None)
-        )
-        text_hits = _text_hits(conn, query, k, matrix)
+        matrix = store.namespaces.matrix(conn, info) if vector is not None else None
+        text_side = query.strategy != "vector" and query.query_text is not None
+        text = store._alongside(_text_hits, conn, query, k, matrix) if text_side and matrix is not None else None  # noqa: SLF001 - the temporal package's own store
+        try:
+            vector_hits, backend, quantized = (
+                _vector_hits(conn, info, query, vector, k, matrix) if vector is not None else ([], None, 0)
+            )
+        finally:
+            if text is not None:
+                wait([text])  # the connection is the helper's until its side is done
+        if text is not None:
+            text_hits: list[tuple[int, float]] | None = text.result()
+        else:
+            text_hits = _text_hits(conn, query, k, matrix) if text_side else None
         evidence: dict[int, dict[str, Any]] = {}
         for side, hits in (("vector", vector_hits), ("bm25", text_hits or [])):
             for seq, value, rank in _ranked(hits):

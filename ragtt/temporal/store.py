@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -94,6 +96,7 @@ class AssertionStore:
         self._owns_connection = owns_connection
         self._lock = threading.RLock()
         self._closed = False
+        self._helper: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that started it, the pool)
         self.namespace = namespace or DEFAULT_NAMESPACE
         self.embedding_dimension = (
             embedding_dimension if embedding_dimension is not None else (embedder.dim if embedder is not None else None)
@@ -180,6 +183,9 @@ class AssertionStore:
                 return
             self._closed = True
             self._matrices.clear()
+            if self._helper is not None and self._helper[0] == os.getpid():
+                self._helper[1].shutdown(wait=True)
+            self._helper = None
             if self._owns_connection:
                 self._conn.close()
 
@@ -216,6 +222,22 @@ class AssertionStore:
                 yield self._conn
             finally:
                 self._conn.execute("COMMIT")
+
+    def _alongside(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        """``fn(*args)`` on the store's helper thread, for work on the connection while the
+        caller (holding the store's lock, inside ``_read``) computes without it; the caller
+        must wait for the future before it touches the connection again. A connection the
+        store was given may refuse other threads, so there the call runs here, at once."""
+        if not self._owns_connection:
+            done: Future[Any] = Future()
+            try:
+                done.set_result(fn(*args))
+            except Exception as exc:
+                done.set_exception(exc)
+            return done
+        if self._helper is None or self._helper[0] != os.getpid():  # a forked child has no thread
+            self._helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-temporal"))
+        return self._helper[1].submit(fn, *args)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import dataclasses
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from ragtt._sqlite import driver
 from ragtt.errors import ValidationError
 from ragtt.index.embedders import HashEmbedder
 from ragtt.temporal import (
@@ -293,3 +296,41 @@ def test_result_reprs_escape_text(store: AssertionStore, fact: Fact) -> None:
     assert "1 results" in repr(res)
     assert res.to_dict()["results"][0]["id"] == "a"
     assert res[0].assertion == store.get_assertion("a")
+
+
+def _keyword_corpus(store: AssertionStore) -> None:
+    episode(store)
+    store.write_assertions(
+        [make(f"v{i}", f"filler sentence {i}", 1) for i in range(60)],
+        np.stack([unit(0) + 0.001 * i for i in range(60)]),
+    )
+    store.write_assertion(make("kw", "the zebra clause applies", 1), unit(5))
+
+
+def test_full_text_ranks_on_the_helper_thread_while_the_vector_side_runs(tmp_path: Path) -> None:
+    # the store's own connection: FTS5 ranks on the store's helper thread, which close() stops
+    with AssertionStore.open(tmp_path / "t.db", embedding_dimension=DIM) as s:
+        _keyword_corpus(s)
+        query = RetrievalQuery(NS, 2, query_text="zebra clause", query_embedding=unit(0), limit=5)
+        res = s.retrieve(query)
+        assert "kw" in res.ids and res.meta["bm25_applied"] and res.meta["vector_backend"] == "memory"
+        assert any(t.name.startswith("ragtt-temporal") for t in threading.enumerate())
+        with pytest.raises(ValidationError, match="invalid FTS5 query"):  # raised on the helper, seen here
+            s.retrieve(dataclasses.replace(query, query_text='"unbalanced', query_text_mode="fts5"))
+        assert s.retrieve(query).ids == res.ids  # the connection is usable after the helper's failure
+    assert not any(t.name.startswith("ragtt-temporal") for t in threading.enumerate())
+
+
+def test_a_connection_the_caller_owns_is_only_used_on_the_callers_thread(tmp_path: Path) -> None:
+    # a connection opened with the driver's default check_same_thread refuses other threads:
+    # on it, the full-text side runs on the caller's thread, with the same answer
+    with AssertionStore.open(tmp_path / "own.db", embedding_dimension=DIM) as s:
+        _keyword_corpus(s)
+        want = s.retrieve(RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=5)).ids
+    conn = driver().connect(str(tmp_path / "own.db"), isolation_level=None)
+    try:
+        with AssertionStore.open(conn, embedding_dimension=DIM) as s:
+            res = s.retrieve(RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=5))
+            assert res.ids == want and res.meta["vector_backend"] == "memory"
+    finally:
+        conn.close()
