@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragtt.temporal.models import Assertion, Citation, Episode, Link
+from ragtt.temporal.models import Assertion, Citation, Episode, Link, stored
 
 __all__ = ["ASSERTION_COLUMNS", "load_assertions", "load_episode", "quoted", "row_to_link"]
 
@@ -61,13 +61,24 @@ def load_assertions(
             f"FROM citations WHERE assertion_id IN ({','.join('?' * len(part))}) ORDER BY id",
             list(part),
         ):
-            citations.setdefault(aid, []).append(Citation(cid, episode_id, ref, excerpt, start, end, _json(meta)))
+            citation = stored(
+                Citation,
+                id=cid,
+                episode_id=episode_id,
+                source_ref=ref,
+                excerpt=excerpt,
+                excerpt_start=start,
+                excerpt_end=end,
+                metadata=_json(meta),
+            )
+            citations.setdefault(aid, []).append(citation)
     out: dict[Any, Assertion] = {}
     width = len(ASSERTION_COLUMNS) + 1
     for row in rows:
         (seq, aid, ns, typ, content, vf, vu, conf, episode, sup, eid, etype, meta) = row[:width]
         extensions = dict(zip(ext_columns, row[width:], strict=True)) if ext_columns else None
-        assertion = Assertion(
+        assertion = stored(
+            Assertion,
             id=aid,
             namespace=ns,
             type=typ,

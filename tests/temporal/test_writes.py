@@ -10,7 +10,7 @@ import pytest
 from ragtt._sqlite import connect
 from ragtt.errors import NotFoundError, StoreError, SupersessionError, ValidationError
 from ragtt.temporal import Assertion, AssertionStore, Citation, Episode, Link, MissingExcerptWarning, RetrievalQuery
-from ragtt.temporal.schema import MIGRATIONS, SCHEMA_VERSION
+from ragtt.temporal.schema import MIGRATIONS, SCHEMA_VERSION, ExtensionColumn, SchemaExtensions
 from tests.temporal.conftest import NS, Fact, episode, make
 
 
@@ -241,3 +241,42 @@ def test_a_version_1_store_migrates_to_batch_indexed_full_text(tmp_path: Path) -
             raw.execute("INSERT INTO assertions_fts(assertions_fts) VALUES ('integrity-check')")
     with AssertionStore.open(path) as again:  # a migrated store opens without migrating twice
         assert again.schema_version == 2
+
+
+def test_an_assertion_read_back_is_the_one_written_field_for_field(tmp_path: Path) -> None:
+    # records read back are rebuilt without validating again (models.stored): each must still
+    # hold every field, with the values and types validation would give them
+    ext = SchemaExtensions(columns=[ExtensionColumn("assertions", "tenant", "TEXT", "acme")])
+    with AssertionStore.open(tmp_path / "r.db", schema_extensions=ext) as store:
+        episode(store)
+        cited = Citation("c1", "e1", "doc#7", "fourteen days", 3, 16, metadata={"page": 2, "boxes": [[1, 2, 3, 4]]})
+        written = Assertion(
+            "a1",
+            NS,
+            "policy",
+            "Refunds take fourteen days",
+            datetime(2024, 1, 1, tzinfo=UTC),
+            1,
+            "e1",
+            [Citation("c0", "e1", "doc#1", None), cited],  # read back in id order
+            valid_until=1.8e9,
+            entity_id="refunds",
+            entity_type="topic",
+            metadata={"b": 1, "a": [True, None]},
+            extensions={"tenant": "globex"},
+        )
+        with pytest.warns(MissingExcerptWarning):  # c0 quotes nothing: excerpt None must read back as None
+            store.write_assertion(written)
+        store.write_assertion(make("a2", "plain", 5))
+        for original in (written, store.get_assertion("a2")):
+            loaded = store.get_assertion(original.id)  # type: ignore[union-attr]
+            assert loaded == original and loaded is not original
+            assert set(vars(loaded)) == set(Assertion.__dataclass_fields__)
+            revalidated = Assertion(**{name: getattr(loaded, name) for name in Assertion.__dataclass_fields__})
+            assert [(n, type(v)) for n, v in vars(loaded).items()] == [
+                (n, type(getattr(revalidated, n))) for n in vars(loaded)
+            ]
+            for citation in loaded.citations:
+                assert set(vars(citation)) == set(Citation.__dataclass_fields__)
+                assert citation == Citation(**vars(citation))
+        assert [c.id for c in store.get_assertion("a1").citations] == ["c0", "c1"]  # type: ignore[union-attr]
