@@ -30,6 +30,13 @@ import tempfile
 import time
 from pathlib import Path
 
+# OpenBLAS's idle workers spin for about 2**28 cycles (0.1 s) after each product before they
+# sleep: longer than a block of ten queries, so the retrieve side after the brute force's
+# block ran with one of the two cores taken (ragtt's hybrid p50 2.42 ms with the spin, 1.86 ms
+# without, measured one after the other; the brute force 3.45 and 3.41 ms). Read once, when
+# numpy loads OpenBLAS: set before the import, and a value set by the caller is kept.
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
 import numpy as np
 from bench_cli import REPO, baseline_tree
 
@@ -175,8 +182,8 @@ def main() -> int:
         with AssertionStore.open(work / "bench.db", namespace=NS) as store:
             warm_ms, _ = timed(ask, store, queries[0][0], queries[0][1], "vector")
             # blocks of ten queries, each side in turn, so load drift hits all sides alike; within a
-            # block one side runs alone (the brute force's OpenBLAS workers spin for a while after
-            # each product, taking the cores from whatever runs next)
+            # block one side runs alone (OpenBLAS's workers sleep once the brute force's product
+            # is done: see OPENBLAS_THREAD_TIMEOUT above)
             for lo in range(0, len(queries), 10):
                 block = queries[lo : lo + 10]
                 for key, run in (
