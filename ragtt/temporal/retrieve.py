@@ -226,12 +226,15 @@ def _light_rows(conn: Any, seqs: list[int], matrix: VectorMatrix | None) -> list
     return rows
 
 
-def _ranked(hits: list[tuple[int, float]]) -> list[tuple[int, float, int]]:
-    """Competition ranks (1, 2, 2, 4): equal evidence earns an equal rank, whatever the tie order."""
-    out: list[tuple[int, float, int]] = []
+def _ranked(hits: list[tuple[int, float]]) -> dict[int, tuple[float, int]]:
+    """{seq: (value, competition rank)}, ranks 1, 2, 2, 4: equal evidence earns an equal rank,
+    whatever the tie order."""
+    out: dict[int, tuple[float, int]] = {}
+    last, rank = None, 0
     for position, (seq, value) in enumerate(hits, 1):
-        rank = out[-1][2] if out and out[-1][1] == value else position
-        out.append((seq, value, rank))
+        if value != last:
+            last, rank = value, position
+        out[seq] = (value, rank)
     return out
 
 
@@ -287,17 +290,13 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
             text_hits: list[tuple[int, float]] | None = text.result()
         else:
             text_hits = _text_hits(conn, query, k, matrix) if text_side else None
-        evidence: dict[int, dict[str, Any]] = {}
-        for side, hits in (("vector", vector_hits), ("bm25", text_hits or [])):
-            for seq, value, rank in _ranked(hits):
-                evidence.setdefault(seq, {})[side] = (value, rank)
-        candidates = []
+        by_vector, by_text = _ranked(vector_hits), _ranked(text_hits or [])
+        missed = (None, None)
         # score on the filter columns only; full records (with citations) are loaded for the winners
-        for seq, aid, vf, vu, conf, typ, etype in _light_rows(conn, list(evidence), matrix):
-            ev = evidence[seq]
-            sim, vrank = ev.get("vector", (None, None))
-            bm25, brank = ev.get("bm25", (None, None))
-            candidates.append(Candidate(aid, vf, vu, conf, typ, etype, sim, vrank, bm25, brank))
+        candidates = [
+            Candidate(*row[1:], *by_vector.get(row[0], missed), *by_text.get(row[0], missed))
+            for row in _light_rows(conn, list(by_vector | by_text), matrix)
+        ]
         # two subqueries, so each is one probe of the (namespace, valid_from) index: SQLite
         # answers MIN and MAX together only by scanning the namespace
         bounds = conn.execute(

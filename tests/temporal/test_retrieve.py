@@ -334,3 +334,19 @@ def test_a_connection_the_caller_owns_is_only_used_on_the_callers_thread(tmp_pat
             assert res.ids == want and res.meta["vector_backend"] == "memory"
     finally:
         conn.close()
+
+
+def test_equal_evidence_earns_an_equal_rank(tmp_path: Path) -> None:
+    # competition ranks on each side (1, 1, 3): twins tie on both sides and in the fused score
+    with AssertionStore.open(tmp_path / "r.db", embedding_dimension=DIM) as s:
+        episode(s)
+        s.write_assertions(
+            [make("t2", "zebra crossing", 1), make("t1", "zebra crossing", 1), make("o", "zebra crossing ahead", 1)],
+            np.stack([unit(0), unit(0), unit(0) + unit(1)]),
+        )
+        res = s.retrieve(RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=3))
+    parts = {r.id: r.score_components for r in res}
+    assert res.ids == ["t1", "t2", "o"]  # equal scores in id order
+    assert [parts[i]["vector_rank"] for i in res.ids] == [1, 1, 3]
+    assert [parts[i]["bm25_rank"] for i in res.ids] == [1, 1, 3]
+    assert parts["t1"]["score"] == parts["t2"]["score"] > parts["o"]["score"]
