@@ -174,7 +174,7 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | 
         for part in chunks(seqs[unknown].tolist()):
             sql = f"SELECT a.seq FROM assertions a WHERE a.seq IN ({','.join('?' * len(part))}) AND {admits}"
             ok |= np.isin(seqs, [seq for (seq,) in conn.execute(sql, [*part, *params])])
-        if ok.sum() >= k or len(found) < fetch:  # already in (score, seq) order: the first k admitted
+        if np.count_nonzero(ok) >= k or len(found) < fetch:  # already in (score, seq) order: the first k admitted
             return list(zip(seqs[ok][:k].tolist(), scores[ok][:k].tolist(), strict=True))
     sql = (
         "SELECT a.seq, -bm25(assertions_fts) AS s FROM assertions_fts CROSS JOIN assertions a "
