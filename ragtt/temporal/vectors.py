@@ -137,6 +137,8 @@ class VectorMatrix:
         self._seq = np.zeros(0, dtype=np.int64)
         self._from = np.zeros(0, dtype=np.float64)
         self._until = np.zeros(0, dtype=np.float64)
+        self._open = np.zeros(0, dtype=bool)  # valid_until is None
+        self._latest = -np.inf  # at least every row's valid_from and finite valid_until
         self._conf = np.zeros(0, dtype=np.float64)
         self._type = np.zeros(0, dtype=np.int32)
         self._etype = np.zeros(0, dtype=np.int32)
@@ -165,6 +167,7 @@ class VectorMatrix:
             ("_seq", np.int64),
             ("_from", np.float64),
             ("_until", np.float64),
+            ("_open", np.bool_),
             ("_conf", np.float64),
             ("_type", np.int32),
             ("_etype", np.int32),
@@ -228,6 +231,8 @@ class VectorMatrix:
     def _set_meta(self, row: int, vf: float, vu: float | None, conf: float, typ: str, etype: str | None) -> None:
         self._from[row] = vf
         self._until[row] = np.inf if vu is None else vu
+        self._open[row] = vu is None
+        self._latest = max(self._latest, vf if vu is None else vu)  # vu > vf: the schema's CHECK
         self._conf[row] = conf
         self._type[row] = self._code(typ)
         self._etype[row] = self._code(etype)
@@ -236,10 +241,18 @@ class VectorMatrix:
         return [self._codes[v] for v in values if v in self._codes]
 
     def _admits(self, rows: slice | NDArray[np.int64], flt: VectorFilter) -> NDArray[np.bool_]:
-        """Which of ``rows`` the filter admits: the SQL side's WHERE clause, on the arrays."""
-        mask = self._from[rows] <= flt.anchor
-        if not flt.include_superseded:
-            mask &= self._until[rows] > flt.anchor
+        """Which of ``rows`` the filter admits: the SQL side's WHERE clause, on the arrays.
+
+        At or after ``_latest`` (a query of the current state) every row has started and
+        every closed one has ended, so validity is whether a row is open: one boolean array
+        read, not two float64 comparisons over every row (1.6 MB at 100,000 rows).
+        """
+        if flt.anchor >= self._latest:
+            mask = self._open[rows] | flt.include_superseded  # a new array: the filters below write to it
+        else:
+            mask = self._from[rows] <= flt.anchor
+            if not flt.include_superseded:
+                mask &= self._until[rows] > flt.anchor
         if flt.min_confidence is not None:
             mask &= self._conf[rows] >= flt.min_confidence
         if flt.types is not None:

@@ -350,3 +350,29 @@ def test_equal_evidence_earns_an_equal_rank(tmp_path: Path) -> None:
     assert [parts[i]["vector_rank"] for i in res.ids] == [1, 1, 3]
     assert [parts[i]["bm25_rank"] for i in res.ids] == [1, 1, 3]
     assert parts["t1"]["score"] == parts["t2"]["score"] > parts["o"]["score"]
+
+
+def test_the_current_state_fast_path_admits_what_the_sql_filter_admits(tmp_path: Path) -> None:
+    # at or after the latest start or end of any row the matrix reads validity from its open
+    # flags; around that boundary (and after a later close moves it) both backends must agree
+    rng = np.random.default_rng(4)
+    vectors = rng.standard_normal((40, DIM)).astype(np.float32)
+    seen = []
+    for cache in (True, False):
+        with AssertionStore.open(tmp_path / f"f{cache}.db", embedding_dimension=DIM, vector_cache=cache) as s:
+            episode(s)
+            s.write_assertions([make(f"a{i}", f"claim {i}", i) for i in range(30)], vectors[:30])
+            s.write_assertions(
+                [make(f"b{i}", f"claim {i} revised", 30 + i, supersedes_id=f"a{i}") for i in range(10)], vectors[30:]
+            )
+            runs = []
+            for step in range(2):
+                for anchor in (29, 38, 39, 39.5, 40, 1e6):
+                    for history in (False, True):
+                        query = RetrievalQuery(NS, anchor, query_embedding=vectors[0], strategy="vector", limit=40)
+                        runs.append(sorted(s.retrieve(dataclasses.replace(query, include_superseded=history)).ids))
+                if step == 0:
+                    s.advanced.close_assertion("a20", 5e5)  # a later end than any start: the boundary moves
+            seen.append(runs)
+    assert seen[0] == seen[1]
+    assert "a20" in seen[0][-4] and "a20" not in seen[0][-2]  # open at 40 after the close, ended at 1e6
