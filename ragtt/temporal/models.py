@@ -3,7 +3,8 @@
 Each is a frozen dataclass that validates itself on construction, so a bad record fails
 where it is built, with every problem listed (``ValidationError.errors``). Positions are
 floats on one axis (UNIX seconds by default); a ``datetime`` is converted to UNIX seconds.
-Records read back from the store are rebuilt with ``stored``, without validating again.
+Assertions and their citations read back from the store are rebuilt with ``stored``,
+without validating them again.
 """
 
 from __future__ import annotations
@@ -115,11 +116,11 @@ _R = TypeVar("_R", bound=_Record)
 
 
 def stored(cls: type[_R], **values: Any) -> _R:
-    """A record of ``cls`` from the values the store wrote for one, every field given. They
-    were validated and normalised on the way in, and the schema's column types and CHECKs
-    hold them there, so they are not validated again: that took longer than SQLite to read
-    them (5 us an assertion with its citation, half the time a hybrid retrieve spends
-    loading its ten results)."""
+    """A record of ``cls`` from the values the store wrote for one, every field given. The
+    store validated and normalised them on the way in, so they are not validated again:
+    that took longer than SQLite took to read them (5 us an assertion with its citation,
+    half the time a hybrid retrieve spent loading its ten results). Rows written around
+    the store (other tools, hand-written SQL) are trusted as they are."""
     record = object.__new__(cls)
     record.__dict__.update(values)
     return record

@@ -130,6 +130,8 @@ def _session(rows: NDArray[np.float32], group: int) -> Any:
 def best_rows(scores: NDArray[np.float32], admitted: NDArray[np.bool_], k: int) -> NDArray[np.int64]:
     """The ``k`` highest-scoring admitted rows of ``scores`` (a multiple of ``FOLD`` long), in
     no particular order; every admitted row when fewer are admitted."""
+    if k <= 0 or not len(scores):
+        return np.zeros(0, dtype=np.int64)
     maxima = scores.reshape(FOLD, -1).max(axis=0)  # any partition bounds alike; this one is a SIMD pass
     reach = min(2 * k, len(maxima))  # at least ``reach`` rows score at or above the reach-th maximum
     floor = np.partition(maxima, len(maxima) - reach)[len(maxima) - reach]

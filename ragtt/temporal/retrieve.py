@@ -9,7 +9,8 @@ columns come from the matrix too, where it holds them.
 
 With the matrix at hand the two sides run at once: the full-text side on the store's helper
 thread, the vector side on the caller's (SQLite and ONNX Runtime both release the GIL; the
-vector side does not touch the connection meanwhile, and both only read the matrix).
+vector side does not touch the connection meanwhile, and the two write disjoint parts of
+the matrix: its seq index, and its sealed segments).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import dataclasses
 import math
 import time
 from collections.abc import Sequence
-from concurrent.futures import wait
+from concurrent.futures import Future, wait
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -152,9 +153,11 @@ def _text_hits(conn: Any, query: RetrievalQuery, k: int, matrix: VectorMatrix | 
     (the ones it does not hold are checked in SQL), and the first ``k`` admitted are the
     answer, exactly. Only when fewer than ``k`` of those are admitted and more matches exist
     does the join below run: it reads each match's row from ``assertions``, three times the
-    cost of FTS5 alone. The matrix is only read here, so this may run while it is searched.
+    cost of FTS5 alone. Of the matrix this writes only ``locate``'s cache, which the vector
+    side's search never touches, so it may run while the matrix is searched.
     """
-    expression = match_expression(query.query_text or "", query.query_text_mode)
+    assert query.query_text is not None  # the caller runs this side only for a query text
+    expression = match_expression(query.query_text, query.query_text_mode)
     if expression is None:
         return []
     where, params = _filter_sql(query)
@@ -226,6 +229,20 @@ def _light_rows(conn: Any, seqs: list[int], matrix: VectorMatrix | None) -> list
     return rows
 
 
+def _settle(side: Future[Any]) -> None:
+    """Wait until the helper's ``side`` is done or cancelled, through an interrupt too (raised
+    once it is done): until then the connection is the helper's, and the read transaction
+    must not end under it."""
+    interrupted: BaseException | None = None
+    while not side.done():
+        try:
+            wait([side])
+        except BaseException as exc:  # a KeyboardInterrupt in the wait
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
 def _ranked(hits: list[tuple[int, float]]) -> dict[int, tuple[float, int]]:
     """{seq: (value, competition rank)}, ranks 1, 2, 2, 4: equal evidence earns an equal rank,
     whatever the tie order."""
@@ -283,9 +300,13 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
             vector_hits, backend, quantized = (
                 _vector_hits(conn, info, query, vector, k, matrix) if vector is not None else ([], None, 0)
             )
+        except BaseException:
+            if text is not None:
+                text.cancel()  # when not started yet, it never will be
+            raise
         finally:
             if text is not None:
-                wait([text])  # the connection is the helper's until its side is done
+                _settle(text)
         if text is not None:
             text_hits: list[tuple[int, float]] | None = text.result()
         else:

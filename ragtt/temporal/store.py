@@ -227,17 +227,21 @@ class AssertionStore:
         """``fn(*args)`` on the store's helper thread, for work on the connection while the
         caller (holding the store's lock, inside ``_read``) computes without it; the caller
         must wait for the future before it touches the connection again. A connection the
-        store was given may refuse other threads, so there the call runs here, at once."""
-        if not self._owns_connection:
-            done: Future[Any] = Future()
+        store was given may refuse other threads, and a shutting-down interpreter takes no
+        new work on its pools: there the call runs here, at once."""
+        if self._owns_connection:
+            if self._helper is None or self._helper[0] != os.getpid():  # a forked child has no thread
+                self._helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-temporal"))
             try:
-                done.set_result(fn(*args))
-            except Exception as exc:
-                done.set_exception(exc)
-            return done
-        if self._helper is None or self._helper[0] != os.getpid():  # a forked child has no thread
-            self._helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-temporal"))
-        return self._helper[1].submit(fn, *args)
+                return self._helper[1].submit(fn, *args)
+            except RuntimeError:  # the interpreter is shutting down, and its pools with it
+                pass
+        done: Future[Any] = Future()
+        try:
+            done.set_result(fn(*args))
+        except Exception as exc:
+            done.set_exception(exc)
+        return done
 
     def _check_open(self) -> None:
         if self._closed:

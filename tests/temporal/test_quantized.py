@@ -216,6 +216,7 @@ def test_best_rows_are_the_exact_top_k_of_the_admitted_rows(admit: float, ties: 
         assert admitted[got].all() and len(np.unique(got)) == len(got) == min(k, admitted.sum())
         best_first = np.sort(scores[admitted])[::-1]
         np.testing.assert_array_equal(np.sort(scores[got])[::-1], best_first[: len(got)])
+    assert len(best_rows(scores, admitted, 0)) == len(best_rows(scores[:0], admitted[:0], 10)) == 0
 
 
 def _rounding_bound(rows: np.ndarray, query: np.ndarray, group: int) -> np.ndarray:

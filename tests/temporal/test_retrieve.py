@@ -309,16 +309,66 @@ def _keyword_corpus(store: AssertionStore) -> None:
 
 def test_full_text_ranks_on_the_helper_thread_while_the_vector_side_runs(tmp_path: Path) -> None:
     # the store's own connection: FTS5 ranks on the store's helper thread, which close() stops
+    before = set(threading.enumerate())
     with AssertionStore.open(tmp_path / "t.db", embedding_dimension=DIM) as s:
         _keyword_corpus(s)
         query = RetrievalQuery(NS, 2, query_text="zebra clause", query_embedding=unit(0), limit=5)
         res = s.retrieve(query)
         assert "kw" in res.ids and res.meta["bm25_applied"] and res.meta["vector_backend"] == "memory"
-        assert any(t.name.startswith("ragtt-temporal") for t in threading.enumerate())
+        helpers = [t for t in set(threading.enumerate()) - before if t.name.startswith("ragtt-temporal")]
+        assert len(helpers) == 1
         with pytest.raises(ValidationError, match="invalid FTS5 query"):  # raised on the helper, seen here
             s.retrieve(dataclasses.replace(query, query_text='"unbalanced', query_text_mode="fts5"))
         assert s.retrieve(query).ids == res.ids  # the connection is usable after the helper's failure
-    assert not any(t.name.startswith("ragtt-temporal") for t in threading.enumerate())
+    assert not helpers[0].is_alive()
+
+
+def test_an_interrupted_retrieve_waits_for_the_helper_before_it_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ctrl-C while the caller waits for the full-text side: the read transaction must not end
+    # (nor the next call start) while the helper still runs a query on the connection
+    import ragtt.temporal.retrieve as retrieve_module
+
+    release, finished = threading.Event(), threading.Event()
+    text_hits, real_wait = retrieve_module._text_hits, retrieve_module.wait
+    calls = []
+
+    def slow_text_hits(*args: Any) -> Any:
+        assert release.wait(30)
+        out = text_hits(*args)
+        finished.set()
+        return out
+
+    def interrupted_wait(futures: Any) -> Any:
+        calls.append(len(calls))
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        release.set()
+        return real_wait(futures)
+
+    with AssertionStore.open(tmp_path / "i.db", embedding_dimension=DIM) as s:
+        _keyword_corpus(s)
+        query = RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=5)
+        want = s.retrieve(query).ids
+        monkeypatch.setattr(retrieve_module, "_text_hits", slow_text_hits)
+        monkeypatch.setattr(retrieve_module, "wait", interrupted_wait)
+        with pytest.raises(KeyboardInterrupt):
+            s.retrieve(query)
+        assert finished.is_set() and len(calls) == 2  # raised only once the helper was done
+        monkeypatch.undo()
+        assert s.retrieve(query).ids == want
+
+
+def test_a_store_whose_helper_is_gone_runs_the_text_side_itself(tmp_path: Path) -> None:
+    # at interpreter shutdown concurrent.futures refuses new work: the caller's thread does it
+    with AssertionStore.open(tmp_path / "g.db", embedding_dimension=DIM) as s:
+        _keyword_corpus(s)
+        query = RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=5)
+        want = s.retrieve(query).ids
+        assert s._helper is not None
+        s._helper[1].shutdown()  # what interpreter shutdown does to every pool
+        assert s.retrieve(query).ids == want
 
 
 def test_a_connection_the_caller_owns_is_only_used_on_the_callers_thread(tmp_path: Path) -> None:
