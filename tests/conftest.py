@@ -34,9 +34,57 @@ CHROMIUM_ARGS = [
 ]
 
 
+# The browser tests' screenshots go to one folder per run: $RAGTT_SCREENSHOTS, else a temporary
+# folder that outlives the run (pytest prunes its own after three runs). The process that runs
+# pytest makes it before any worker starts, so parallel workers (they inherit the environment)
+# all save into it, and that process names it at the end.
+SCREENS_ENV = "RAGTT_SCREENSHOTS"
+_SCREENS_MADE = SCREENS_ENV not in os.environ
+if _SCREENS_MADE:
+    os.environ[SCREENS_ENV] = tempfile.mkdtemp(prefix="ragtt-screens-")
+SCREENS = Path(os.environ[SCREENS_ENV])
+
+# Parallel runs (pytest-xdist; `./dev test` runs `-n 2 --dist loadgroup`). Tests go to workers
+# a file at a time, so a module's fixtures (the `backend` parameters, a module's project) are
+# built once; tests of several files that share an expensive session fixture go to one worker
+# together, so it is built once too. A test that must not share its worker with another
+# file's tests takes its own `@pytest.mark.xdist_group("name")`. Each worker starts its own
+# servers (PostgreSQL, moto, Azurite, Phoenix, Chromium) on free loopback ports in folders of
+# their own; the index cache above is shared, which it is made for (processes share it safely).
+SHARED_SESSION_FIXTURES = {
+    "quickstart_report": "quickstart-report",  # executes notebooks/quickstart.ipynb in a kernel
+    "widget_project": "nb-widget-project",  # a corpus PDF and a Flask release, ingested
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        shared = [SHARED_SESSION_FIXTURES[name] for name in item.fixturenames if name in SHARED_SESSION_FIXTURES]
+        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if _is_worker(config):
+        return
+    shots = sorted(p.name for p in SCREENS.glob("*.png"))
+    if shots:
+        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {SCREENS} ({', '.join(shots)})")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _is_worker(session.config):
+        return  # the folders are the run's, not this worker's: the controlling process removes them
     if _INDEX_CACHE is not None:
         shutil.rmtree(_INDEX_CACHE, ignore_errors=True)
+    if _SCREENS_MADE and SCREENS.is_dir() and not any(SCREENS.iterdir()):
+        SCREENS.rmdir()
 
 
 def corpus(*parts: str) -> Path:
