@@ -261,10 +261,30 @@ def test_the_readme_starts_with_the_two_commands() -> None:
     assert [line.split("#")[0].strip() for line in block.splitlines()] == ["./dev demo", "./dev test"]
 
 
-def test_every_guide_is_linked_from_the_readme() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    guides = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md"))
-    assert [g for g in guides if f"({g})" not in readme] == []
+DECISIONS = ROOT / "docs" / "decisions"
+RECORD_LINES = 60  # "a page each at most"
+
+
+def test_decision_records_are_short_pages_of_context_decision_evidence() -> None:
+    index = (DECISIONS / "README.md").read_text(encoding="utf-8")
+    records = sorted(p for p in DECISIONS.glob("*.md") if p.name != "README.md")
+    assert records, "docs/decisions/ holds no records"
+    problems = []
+    for number, record in enumerate(records, start=1):
+        text = record.read_text(encoding="utf-8")
+        if not re.fullmatch(r"\d{4}-[a-z0-9-]+\.md", record.name):
+            problems.append(f"{record.name}: name it NNNN-title.md")
+        elif int(record.name[:4]) != number:
+            problems.append(f"{record.name}: numbers run 0001, 0002, ... with no gap or repeat")
+        if not text.startswith(f"# {record.name[:4]}: "):
+            problems.append(f"{record.name}: its title starts with '# {record.name[:4]}: '")
+        if [h for h in re.findall(r"^## (.+)$", text, flags=re.M)] != ["Context", "Decision", "Evidence"]:
+            problems.append(f"{record.name}: sections are ## Context, ## Decision, ## Evidence")
+        if len(text.splitlines()) > RECORD_LINES:
+            problems.append(f"{record.name}: over {RECORD_LINES} lines (a page at most)")
+        if f"({record.name})" not in index:
+            problems.append(f"{record.name}: not listed in docs/decisions/README.md")
+    assert not problems, problems
 
 
 # The checks themselves: each must fail on the kind of text it exists to catch.
