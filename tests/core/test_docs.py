@@ -229,6 +229,81 @@ def test_cited_names_exist(doc: Path) -> None:
     assert not missing, f"{_id(doc)} cites names that do not exist: {sorted(missing)}"
 
 
+def command_lines(text: str) -> list[str]:
+    """``ragtt ...`` and ``%ragtt ...`` commands: in inline code, and on the lines of code blocks
+    (a line may hold several, separated by ``;``), without their comments."""
+    prose, code = split_fences(text)
+    found = []
+    for candidate in [*re.findall(r"`([^`\n]+)`", prose), *code.splitlines()]:
+        for segment in candidate.split(" #")[0].split(";"):
+            segment = segment.strip()
+            if re.match(r"%?ragtt (?:[a-z-]|--)", segment):
+                found.append(segment)
+    return found
+
+
+def subcommands(parser: Any) -> dict[str, Any]:
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def flags(segment: str) -> list[str]:
+    """The long options a command line uses (``[--at LABEL]`` and ``--match=x`` included)."""
+    return [t.strip("[]").split("=")[0] for t in segment.split() if t.strip("[]").startswith("--")]
+
+
+@functools.cache
+def cli_parser() -> Any:
+    """The ``ragtt`` command's parser, plugins included (``ragtt report``); built once."""
+    from ragtt.cli import build_parser
+
+    return build_parser()
+
+
+def check_command(segment: str) -> str | None:
+    """None when the command and its options exist; else what is wrong."""
+    words = segment.split()
+    if words[0] == "%ragtt":
+        from ragtt_nb.magics import parser_for
+
+        name = words[1]
+        try:
+            options = set(parser_for(name)._option_string_actions)
+        except Exception:  # UsageError: the magic says which verbs exist
+            return f"{segment!r}: no %ragtt {name}"
+        unknown = [f for f in flags(segment) if f not in options]
+        return f"{segment!r}: %ragtt {name} has no {unknown}" if unknown else None
+    parser = cli_parser()
+    where, path = parser, ["ragtt"]
+    rest = iter(words[1:])
+    for word in rest:
+        if word.startswith("-"):
+            action = where._option_string_actions.get(word.split("=")[0])
+            if action is not None and action.nargs is None and "=" not in word:
+                next(rest, None)  # the option's value
+            continue
+        choices = subcommands(where)
+        if not choices or not re.fullmatch(r"[a-z][a-z-]*", word):
+            break  # an argument, or a placeholder such as VERB
+        if word not in choices:
+            return f"{segment!r}: {' '.join(path)} has no command {word!r}"
+        where = choices[word]
+        path.append(word)
+    options = set(where._option_string_actions) | set(parser._option_string_actions)
+    unknown = [f for f in flags(segment) if f not in options]
+    return f"{segment!r}: {' '.join(path)} has no {unknown}" if unknown else None
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_cited_commands_and_options_exist(doc: Path) -> None:
+    problems = [p for p in map(check_command, command_lines(doc.read_text(encoding="utf-8"))) if p]
+    assert not problems, f"{_id(doc)}: {problems}"
+
+
 @pytest.mark.parametrize("doc", DOCS, ids=_id)
 def test_nothing_points_outside_the_repository(doc: Path) -> None:
     text = doc.read_text(encoding="utf-8")
@@ -307,3 +382,12 @@ def test_the_checks_catch_what_they_are_for() -> None:
     words = " ".join(["word"] * 151)
     assert [len(p.split()) for p in paragraphs(f"# T\n\n{words}\n\n- one\n- two\n\n| a | b |\n")] == [151, 2, 2]
     assert "invariant-the-crash-protocol" in anchors(ROOT / "docs" / "ARCHITECTURE.md")
+    lines = command_lines("`ragtt diff --left A --right B`; run:\n```bash\nragtt snapshot v1; ragtt nosuch # x\n```\n")
+    assert lines == ["ragtt diff --left A --right B", "ragtt snapshot v1", "ragtt nosuch"]
+    assert check_command("ragtt test run golden.json --threshold 0.8 [--match 0.8|chunks|sources]") is None
+    assert check_command("ragtt --version") is None and check_command("ragtt VERB --help") is None
+    assert "no command 'nosuch'" in str(check_command("ragtt nosuch --project P"))
+    assert "--no-such-flag" in str(check_command("ragtt replay --no-such-flag"))
+    assert "--no-such-flag" in str(check_command("ragtt test capture --name g --no-such-flag"))
+    assert check_command("%ragtt timeline last --axis time") is None
+    assert "no %ragtt" in str(check_command("%ragtt nosuch"))
