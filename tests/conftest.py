@@ -44,26 +44,12 @@ if _SCREENS_MADE:
     os.environ[SCREENS_ENV] = tempfile.mkdtemp(prefix="ragtt-screens-")
 SCREENS = Path(os.environ[SCREENS_ENV])
 
-# Parallel runs (pytest-xdist; `./dev test` runs `-n 2 --dist loadgroup`). Tests go to workers
-# a file at a time, so a module's fixtures (the `backend` parameters, a module's project) are
-# built once; tests of several files that share an expensive session fixture go to one worker
-# together, so it is built once too. A test that must not share its worker with another
-# file's tests takes its own `@pytest.mark.xdist_group("name")`. Each worker starts its own
-# servers (PostgreSQL, moto, Azurite, Phoenix, Chromium) on free loopback ports in folders of
-# their own; the index cache above is shared, which it is made for (processes share it safely).
-SHARED_SESSION_FIXTURES = {
-    "quickstart_report": "quickstart-report",  # executes notebooks/quickstart.ipynb in a kernel
-    "widget_project": "nb-widget-project",  # a corpus PDF and a Flask release, ingested
-}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        shared = [SHARED_SESSION_FIXTURES[name] for name in item.fixturenames if name in SHARED_SESSION_FIXTURES]
-        item.add_marker(pytest.mark.xdist_group(shared[0] if shared else item.nodeid.split("::")[0]))
+# Parallel runs (pytest-xdist; `./dev test` runs `-n auto --dist loadfile`): a file's tests run
+# on one worker, in order, so a module's fixtures (the `backend` parameters, a module's
+# project) are built once and a module's closing checks see all of its tests. Each worker
+# starts its own servers (PostgreSQL, moto, Azurite, Phoenix, Chromium) on free loopback ports
+# in folders of its own and builds its own session fixtures; the index cache above is shared,
+# which it is made for (processes share it safely).
 
 
 def _is_worker(config: pytest.Config) -> bool:
