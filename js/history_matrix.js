@@ -1235,6 +1235,8 @@ var timeline_default = { render: render2 };
 
 // js/src/history_matrix.js
 var CELL = { NO_RUN: 0, FIRST: 1, SAME: 2, CHANGED: 3, UNKNOWN: 4 };
+var QUANT = 65534;
+var ABSENT = 65535;
 var GUTTER = 200;
 var AXIS_H = 22;
 var PAD2 = 8;
@@ -1303,7 +1305,7 @@ function decode3(d) {
     /** @type {Map<string, Float32Array>} */
     values: /* @__PURE__ */ new Map(),
     cell: typed(d.cell),
-    runs: strings(d.runs),
+    runs: d.runs ? strings(d.runs) : null,
     unparseable,
     chunks,
     diffOf: new Map(Array.from(diffCells, (c, k) => [c, k])),
@@ -1314,12 +1316,12 @@ function decode3(d) {
 function valuesOf(d, metric) {
   let v = d.values.get(metric);
   if (!v) {
-    v = d.raw.values[metric] ? typed(d.raw.values[metric]) : new Float32Array(d.nQ * d.nC).fill(NaN);
-    d.values.set(
-      metric,
-      /** @type {Float32Array} */
-      v
-    );
+    v = new Float32Array(d.nQ * d.nC).fill(NaN);
+    if (d.raw.values[metric]) {
+      const q = typed(d.raw.values[metric]);
+      for (let i = 0; i < q.length; i++) if (q[i] !== ABSENT) v[i] = q[i] / QUANT;
+    }
+    d.values.set(metric, v);
   }
   return (
     /** @type {Float32Array} */
@@ -1550,7 +1552,7 @@ function describe(V, q, c) {
   const raw = d.unparseable.get(metric)?.get(at);
   const value = raw !== void 0 ? `${metric}: unparseable verdict: ${raw}` : state === CELL.NO_RUN ? `${metric}: no run` : v !== v ? `${metric}: absent (nothing to score it against)` : `${metric}: ${v.toFixed(3)}`;
   const lines = [d.questions.texts[q], `${columnLabel(d, c)} · ${d.raw.columns.at[c]}`, value];
-  if (state !== CELL.NO_RUN) lines.push(`query ${d.runs.get(at)}`);
+  if (state !== CELL.NO_RUN) lines.push(d.runs ? `query ${d.runs.get(at)}` : "query id: not in this view's state (too many cells)");
   const prev = previousRun(d, q, c);
   if (state === CELL.SAME) lines.push(`same chunks as at ${columnLabel(d, prev)}`);
   else if (state === CELL.CHANGED) lines.push(`chunks changed since ${columnLabel(d, prev)}: click for the diff`);
@@ -1652,8 +1654,8 @@ function openCell(V, q, c) {
   if (k !== void 0) {
     return mount(V, chunk_diff_default, { _data: fullDiff(d, d.raw.diffs.data[k]), selected: [] }, "diff", title);
   }
-  const left = d.runs.get(q * d.nC + prev), right = d.runs.get(at);
-  ask(V, `diff ${left} ${right}`, { type: "diff", left, right }, title, (reply) => {
+  const ids = d.runs ? { left: d.runs.get(q * d.nC + prev), right: d.runs.get(at) } : {};
+  ask(V, { type: "diff", key: `diff ${q} ${c}`, ...ids, question: q, column: c, previous: prev }, title, (reply) => {
     if (reply.same) return panelText(V, "same", where, `Same chunks as at ${columnLabel(d, prev)}: nothing changed to diff.`);
     mount(V, chunk_diff_default, { _data: reply.data, selected: [] }, "diff", title);
   }, `This diff is not in the widget's state (the state holds ${d.diffOf.size} diffs; its bound left ${d.embed.diffs_left_out} out) and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit.`);
@@ -1673,17 +1675,17 @@ function openQuestion(V, q) {
     title
   );
   if (k !== void 0 && base) return show(fullTimeline(d, base, d.raw.timeline.focal[k]));
-  const queryId = d.runs.get(q * d.nC + c);
+  const id = d.runs ? { query_id: d.runs.get(q * d.nC + c) } : {};
   ask(
     V,
-    `timeline ${queryId}`,
-    { type: "timeline", query_id: queryId },
+    { type: "timeline", key: `timeline ${q}`, ...id, question: q, column: c },
     title,
     (reply) => show(fullTimeline(d, reply.base, reply.focal)),
     `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit.`
   );
 }
-function ask(V, key, content, title, onReply, missing) {
+function ask(V, content, title, onReply, missing) {
+  const key = content.key;
   V.want = key;
   const known = V.replies.get(key);
   if (known) return known.error ? panelText(V, "error", title, known.error) : onReply(known);
@@ -1702,7 +1704,7 @@ function ask(V, key, content, title, onReply, missing) {
 function onMessage(V, msg, buffers) {
   if (!msg || msg.type !== "diff" && msg.type !== "timeline") return;
   const reply = joinBuffers(msg, buffers || []);
-  const key = msg.type === "diff" ? `diff ${msg.left} ${msg.right}` : `timeline ${msg.query_id}`;
+  const key = String(msg.key);
   clearTimeout(V.waiting.get(key));
   V.waiting.delete(key);
   V.replies.set(key, reply);

@@ -20,7 +20,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import split_buffers, static_file, strings
+from ragtt_nb._wire import split_buffers, static_file
 from ragtt_nb.state.history_matrix import EMBED_LIMIT, answer, build, pick_metric
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ class HistoryMatrix(anywidget.AnyWidget):
         state = int(np.frombuffer(d["cell"]["view"], dtype="u1")[at])
         values = {}
         for m, buf in d["values"].items():
-            v = float(np.frombuffer(buf["view"], dtype="<f4")[at])
+            v = float(hm.unquantize(buf)[at])
             values[m] = None if np.isnan(v) else v
         names = {hm.NO_RUN: "no run", hm.FIRST: "first", hm.SAME: "same", hm.CHANGED: "changed"}
         return {
@@ -117,7 +117,7 @@ class HistoryMatrix(anywidget.AnyWidget):
             "question": d["questions"]["texts"][question],
             "version": self.versions[column],
             "values": values,
-            "query_id": None if state == hm.NO_RUN else strings(d["runs"])[at],
+            "query_id": None if state == hm.NO_RUN else self.matrix.to_dict()["query_ids"][question][column],
             "state": names.get(state, "unknown"),
         }
 
@@ -126,7 +126,7 @@ class HistoryMatrix(anywidget.AnyWidget):
         return self.matrix.frame()
 
     def _on_request(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        reply = answer(self._proj, content)
+        reply = answer(self._proj, content, self.matrix.to_dict()["query_ids"])
         if reply is not None:
             self.send(*split_buffers(reply))
 

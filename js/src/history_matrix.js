@@ -25,6 +25,7 @@ import timelineView from "./timeline.js";
 /** @typedef {import("./types.js").Model} Model */
 
 const CELL = { NO_RUN: 0, FIRST: 1, SAME: 2, CHANGED: 3, UNKNOWN: 4 };
+const QUANT = 65534, ABSENT = 65535;  // values travel as uint16 steps of 1 / QUANT (state/history_matrix.py)
 const GUTTER = 200;       // the question column, CSS px
 const AXIS_H = 22;        // the version labels above the cells, CSS px
 const PAD = 8;            // right padding, CSS px
@@ -78,7 +79,7 @@ function decode(d) {
     raw: d, nQ, nC, versions, labels, names, shortOf: new Map(named.map((l, i) => [/** @type {string} */ (l), short[i]])),
     questions: d.questions, metrics: /** @type {string[]} */ (d.metrics),
     /** @type {Map<string, Float32Array>} */ values: new Map(),
-    cell: typed(d.cell), runs: strings(d.runs), unparseable, chunks,
+    cell: typed(d.cell), runs: d.runs ? strings(d.runs) : null, unparseable, chunks,
     diffOf: new Map(Array.from(diffCells, (c, k) => [c, k])),
     timelineOf: new Map(Array.from(tlQuestions, (q, k) => [q, k])),
     embed: d.embed,
@@ -91,8 +92,12 @@ function decode(d) {
 function valuesOf(d, metric) {
   let v = d.values.get(metric);
   if (!v) {
-    v = d.raw.values[metric] ? typed(d.raw.values[metric]) : new Float32Array(d.nQ * d.nC).fill(NaN);
-    d.values.set(metric, /** @type {Float32Array} */ (v));
+    v = new Float32Array(d.nQ * d.nC).fill(NaN);
+    if (d.raw.values[metric]) {
+      const q = typed(d.raw.values[metric]);
+      for (let i = 0; i < q.length; i++) if (q[i] !== ABSENT) v[i] = q[i] / QUANT;
+    }
+    d.values.set(metric, v);
   }
   return /** @type {Float32Array} */ (v);
 }
@@ -307,7 +312,7 @@ function describe(V, q, c) {
     : state === CELL.NO_RUN ? `${metric}: no run` : v !== v ? `${metric}: absent (nothing to score it against)`
       : `${metric}: ${v.toFixed(3)}`;
   const lines = [d.questions.texts[q], `${columnLabel(d, c)} · ${d.raw.columns.at[c]}`, value];
-  if (state !== CELL.NO_RUN) lines.push(`query ${d.runs.get(at)}`);
+  if (state !== CELL.NO_RUN) lines.push(d.runs ? `query ${d.runs.get(at)}` : "query id: not in this view's state (too many cells)");
   const prev = previousRun(d, q, c);
   if (state === CELL.SAME) lines.push(`same chunks as at ${columnLabel(d, prev)}`);
   else if (state === CELL.CHANGED) lines.push(`chunks changed since ${columnLabel(d, prev)}: click for the diff`);
@@ -419,8 +424,8 @@ function openCell(V, q, c) {
   if (k !== undefined) {
     return mount(V, chunkDiff, { _data: fullDiff(d, d.raw.diffs.data[k]), selected: [] }, "diff", title);
   }
-  const left = d.runs.get(q * d.nC + prev), right = d.runs.get(at);
-  ask(V, `diff ${left} ${right}`, { type: "diff", left, right }, title, (reply) => {
+  const ids = d.runs ? { left: d.runs.get(q * d.nC + prev), right: d.runs.get(at) } : {};
+  ask(V, { type: "diff", key: `diff ${q} ${c}`, ...ids, question: q, column: c, previous: prev }, title, (reply) => {
     if (reply.same) return panelText(V, "same", where, `Same chunks as at ${columnLabel(d, prev)}: nothing changed to diff.`);
     mount(V, chunkDiff, { _data: reply.data, selected: [] }, "diff", title);
   }, `This diff is not in the widget's state (the state holds ${d.diffOf.size} diffs; its bound left `
@@ -439,17 +444,18 @@ function openQuestion(V, q) {
   const show = (/** @type {any} */ data) => mount(V, timelineView,
     { _data: data, version: data.focal.version, axis: "auto", selected: [] }, "timeline", title);
   if (k !== undefined && base) return show(fullTimeline(d, base, d.raw.timeline.focal[k]));
-  const queryId = d.runs.get(q * d.nC + c);
-  ask(V, `timeline ${queryId}`, { type: "timeline", query_id: queryId }, title,
+  const id = d.runs ? { query_id: d.runs.get(q * d.nC + c) } : {};
+  ask(V, { type: "timeline", key: `timeline ${q}`, ...id, question: q, column: c }, title,
     (reply) => show(fullTimeline(d, reply.base, reply.focal)),
     `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) `
     + "and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit.");
 }
 
 /** Ask the kernel; show the reply when it comes, or `missing` when none does.
- * @param {View} V @param {string} key @param {any} content @param {string} title
+ * @param {View} V @param {{key: string, [k: string]: any}} content @param {string} title
  * @param {(reply: any) => void} onReply @param {string} missing */
-function ask(V, key, content, title, onReply, missing) {
+function ask(V, content, title, onReply, missing) {
+  const key = content.key;
   V.want = key;
   const known = V.replies.get(key);
   if (known) return known.error ? panelText(V, "error", title, known.error) : onReply(known);
@@ -467,7 +473,7 @@ function ask(V, key, content, title, onReply, missing) {
 function onMessage(V, msg, buffers) {
   if (!msg || (msg.type !== "diff" && msg.type !== "timeline")) return;
   const reply = joinBuffers(msg, buffers || []);
-  const key = msg.type === "diff" ? `diff ${msg.left} ${msg.right}` : `timeline ${msg.query_id}`;
+  const key = String(msg.key);
   clearTimeout(V.waiting.get(key));
   V.waiting.delete(key);
   V.replies.set(key, reply);

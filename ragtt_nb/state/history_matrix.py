@@ -7,9 +7,13 @@ columns, cells, query_ids, unparseable). Wire format, for ``Q`` questions and ``
 
 - ``questions``: ``{"ids", "texts"}``; ``columns``: ``{"version"`` (int32), ``"labels"``,
   ``"at"}``; ``names``: version (as a string) -> the snapshot label that names it;
-- ``values``: metric -> float32 (``Q * C``, NaN where the metric is absent for the cell);
+- ``values``: metric -> uint16 (``Q * C``): a value in [0, 1] as ``round(v * QUANT)``
+  (within 1e-5, closer than the view's three decimals; half the bytes of float32, which at
+  500 x 1,000 cells is a quarter of the page), ``ABSENT`` where the metric is absent;
   ``unparseable``: ``{"cell"`` (int32), ``"metric"`` (int32 index into ``metrics``), ``"raw"}``;
-- ``runs``: every cell's query id, packed (``_wire.packed_ids``; "" where a cell has no run);
+- ``runs``: every cell's query id, packed (``_wire.packed_ids``; a filler where a cell has no
+  run), or None past ``ids_limit`` cells (``IDS_LIMIT``: 16 bytes a cell would make half of
+  a 500 x 1,000 matrix's page): the view then asks the kernel by question and column;
 - ``cell``: uint8 per cell, how its run compares with the question's run at the previous
   evaluated column that has one (``NO_RUN``, ``FIRST``, ``SAME``: the same chunk ids in the
   same order, ``CHANGED``, ``UNKNOWN``: not compared here, the view asks the kernel);
@@ -37,18 +41,22 @@ from typing import Any
 
 import numpy as np
 
+from ragtt.errors import RagttError
 from ragtt.events import types as ev
 from ragtt_nb._wire import array, packed_ids, packed_strings
 from ragtt_nb.state import chunk_diff, timeline
 
 __all__ = [
+    "ABSENT",
     "CHANGED",
     "COMPARE_LIMIT",
     "EMBED_LIMIT",
     "FIRST",
+    "IDS_LIMIT",
     "MAX_DIFFS",
     "MAX_RETRIEVALS",
     "NO_RUN",
+    "QUANT",
     "SAME",
     "UNKNOWN",
     "answer",
@@ -56,14 +64,19 @@ __all__ = [
     "cell_states",
     "model",
     "previous_runs",
+    "quantize",
+    "unquantize",
 ]
 
 NO_RUN, FIRST, SAME, CHANGED, UNKNOWN = range(5)
+QUANT = 65534
+ABSENT = 65535
 EMBED_LIMIT = 20_000_000
 """Default bound, in bytes (about: text and buffers), on the diffs and timelines in the state."""
 MAX_DIFFS = 2_000
 MAX_RETRIEVALS = 20_000
 COMPARE_LIMIT = 200_000
+IDS_LIMIT = 100_000
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 
 
@@ -82,8 +95,16 @@ def pick_metric(data: dict[str, Any], metric: str | None) -> str:
     return metric
 
 
-def build(proj: Any, wire: dict[str, Any], *, limit: int = EMBED_LIMIT, metric: str | None = None) -> dict[str, Any]:
-    """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and timelines."""
+def build(
+    proj: Any,
+    wire: dict[str, Any],
+    *,
+    limit: int = EMBED_LIMIT,
+    metric: str | None = None,
+    ids_limit: int | None = IDS_LIMIT,
+) -> dict[str, Any]:
+    """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
+    timelines. ``ids_limit``: the most cells whose query ids travel (None: all)."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
     columns = wire["columns"]
@@ -96,7 +117,7 @@ def build(proj: Any, wire: dict[str, Any], *, limit: int = EMBED_LIMIT, metric: 
     flat = [q or "" for row in qids for q in row]
     width = max((len(q) for q in flat), default=0)
     # a cell with no run gets a filler of the ids' width, so hex ids still pack as raw bytes
-    runs = packed_ids([q or "0" * width for q in flat])
+    runs = packed_ids([q or "0" * width for q in flat]) if ids_limit is None or len(flat) <= ids_limit else None
     states, ids = cell_states(proj, qids)
     data: dict[str, Any] = {
         "metrics": metrics,
@@ -107,7 +128,7 @@ def build(proj: Any, wire: dict[str, Any], *, limit: int = EMBED_LIMIT, metric: 
             "at": [str(c.get("at") or "") for c in columns],
         },
         "names": {str(v): name for v, name in proj.version_labels().items()},
-        "values": {m: array(v, "float32") for m, v in values.items()},
+        "values": {m: array(quantize(v), "uint16") for m, v in values.items()},
         "unparseable": unparseable,
         "runs": runs,
         "cell": array(states, "uint8"),
@@ -128,7 +149,10 @@ def build(proj: Any, wire: dict[str, Any], *, limit: int = EMBED_LIMIT, metric: 
         if left is None or right is None:
             continue
         mark = table.mark()
-        compact = table.diff(chunk_diff.build(proj.diff(left, right), proj))
+        try:
+            compact = table.diff(chunk_diff.build(proj.diff(left, right), proj))
+        except RagttError:  # a run pruned or not in this log: the kernel's answer will say so
+            continue
         size = _size(compact) + table.since(mark)
         if used + size > diff_budget and diff_cells:
             table.undo(mark)
@@ -188,32 +212,49 @@ def previous_runs(qids: list[list[str | None]]) -> list[list[int]]:
     return out
 
 
-def answer(proj: Any, content: dict[str, Any]) -> dict[str, Any] | None:
+def answer(
+    proj: Any, content: dict[str, Any], query_ids: list[list[str | None]] | None = None
+) -> dict[str, Any] | None:
     """The kernel's (or ``/ui``'s) reply to what the view asks when its state lacks it:
-    ``{"type": "diff", "left", "right"}`` (two query ids) or ``{"type": "timeline",
-    "query_id"}``; None for anything else. Errors are replies that say what went wrong."""
+    ``{"type": "diff", "key", "left", "right"}`` (two query ids) or ``{"type": "timeline",
+    "key", "query_id"}``; with the matrix's ``query_ids``, a cell may be named instead
+    (``"question"``, ``"column"`` and, for a diff, ``"previous"``: the column to diff from).
+    The reply echoes ``key``; None for anything else. Errors are replies that say what went wrong."""
     kind = content.get("type")
     if kind not in ("diff", "timeline"):
         return None
+    key = str(content.get("key", ""))
+
+    def run(column_key: str, id_key: str) -> str:
+        if content.get(id_key):
+            return str(content[id_key])
+        if query_ids is None:
+            raise ValueError(f"the request names no {id_key!r} query id")
+        found = query_ids[int(content["question"])][int(content[column_key])]
+        if not found:
+            raise ValueError("that cell has no run")
+        return found
+
     try:
         if kind == "diff":
-            left, right = str(content["left"]), str(content["right"])
+            left, right = run("previous", "left"), run("column", "right")
             report = proj.diff(left, right)
             same = not (report.added or report.removed or report.changed) and all(
                 k.rank_before == k.rank_after for k in report.kept
             )
-            reply = {"type": "diff", "left": left, "right": right, "same": same}
+            reply = {"type": "diff", "key": key, "left": left, "right": right, "same": same}
             return reply if same else {**reply, "data": chunk_diff.build(report, proj)}
-        query_id = str(content["query_id"])
+        query_id = run("column", "query_id")
         base, versions, _ = timeline.build(proj, None)
         return {
             "type": "timeline",
+            "key": key,
             "query_id": query_id,
             "base": base,
             "focal": timeline.focal(proj, query_id, versions),
         }
     except Exception as exc:  # the view shows why, instead of waiting forever
-        return {**{k: v for k, v in content.items() if isinstance(v, str)}, "error": f"{type(exc).__name__}: {exc}"}
+        return {"type": kind, "key": key, "error": f"{type(exc).__name__}: {exc}"}
 
 
 class _Chunks:
@@ -280,7 +321,10 @@ def _timelines(proj: Any, qids: list[list[str | None]], table: _Chunks, budget: 
         if retrievals + len(versions) > MAX_RETRIEVALS:
             break
         mark = table.mark()
-        compact = table.focal(timeline.focal(proj, qid, versions))
+        try:
+            compact = table.focal(timeline.focal(proj, qid, versions))
+        except RagttError:  # a run pruned or not in this log: the kernel's answer will say so
+            continue
         retrievals += len(versions)
         size = _size(compact) + table.since(mark)
         if used + size > budget:
@@ -290,6 +334,20 @@ def _timelines(proj: Any, qids: list[list[str | None]], table: _Chunks, budget: 
         done.append(i)
         focals.append(compact)
     return {"base": base, "question": array(done, "int32"), "focal": focals}, len(wanted) - len(done)
+
+
+def quantize(values: np.ndarray) -> np.ndarray:
+    """Values in [0, 1] (NaN: absent) as uint16 steps of 1 / QUANT, ``ABSENT`` for NaN."""
+    out = np.full(values.shape, ABSENT, dtype=np.uint16)
+    known = ~np.isnan(values)
+    out[known] = np.round(np.clip(values[known], 0.0, 1.0) * QUANT).astype(np.uint16)
+    return out
+
+
+def unquantize(buffer: dict[str, Any]) -> np.ndarray:
+    """``quantize``'s inverse, NaN where absent (float64)."""
+    raw = np.frombuffer(buffer["view"], dtype="<u2")
+    return np.where(raw == ABSENT, np.nan, raw / QUANT)
 
 
 def _grid(rows: Any, n_q: int, n_c: int, metric: str) -> np.ndarray:
