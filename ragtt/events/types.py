@@ -13,6 +13,7 @@ __all__ = [
     "CONTEXT_ASSEMBLED",
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
+    "EVALUATION_CELLS",
     "GENERATION_EXECUTED",
     "HISTORY_PRUNED",
     "INDEX_CREATED",
@@ -20,6 +21,7 @@ __all__ = [
     "INDEX_REEMBEDDED",
     "INDEX_VECTOR_BUILT",
     "INGEST_COMPLETED",
+    "JUDGE_VERDICT",
     "ONCE_PER_QUERY",
     "PRUNABLE",
     "QUERY_COMPLETED",
@@ -47,6 +49,9 @@ INDEX_VECTOR_BUILT: Final = "index.vector_built"  # an ANN index on the vectors 
 SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
 REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
+# One version's cells of an evaluation (ragtt.evaluation.run), written with their runs in one append.
+EVALUATION_CELLS: Final = "evaluation.cells"
+JUDGE_VERDICT: Final = "judge.verdict"  # an LLM judge's prompt, model and raw reply for one run
 
 QUERY_RECEIVED: Final = "query.received"
 RETRIEVAL_EXECUTED: Final = "retrieval.executed"

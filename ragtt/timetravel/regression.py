@@ -46,6 +46,8 @@ class GoldenQuery(Result):
     expected_sources: list[str]
     expected_chunk_ids: list[str]
     expected_passages: list[GoldenPassage] = field(default_factory=list)
+    reference: str | None = None  # a reference answer (``ragtt eval`` scores answers against it)
+    must_contain: list[str] = field(default_factory=list)  # strings the answer must hold
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GoldenQuery:
@@ -54,6 +56,8 @@ class GoldenQuery(Result):
             list(data["expected_sources"]),
             list(data["expected_chunk_ids"]),
             [GoldenPassage.from_dict(p) for p in data.get("expected_passages") or []],
+            data.get("reference"),
+            list(data.get("must_contain") or []),
         )
 
 
