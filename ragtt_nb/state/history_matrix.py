@@ -28,10 +28,10 @@ columns, cells, query_ids, unparseable). Wire format, for ``Q`` questions and ``
 
 Bounds: a diff is precomputed only where a cell's chunks differ from the previous column's,
 most changed metric first, until the diffs pass three quarters of ``limit`` bytes, or
-``MAX_DIFFS``; the questions' timelines fill the rest, in question order, up to
-``MAX_RETRIEVALS`` retrievals. Cells are compared only up to ``COMPARE_LIMIT`` runs. What is
-left out is asked of the kernel over ``model.send`` (``answer``) when one is live; an offline
-report says so in the panel.
+``MAX_DIFFS`` (the most changed cell's diff is always in); the questions' timelines fill
+the rest, in question order, up to ``MAX_RETRIEVALS`` retrievals. Cells are compared only
+up to ``COMPARE_LIMIT`` runs. What is left out is asked of the kernel over ``model.send``
+(``answer``) when one is live; an offline report says so in the panel.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def build(
     diff_budget = limit * 3 // 4
     prev = previous_runs(qids)
     for cell in order:
-        if len(diff_cells) >= MAX_DIFFS or used >= diff_budget:
+        if len(diff_cells) >= MAX_DIFFS or (diff_cells and used >= diff_budget):
             break
         q, c = divmod(cell, n_c)
         left = qids[q][prev[q][c]] if prev[q][c] >= 0 else None
