@@ -276,6 +276,14 @@ class HistoryMatrix(Result):
     def __str__(self) -> str:
         return self.to_text()
 
+    def to_html(self) -> str:
+        """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
+        return (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt history matrix</title></head><body>"
+            + self._repr_html_()
+            + f"<pre>{esc(self.to_text())}</pre></body></html>"
+        )
+
     def _repr_html_(self) -> str:
         parts = [f"{STYLE}{BOX}<b>History matrix</b> {esc(self.dataset)}: {len(self.questions)} questions &times; "]
         parts.append(f"{len(self.columns)} versions")

@@ -35,6 +35,7 @@ __all__ = ["evaluate", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
+_NAMED = ("snapshots", "versions", "latest")
 _PROGRESS_DELAY_S = 2.0
 
 
@@ -65,36 +66,43 @@ def evaluate(
 
 
 def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
-    """The columns ``at`` names, in version order: "snapshots", "versions", "latest", or versions,
-    labels and datetimes."""
-    from ragtt.index.snapshots import list_snapshots, version_labels
+    """The columns ``at`` names, in version order: "snapshots", "versions", "latest", or a list of
+    versions, labels and datetimes (which may hold those three words too)."""
+    from ragtt.index.snapshots import version_labels
 
     committed = {v: ts for v, ts, _ in ctx.log.versions.rows()}
     labels = version_labels(ctx)
-    pairs: list[tuple[int, str | None]]
-    if at == "snapshots":
-        snaps = sorted(list_snapshots(ctx), key=lambda s: (s.index_version, s.created_at))
-        if not snaps:
-            raise NotFoundError(
-                "the project has no snapshots to evaluate at; take some (proj.snapshot(label)) or pass "
-                "at='versions' or at='latest'"
-            )
-        pairs = [(s.index_version, s.label) for s in snaps]
-    elif at == "versions":
-        pairs = [(v, labels.get(v)) for v, _, op in ctx.log.versions.rows() if op != "create"]
-    elif at == "latest":
-        pairs = [(ctx.version, labels.get(ctx.version))]
-    else:
-        items = [at] if isinstance(at, int | str | datetime) else list(at)
-        if not items:
-            raise NotFoundError("at names no version: give 'snapshots', 'versions', 'latest' or a non-empty list")
-        tags = ctx.table.tags()
-        pairs = []
-        for item in items:
-            version = ctx.resolve(item)
-            pairs.append((version, item if isinstance(item, str) and item in tags else labels.get(version)))
+    items = [at] if isinstance(at, int | str | datetime) else list(at)
+    if not items:
+        raise NotFoundError("at names no version: give 'snapshots', 'versions', 'latest' or a non-empty list")
+    tags: dict[str, int] | None = None
+    pairs: list[tuple[int, str | None]] = []
+    for item in items:
+        if item in _NAMED:
+            pairs += _named(ctx, str(item), labels)
+            continue
+        version = ctx.resolve(item)
+        if tags is None:
+            tags = ctx.table.tags()
+        pairs.append((version, item if isinstance(item, str) and item in tags else labels.get(version)))
     unique = sorted(dict.fromkeys(pairs), key=lambda p: p[0])  # stable: snapshots of one version keep their order
     return [Column(v, label, committed.get(v, "")) for v, label in unique]
+
+
+def _named(ctx: Context, name: str, labels: dict[int, str]) -> list[tuple[int, str | None]]:
+    from ragtt.index.snapshots import list_snapshots
+
+    if name == "latest":
+        return [(ctx.version, labels.get(ctx.version))]
+    if name == "versions":  # every logged version but the empty table's creation
+        return [(v, labels.get(v)) for v, _, op in ctx.log.versions.rows() if op != "create"]
+    snaps = sorted(list_snapshots(ctx), key=lambda s: (s.index_version, s.created_at))
+    if not snaps:
+        raise NotFoundError(
+            "the project has no snapshots to evaluate at; take some (proj.snapshot(label)) or pass "
+            "at='versions' or at='latest'"
+        )
+    return [(s.index_version, s.label) for s in snaps]
 
 
 def _evaluation_id(
