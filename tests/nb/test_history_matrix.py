@@ -196,3 +196,21 @@ def test_the_widget(flask: tuple[ragtt.Project, Any]) -> None:
     assert content["key"] == "t0" and content["query_id"] == matrix.query_ids[0][3] and buffers
     assert "3 questions x 4 versions" in repr(w) and w.frame().height > 0
     w.close()
+
+
+def test_ragtt_eval_magic_shows_the_widget(
+    shell: Any, flask_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(row) + "\n" for row in DATASET), encoding="utf-8")
+    shell.run_line_magic("ragtt", f"open {flask_path}")
+    widget = shell.run_line_magic("ragtt", f"eval {questions} --metric context_precision")
+    assert isinstance(widget, HistoryMatrix) and widget.metric == "context_precision"
+    assert len(widget.versions) == 4
+    table = shell.run_line_magic("ragtt", f"eval {questions} --table")
+    assert isinstance(table, ragtt.HistoryMatrix) and table.metrics[0] == "context_recall"
+    gated = shell.run_line_magic("ragtt", f"eval {questions} --at latest --baseline flask-0.10")
+    assert isinstance(gated, HistoryMatrix) and gated.metric == "context_recall"
+    assert "gate on context_recall" in capsys.readouterr().out
+    widget.close()
+    gated.close()
