@@ -5,8 +5,8 @@ A table verb parses its words exactly as the CLI does (``%ragtt help VERB`` prin
 help as ``ragtt VERB --help``), runs ``verb.run`` on the current project and returns what it
 returned (a result with a rich repr), or a widget around it (``DISPLAY``: ``diff`` is a
 ChunkDiff, ``drift`` a DriftScatter, ``eval`` a HistoryMatrix, with ``--table`` for the
-report). ``last`` stands for the latest query this magic ran wherever a query id goes. Commands that are the notebook's own:
-``open``, ``timeline``, ``assertions``, ``pdf``, ``help``.
+report). ``last`` stands for the latest query this magic ran wherever a query id goes.
+Commands that are the notebook's own: ``open``, ``timeline``, ``assertions``, ``pdf``, ``help``.
 
 Settings are traits: ``%config RagttMagics.project = "./proj"``, ``RagttMagics.embedder``
 (``"hash"`` for the deterministic test embedder; default ``$RAGTT_EMBEDDER`` or the

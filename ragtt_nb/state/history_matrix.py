@@ -80,9 +80,12 @@ IDS_LIMIT = 100_000
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 
 
-def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMBED_LIMIT) -> dict[str, Any]:
-    """The HistoryMatrix widget's traits as a fresh widget has them: ``_data``, ``metric``, ``selected``."""
-    data = build(proj, matrix.to_dict(), limit=limit)
+def model(
+    proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMBED_LIMIT, ids_limit: int | None = None
+) -> dict[str, Any]:
+    """The HistoryMatrix widget's traits as a fresh widget has them: ``_data``, ``metric``,
+    ``selected``. Every cell's query id travels by default (``/ui``'s answers need them)."""
+    data = build(proj, matrix.to_dict(), limit=limit, metric=metric, ids_limit=ids_limit)
     return {"_data": data, "metric": pick_metric(data, metric), "selected": []}
 
 
