@@ -99,8 +99,8 @@ def _models(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str
         if widget == "history_matrix":
             at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
             named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
-            versions = named or [int(a) if a.isascii() and a.isdigit() else a for a in at]
-            matrix = proj.evaluate(need("dataset"), at=versions)
+            versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
+            matrix = proj.evaluate(need("dataset"), at=named or versions)
             return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     except (RagttError, ValueError, FileNotFoundError) as exc:
         raise HTTPException(400, str(exc)) from None
