@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from ragtt.errors import ConfigError
@@ -40,7 +41,7 @@ JUDGED_METRICS = ("faithfulness", "correctness")
 ORDER = (*BASES, *JUDGED_METRICS)
 _ARTICLES = frozenset({"a", "an", "the"})
 
-SourceShingles = Callable[[str], set[tuple[str, ...]]]
+SourceShingles = Callable[[str], AbstractSet[tuple[str, ...]]]
 
 
 def metric_order(name: str) -> tuple[int, str]:

@@ -12,9 +12,14 @@ versions already logged under that name back and searches only the others.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,12 +35,15 @@ from ragtt.events.store import Event
 if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.timetravel.run import Run
 
 __all__ = ["evaluate", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
 _NAMED = ("snapshots", "versions", "latest")
+# Searches of one version run this many at a time (scoring and logging stay on the caller's thread).
+_WORKERS = min(8, 2 * (os.cpu_count() or 1))
 _PROGRESS_DELAY_S = 2.0
 
 
@@ -148,12 +156,21 @@ def _search(
     shingled = _Shingled(ctx)
     progress = _progress(ctx, len(versions) * len(data.items))
     out: dict[int, list[dict[str, Any]]] = {}
+    pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="ragtt-evaluate")
+
+    def search(version: int, item: EvalItem) -> Run:
+        answer = generate and bool(item.reference or item.must_contain or judge)
+        return execute(ctx, item.question, plan, version, generate=answer, vector=vectors.get(item.question))
+
     try:
         for version in versions:
             events: list[Event] = []
             cells = []
-            for item in data.items:
-                run = execute(ctx, item.question, plan, version, generate=generate, vector=vectors.get(item.question))
+            # The first search opens the version (its view, ANN index and full-text table, cached);
+            # the others run at once: a search waits mostly in Lance, outside the GIL.
+            first = search(version, data.items[0])
+            rest = pool.map(functools.partial(search, version), data.items[1:])
+            for item, run in zip(data.items, itertools.chain([first], rest), strict=True):
                 query_id = time_ordered_id()
                 extra = {
                     "original_query_id": None,
@@ -200,6 +217,7 @@ def _search(
             ctx.log.append_many(events)  # the version's runs and cells together, or nothing
             out[version] = cells
     finally:
+        pool.shutdown(cancel_futures=True)
         if progress is not None:
             progress.close()
     return out
@@ -211,25 +229,25 @@ class _Shingled:
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
-        self._docs: OrderedDict[str, set[tuple[str, ...]]] = OrderedDict()
+        self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
         self._keys: dict[tuple[int, str], str | None] = {}
 
-    def at(self, version: int) -> Callable[[str], set[tuple[str, ...]]]:
+    def at(self, version: int) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
         if self._keys and next(iter(self._keys))[0] != version:
             self._keys.clear()  # versions are walked in order: the last one's keys are done with
         return lambda source: self._of(version, source)
 
-    def _of(self, version: int, source: str) -> set[tuple[str, ...]]:
-        from ragtt.timetravel.golden import shingles
+    def _of(self, version: int, source: str) -> AbstractSet[tuple[str, ...]]:
+        from ragtt.timetravel.golden import text_shingles
 
         if (version, source) not in self._keys:
             self._keys[(version, source)] = self._ctx.table.doc_key_of(version, source)
         doc_key = self._keys[(version, source)]
         if doc_key is None:
-            return set()
+            return frozenset()
         if doc_key not in self._docs:
             row = self._ctx.log.documents.get(doc_key)
-            self._docs[doc_key] = shingles(str(row.text)) if row is not None else set()
+            self._docs[doc_key] = text_shingles(str(row.text)) if row is not None else frozenset()
             if len(self._docs) > _SHINGLED_DOCS:
                 self._docs.popitem(last=False)
         self._docs.move_to_end(doc_key)

@@ -18,7 +18,9 @@ passage 0.76 or less; the smallest share of a kept passage in the new top-k was 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,12 +37,14 @@ __all__ = [
     "containment",
     "score_passages",
     "shingles",
+    "text_shingles",
 ]
 
 DEFAULT_MATCH = 0.8
 REACH = 0.2
 SHINGLE = 3
 _NEW_EVIDENCE = 0.5  # a retrieved chunk sharing less than this with every golden passage is new evidence
+_SHINGLED = 4096  # passages and chunks whose shingles are kept
 
 
 @dataclass(frozen=True)
@@ -98,15 +102,22 @@ class PassageScore:
     found_in: list[str | None] = field(default_factory=list)
 
 
-def shingles(text: str, size: int = SHINGLE) -> set[tuple[str, ...]]:
+@functools.lru_cache(maxsize=_SHINGLED)
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """``text_shingles`` of a passage or chunk, cached: an evaluation scores the same chunks at
+    version after version (whole documents go through ``text_shingles`` uncached)."""
+    return text_shingles(text)
+
+
+def text_shingles(text: str, size: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     """Word ``size``-grams of ``text`` (case- and width-folded); a shorter text is one shingle."""
     words = tokens(text)
     if len(words) <= size:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+        return frozenset([tuple(words)] if words else [])
+    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
 
 
-def containment(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
+def containment(part: AbstractSet[tuple[str, ...]], whole: AbstractSet[tuple[str, ...]]) -> float:
     """Share of ``part``'s shingles found in ``whole`` (1.0 for an empty part)."""
     return 1.0 if not part else len(part & whole) / len(part)
 
@@ -117,7 +128,7 @@ def score_passages(
     source_text: Callable[[str], str | None],
     match: float = DEFAULT_MATCH,
     *,
-    source_shingles: Callable[[str], set[tuple[str, ...]]] | None = None,
+    source_shingles: Callable[[str], AbstractSet[tuple[str, ...]]] | None = None,
 ) -> PassageScore:
     """Passage recall of ``chunks`` against ``passages``, the passages that are missing, and the
     retrieved chunks that carry none of the golden passages (what replaced them).
@@ -131,15 +142,15 @@ def score_passages(
     by_source: dict[str, set[tuple[str, ...]]] = {}
     for c in chunks:
         by_source.setdefault(c.source, set()).update(shingles(c.text))
-    in_sources: dict[str, set[tuple[str, ...]]] = {}
+    in_sources: dict[str, AbstractSet[tuple[str, ...]]] = {}
 
-    def of_source(source: str) -> set[tuple[str, ...]]:
+    def of_source(source: str) -> AbstractSet[tuple[str, ...]]:
         if source not in in_sources:
             if source_shingles is not None:
                 in_sources[source] = source_shingles(source)
             else:
                 text = source_text(source)
-                in_sources[source] = shingles(text) if text is not None else set()
+                in_sources[source] = text_shingles(text) if text is not None else frozenset()
         return in_sources[source]
 
     found_in: list[str | None] = []
