@@ -55,6 +55,7 @@ OTHER_BENCHES = {
     "bench_pdf.py": (["--rounds", "2"], ["--rounds", "1"]),
     "bench_widgets.py": ([], ["--events", "2000", "--rounds", "1"]),  # headless Chromium
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
+    "bench_widgets3.py": ([], ["--questions", "100", "--versions", "200", "--rounds", "1"]),  # HistoryMatrix
     "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
     "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
     "bench_memory.py": ([], ["--quick"]),  # peak RSS of a 200 MB text file's ingest (quick: 20 MB)
