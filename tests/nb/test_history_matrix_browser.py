@@ -10,14 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import numpy as np
 import pytest
 
 import ragtt
 from ragtt_nb.state import history_matrix as hm
 
-from .conftest import Offline, export, screenshot
+from .conftest import Offline, export, screenshot, write_notebook
 from .test_history_matrix import DATASET, build_flask
 
 EVIL = "<img src=x onerror=\"window.__pwned='question'\"> How do I install Flask?"
@@ -25,21 +24,16 @@ QUESTIONS = [*DATASET, {"id": "evil", "question": EVIL, "reference_contexts": ["
 
 
 def matrix_notebook(folder: Path, project: Path) -> Path:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(source)
-        for source in (
+    return write_notebook(
+        folder / "matrix.ipynb",
+        [
             "import ragtt\nfrom ragtt_nb import HistoryMatrix\n"
             f"proj = ragtt.Project.open({str(project)!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
             f"m = proj.evaluate({QUESTIONS!r})",
             "HistoryMatrix(m, proj=proj)",
             "HistoryMatrix(m, proj=proj, embed_limit=1)",  # one diff, no timelines: the rest needs a kernel
-        )
-    ]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / "matrix.ipynb"
-    nbformat.write(nb, path)
-    return path
+        ],
+    )
 
 
 @pytest.fixture(scope="module")

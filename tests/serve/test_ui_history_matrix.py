@@ -6,8 +6,6 @@ the route imports no notebook stack."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +18,7 @@ from ragtt.serve import create_app
 from ragtt_nb.state import history_matrix as hm
 from tests.nb.conftest import Offline
 from tests.nb.test_history_matrix import DATASET, build_flask
-from tests.serve.conftest import live
+from tests.serve.conftest import live, notebook_modules_after
 
 
 @pytest.fixture(scope="module")
@@ -98,18 +96,8 @@ def test_the_message_route_answers_what_a_state_left_out(evaluated: dict[str, An
 
 
 def test_the_route_imports_no_notebook_stack(evaluated: dict[str, Any]) -> None:
-    code = (
-        "import sys, ragtt\n"
-        "from fastapi.testclient import TestClient\n"
-        "from ragtt.serve import create_app\n"
-        f"with TestClient(create_app({str(evaluated['path'])!r}, embedder=ragtt.HashEmbedder())) as c:\n"
-        f"    r = c.get('/ui/api/model/history_matrix', params={{'dataset': {str(evaluated['questions'])!r}}})\n"
-        "    assert r.status_code == 200, r.text\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets', 'anywidget')))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    gets = [f"/ui/api/model/history_matrix?dataset={evaluated['questions']}"]
+    assert notebook_modules_after(evaluated["path"], gets) == []
 
 
 def test_the_page_links_the_bundle(evaluated: dict[str, Any]) -> None:
