@@ -7,9 +7,10 @@ a metric a question has nothing to score against (no references) is absent, neve
 * ``context_precision``: RAGAS's rank-weighted precision, mean over the relevant ranks k of
   precision@k. A chunk is relevant when it carries a found reference passage (its chunk, or
   at least ``REACH`` of its words), or, with qrels only, when its chunk id or source is graded > 0.
-* ``ndcg@k``, ``recall@k``, ``mrr``: against the graded qrels (``relevant``). A chunk earns
-  the grade of its chunk id, else of its source; each judged id earns once, at its best
-  rank (a document split into chunks counts once). nDCG uses linear gains (trec_eval's).
+* ``ndcg@k``, ``recall@k``, ``mrr``: against the graded qrels (``relevant``), over the
+  ranked ids of the run: a chunk stands for its chunk id when the qrels judge it, else for
+  its source, and a document's later chunks are dropped (ranks count documents, each at its
+  best chunk's rank). nDCG uses linear gains, as trec_eval does.
 * ``answer_match``: the share of the reference answer's words (case-folded, without a, an,
   the) that the answer holds, counted with multiplicity.
 * ``contains``: the share of ``must_contain`` strings in the answer (case and spacing folded).
@@ -120,7 +121,7 @@ def score(
         ]
     gains = _gains(chunks, item.relevant) if item.relevant else None
     if relevance is None and gains is not None and any(g > 0 for g in item.relevant.values()):
-        relevance = [g > 0 for g in gains]
+        relevance = [item.relevant.get(c.chunk_id, item.relevant.get(c.source, 0.0)) > 0 for c in chunks]
     if relevance is not None and "context_precision" in metrics:
         out["context_precision"] = _rank_weighted_precision(relevance)
     positive = sorted((g for g in item.relevant.values() if g > 0), reverse=True)
@@ -157,16 +158,16 @@ def _fold(text: str) -> str:
 
 
 def _gains(chunks: Sequence[RetrievedChunk], relevant: dict[str, float]) -> list[float]:
-    """Per rank, the grade the chunk earns: its chunk id's, else its source's; once per judged id."""
-    credited: set[str] = set()
+    """The grades of the ranked ids: a chunk stands for its chunk id when that is judged, else
+    for its source; an id repeated lower down (another chunk of the document) is dropped, so
+    ranks count documents, each at its best chunk's rank."""
+    seen: set[str] = set()
     gains = []
     for c in chunks:
-        key = c.chunk_id if c.chunk_id in relevant else c.source if c.source in relevant else None
-        if key is None or key in credited:
-            gains.append(0.0)
-            continue
-        credited.add(key)
-        gains.append(max(relevant[key], 0.0))
+        key = c.chunk_id if c.chunk_id in relevant else c.source
+        if key not in seen:
+            seen.add(key)
+            gains.append(max(relevant.get(key, 0.0), 0.0))
     return gains
 
 
