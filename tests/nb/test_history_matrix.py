@@ -129,18 +129,23 @@ def test_state_is_compact(flask: tuple[ragtt.Project, Any]) -> None:
     assert len(np.frombuffer(focal[0]["version_result"]["view"], dtype="<i4")) == len(proj.versions())
 
 
-def test_unparseable_cells_are_marked_with_their_raw_verdict(flask: tuple[ragtt.Project, Any]) -> None:
-    proj, matrix = flask
-    wire = matrix.to_dict()
-    raw = "<script>alert(1)</script> I'd say mostly?"
-    wire["unparseable"] = [
-        {"question_id": "install", "version": wire["columns"][2]["version"], "metric": "contains", "raw": raw}
-    ]
+def test_unparseable_verdicts_are_marked_with_their_raw_text(flask: tuple[ragtt.Project, Any]) -> None:
+    proj, _ = flask
+    raw = "<script>alert(1)</script> I'd say mostly faithful?"
+    judge = ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=raw)  # a verdict that does not parse
+    wire = proj.evaluate(DATASET[:1], at=["flask-2.0.0", "flask-3.1.3"], judge=judge).to_dict()
+    assert wire["unparseable"]
     data = hm.build(proj, wire)
     u = data["unparseable"]
-    assert np.frombuffer(u["cell"]["view"], dtype="<i4").tolist() == [1 * 4 + 2]
-    assert [data["metrics"][i] for i in np.frombuffer(u["metric"]["view"], dtype="<i4")] == ["contains"]
-    assert u["raw"] == [raw]
+    cells = np.frombuffer(u["cell"]["view"], dtype="<i4").tolist()
+    metrics = [data["metrics"][i] for i in np.frombuffer(u["metric"]["view"], dtype="<i4")]
+    versions = [c["version"] for c in wire["columns"]]
+    want = sorted((versions.index(m["version"]), m["metric"]) for m in wire["unparseable"])  # one question: row 0
+    assert sorted(zip(cells, metrics, strict=True)) == want
+    assert set(u["raw"]) == {raw}
+    # an unparseable cell has no value: it is marked, not drawn as 0
+    for cell, metric in zip(cells, metrics, strict=True):
+        assert np.isnan(hm.unquantize(data["values"][metric])[cell])
 
 
 def test_bounds_leave_diffs_and_timelines_to_the_kernel(flask: tuple[ragtt.Project, Any]) -> None:
