@@ -317,6 +317,7 @@ function describe(V, q, c) {
   if (state === CELL.SAME) lines.push(`same chunks as at ${columnLabel(d, prev)}`);
   else if (state === CELL.CHANGED) lines.push(`chunks changed since ${columnLabel(d, prev)}: click for the diff`);
   else if (state === CELL.FIRST) lines.push("the question's first evaluated run");
+  else if (state === CELL.UNKNOWN) lines.push(`not compared with ${columnLabel(d, prev)} here: a click asks the kernel`);
   return lines;
 }
 
