@@ -225,24 +225,24 @@ def _search(
 
 class _Shingled:
     """Each source's parsed text at a version, shingled once per document (a source unchanged
-    across versions is one document), the last ``_SHINGLED_DOCS`` of them kept."""
+    across versions is one document), the last ``_SHINGLED_DOCS`` of them kept. A version's
+    document keys are read in one scan, on its first lookup."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
-        self._keys: dict[tuple[int, str], str | None] = {}
+        self._keys: tuple[int, dict[str, str]] | None = None
 
     def at(self, version: int) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
-        if self._keys and next(iter(self._keys))[0] != version:
-            self._keys.clear()  # versions are walked in order: the last one's keys are done with
         return lambda source: self._of(version, source)
 
     def _of(self, version: int, source: str) -> AbstractSet[tuple[str, ...]]:
         from ragtt.timetravel.golden import text_shingles
 
-        if (version, source) not in self._keys:
-            self._keys[(version, source)] = self._ctx.table.doc_key_of(version, source)
-        doc_key = self._keys[(version, source)]
+        if self._keys is None or self._keys[0] != version:  # versions are walked in order
+            table = self._ctx.table.scan(version, ["source", "doc_key"])
+            self._keys = (version, dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True)))
+        doc_key = self._keys[1].get(source)
         if doc_key is None:
             return frozenset()
         if doc_key not in self._docs:
