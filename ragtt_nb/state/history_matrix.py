@@ -143,6 +143,7 @@ def build(
     used = 0
     diff_budget = limit * 3 // 4
     prev = previous_runs(qids)
+    bar = _progress(proj, len(order) + n_q)
     for cell in order:
         if len(diff_cells) >= MAX_DIFFS or (diff_cells and used >= diff_budget):
             break
@@ -163,8 +164,12 @@ def build(
         used += size
         diff_cells.append(cell)
         diff_data.append(compact)
+        if bar is not None:
+            bar.update()
     data["diffs"] = {"cell": array(diff_cells, "int32"), "data": diff_data}
-    data["timeline"], timelines_left = _timelines(proj, qids, table, limit - used)
+    data["timeline"], timelines_left = _timelines(proj, qids, table, limit - used, bar)
+    if bar is not None:
+        bar.close()
     data["chunks"] = table.wire()
     data["embed"] = {
         "limit": limit,
@@ -306,7 +311,18 @@ class _Chunks:
         return {"ids": packed_ids(self.ids), "sources": self.sources, "texts": packed_strings(self.texts)}
 
 
-def _timelines(proj: Any, qids: list[list[str | None]], table: _Chunks, budget: int) -> tuple[dict[str, Any], int]:
+def _progress(proj: Any, total: int) -> Any:
+    """A progress bar over the diffs and timelines to precompute, shown once it takes 2 s."""
+    if not total or not getattr(proj, "progress", False):
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="ragtt history matrix", unit="view", leave=False, delay=2.0)
+
+
+def _timelines(
+    proj: Any, qids: list[list[str | None]], table: _Chunks, budget: int, bar: Any = None
+) -> tuple[dict[str, Any], int]:
     """The Timeline of each question's run at its last column, within ``budget`` bytes."""
     focal_qids = [next((q for q in reversed(row) if q), None) for row in qids]
     wanted = [(i, q) for i, q in enumerate(focal_qids) if q]
@@ -336,6 +352,8 @@ def _timelines(proj: Any, qids: list[list[str | None]], table: _Chunks, budget: 
         used += size
         done.append(i)
         focals.append(compact)
+        if bar is not None:
+            bar.update()
     return {"base": base, "question": array(done, "int32"), "focal": focals}, len(wanted) - len(done)
 
 
