@@ -8,12 +8,16 @@ question's run at the previous evaluated column; clicking a question shows its T
 
 What a click needs is in the state, so clicking works in an exported report with no kernel,
 within bounds (``ragtt_nb.state.history_matrix``): diffs only where a cell's chunks differ
-from the previous column's, most changed first, and timelines, up to ``embed_limit`` bytes.
-What the bounds leave out is asked of the kernel (``model.send``) when one is live.
+from the previous column's, most changed first, up to ``embed_limit`` bytes; and the
+questions' timelines (each a retrieval at every version, so only when asked:
+``embed_timelines=True``, or by default when ``$RAGTT_REPORT`` is set, as ``ragtt report
+--execute`` sets it; ``embed_timelines()`` adds them to a live widget before you save it).
+What the state lacks is asked of the kernel (``model.send``) when one is live.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import anywidget
@@ -58,6 +62,7 @@ class HistoryMatrix(anywidget.AnyWidget):
         proj: ragtt.Project | None = None,
         metric: str | None = None,
         embed_limit: int = EMBED_LIMIT,
+        embed_timelines: bool | None = None,
     ) -> None:
         import ragtt
 
@@ -74,9 +79,18 @@ class HistoryMatrix(anywidget.AnyWidget):
             )
         self.matrix = matrix
         self._proj = proj
-        data = build(proj, matrix.to_dict(), limit=int(embed_limit), metric=metric)
+        self.embed_limit = int(embed_limit)
+        if embed_timelines is None:
+            embed_timelines = bool(os.environ.get("RAGTT_REPORT"))
+        data = build(proj, matrix.to_dict(), limit=self.embed_limit, metric=metric, timelines=embed_timelines)
         super().__init__(_data=data, metric=pick_metric(data, metric))
         self.on_msg(self._on_request)
+
+    def embed_timelines(self) -> int:
+        """Put the questions' timelines in the state (up to ``embed_limit``), for a notebook you
+        will save and export without ``--execute``; returns how many the bound left out."""
+        self._data = build(self._proj, self.matrix.to_dict(), limit=self.embed_limit, metric=self.metric)
+        return int(self._data["embed"]["timelines_left_out"])
 
     @t.validate("metric")
     def _check_metric(self, proposal: dict[str, Any]) -> str:

@@ -448,8 +448,11 @@ function openQuestion(V, q) {
   const id = d.runs ? { query_id: d.runs.get(q * d.nC + c) } : {};
   ask(V, { type: "timeline", key: `timeline ${q}`, ...id, question: q, column: c }, title,
     (reply) => show(fullTimeline(d, reply.base, reply.focal)),
-    `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) `
-    + "and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit.");
+    (d.embed.timelines
+      ? `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) `
+        + "and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit."
+      : "This question's timeline is not in the widget's state (timelines are precomputed by ragtt report --execute, "
+        + "HistoryMatrix(..., embed_timelines=True) or widget.embed_timelines()) and no kernel answered."));
 }
 
 /** Ask the kernel; show the reply when it comes, or `missing` when none does.

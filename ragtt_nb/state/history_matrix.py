@@ -24,7 +24,7 @@ columns, cells, query_ids, unparseable). Wire format, for ``Q`` questions and ``
   ``"question"`` (int32), ``"focal"}``: each question's Timeline focal part (its run at the
   last column), its ``chunks`` list replaced by ``rows``;
 - ``embed``: what was left out and why (``limit``, ``diffs_left_out``, ``timelines_left_out``,
-  ``compared``).
+  ``timelines``: whether they were asked for, ``compared``).
 
 Bounds: a diff is precomputed only where a cell's chunks differ from the previous column's,
 most changed metric first, until the diffs pass three quarters of ``limit`` bytes, or
@@ -80,12 +80,11 @@ IDS_LIMIT = 100_000
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 
 
-def model(
-    proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMBED_LIMIT, ids_limit: int | None = None
-) -> dict[str, Any]:
-    """The HistoryMatrix widget's traits as a fresh widget has them: ``_data``, ``metric``,
-    ``selected``. Every cell's query id travels by default (``/ui``'s answers need them)."""
-    data = build(proj, matrix.to_dict(), limit=limit, metric=metric, ids_limit=ids_limit)
+def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMBED_LIMIT) -> dict[str, Any]:
+    """The HistoryMatrix widget's traits as ``/ui`` shows it: ``_data``, ``metric``, ``selected``.
+    Every cell's query id travels (the server's answers need them), timelines come from the
+    server when a question is clicked."""
+    data = build(proj, matrix.to_dict(), limit=limit, metric=metric, ids_limit=None, timelines=False)
     return {"_data": data, "metric": pick_metric(data, metric), "selected": []}
 
 
@@ -105,9 +104,12 @@ def build(
     limit: int = EMBED_LIMIT,
     metric: str | None = None,
     ids_limit: int | None = IDS_LIMIT,
+    timelines: bool = True,
 ) -> dict[str, Any]:
     """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
-    timelines. ``ids_limit``: the most cells whose query ids travel (None: all)."""
+    timelines. ``ids_limit``: the most cells whose query ids travel (None: all);
+    ``timelines``: whether the questions' timelines are precomputed (each is a retrieval at
+    every version of the project: as much work as evaluating the question again)."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
     columns = wire["columns"]
@@ -143,7 +145,7 @@ def build(
     used = 0
     diff_budget = limit * 3 // 4
     prev = previous_runs(qids)
-    bar = _progress(proj, len(order) + n_q)
+    bar = _progress(proj, len(order) + (n_q if timelines else 0))
     for cell in order:
         if len(diff_cells) >= MAX_DIFFS or (diff_cells and used >= diff_budget):
             break
@@ -167,7 +169,7 @@ def build(
         if bar is not None:
             bar.update()
     data["diffs"] = {"cell": array(diff_cells, "int32"), "data": diff_data}
-    data["timeline"], timelines_left = _timelines(proj, qids, table, limit - used, bar)
+    data["timeline"], timelines_left = _timelines(proj, qids, table, limit - used if timelines else -1, bar)
     if bar is not None:
         bar.close()
     data["chunks"] = table.wire()
@@ -175,6 +177,7 @@ def build(
         "limit": limit,
         "diffs_left_out": len(order) - len(diff_cells),
         "timelines_left_out": timelines_left,
+        "timelines": timelines,
         "compared": ids is not None,
     }
     return data
@@ -327,8 +330,8 @@ def _timelines(
     focal_qids = [next((q for q in reversed(row) if q), None) for row in qids]
     wanted = [(i, q) for i, q in enumerate(focal_qids) if q]
     out: dict[str, Any] = {"base": None, "question": array([], "int32"), "focal": []}
-    if not wanted:
-        return out, 0
+    if not wanted or budget < 0:  # none to show, or none asked for (the kernel answers)
+        return out, len(wanted)
     base, versions, _ = timeline.build(proj, None)
     used = _size(base)
     if used > budget:

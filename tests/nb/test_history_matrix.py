@@ -88,7 +88,13 @@ def test_every_cell_is_compared_with_the_previous_evaluated_column(flask: tuple[
         assert diff["left"]["version"] == wire["columns"][c - 1]["version"]
     assert strings(data["runs"]) == [q for row in wire["query_ids"] for q in row]
     assert data["questions"]["texts"] == [d["question"] for d in DATASET]
-    assert data["embed"] == {"limit": hm.EMBED_LIMIT, "diffs_left_out": 0, "timelines_left_out": 0, "compared": True}
+    assert data["embed"] == {
+        "limit": hm.EMBED_LIMIT,
+        "diffs_left_out": 0,
+        "timelines_left_out": 0,
+        "timelines": True,
+        "compared": True,
+    }
 
 
 def test_values_absent_cells_and_the_version_axis(flask: tuple[ragtt.Project, Any]) -> None:
@@ -185,6 +191,9 @@ def test_the_widget(flask: tuple[ragtt.Project, Any]) -> None:
         HistoryMatrix(matrix, proj=proj, metric="ndcg@10")
     w = HistoryMatrix(matrix, proj=proj)
     assert w.metric == "context_recall" and w.metrics == matrix.metrics
+    # timelines cost a retrieval per version: a live widget leaves them to the kernel, until asked
+    assert w._data["timeline"]["focal"] == [] and w._data["embed"]["timelines_left_out"] == 3
+    assert w.embed_timelines() == 0 and len(w._data["timeline"]["focal"]) == 3
     assert w.versions == [c.version for c in matrix.columns]
     w.metric = "contains"  # the picker
     with pytest.raises(Exception, match="not in this matrix"):

@@ -68,8 +68,10 @@ def test_the_matrix_in_the_dashboard(browser: Any, base_url: str, evaluated: dic
             wire["query_ids"][q][c - 1],
             wire["query_ids"][q][c],
         ]
-        page.mouse.click(box["x"] + 20, y)
-        assert widget.get_attribute("data-panel") == "timeline"
+        page.mouse.click(box["x"] + 20, y)  # the question: its timeline comes from the server
+        page.wait_for_function(
+            "() => document.querySelector('.ragtt-history-matrix').dataset.panel === 'timeline'", timeout=30_000
+        )
         assert widget.locator(".ragtt-timeline .ragtt-chunk").count() > 0
         assert '"selected"' in (host.get_attribute("data-saved") or "")  # save_changes reached the page
         assert o.aborted == [] and o.dialogs == [] and o.errors == []
