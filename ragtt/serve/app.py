@@ -270,6 +270,8 @@ def create_app(
                 summary=verb.help,
                 dependencies=guard,
                 name=verb.name,
+                response_model=verb.result,  # documented only: the endpoint returns its own Response
+                response_description=f"the {verb.name} result, as JSON (see the schema)",
             )
         if verb.html is not None and verb.html_route is not None:
             html = verb.html

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragtt.verbs import Arg, Verb, verb
+from ragtt.verbs import results as r
 from ragtt.verbs.args import QUERY_ID
 from ragtt.verbs.render import as_dict, as_text, dumps
 
@@ -61,6 +62,7 @@ verb(
         call=_export_traces,
         to_json=lambda otlp: otlp,
         to_text=_traces_text,
+        result=r.OtlpTrace,
         route=("GET", "/query/{query_id}/traces"),
     )
 )
@@ -94,6 +96,7 @@ verb(
         call=_prune,
         to_json=as_dict,
         to_text=as_text,
+        result=r.PruneReport,
         route=("POST", "/prune"),
         writes_index=True,
     )
@@ -107,6 +110,7 @@ verb(
         call=lambda p, a: p.verify(),
         to_json=as_dict,
         to_text=_verify_text,
+        result=r.VerifyReport,
         route=("GET", "/verify"),
         exit_code=lambda report: 0 if report.ok else 1,
         on_damage=_damage_found,

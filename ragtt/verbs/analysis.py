@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ragtt.verbs import Arg, Verb, VerbUsageError, verb
+from ragtt.verbs import results as r
 from ragtt.verbs.args import LEFT, RIGHT, A, B
 from ragtt.verbs.render import as_dict, as_text
 
@@ -32,6 +33,7 @@ verb(
         call=lambda p, a: p.diff(a["left"], a["right"]),
         to_json=as_dict,
         to_text=as_text,
+        result=r.DiffReport,
         route=("POST", "/diff"),
         html=lambda r: str(r.to_html()),
         html_route="/diff/{left}/{right}/html",
@@ -46,6 +48,7 @@ verb(
         call=lambda p, a: p.lineage(a["left"], a["right"]),
         to_json=as_dict,
         to_text=as_text,
+        result=r.LineageReport,
         route=("GET", "/lineage/{left}/{right}"),
     )
 )
@@ -58,6 +61,7 @@ verb(
         call=lambda p, a: p.snapshot_diff(a["a"], a["b"]),
         to_json=as_dict,
         to_text=as_text,
+        result=r.SnapshotDiff,
         route=("GET", "/snapshots/{a}/{b}/diff"),
     )
 )
@@ -82,6 +86,7 @@ verb(
         call=lambda p, a: p.drift(a["a"], a["b"], threshold=a["threshold"]),
         to_json=as_dict,
         to_text=as_text,
+        result=r.DriftReport,
         route=("GET", "/drift/{a}/{b}"),
     )
 )
@@ -104,6 +109,7 @@ verb(
         call=lambda p, a: p.bisect(a["query"], a["predicate"], a["versions"] or None),
         to_json=as_dict,
         to_text=as_text,
+        result=r.BisectReport,
         route=("POST", "/bisect"),
     )
 )
@@ -134,6 +140,7 @@ verb(
         call=lambda p, a: _compare_configs(p.embedder, a),
         to_json=as_dict,
         to_text=as_text,
+        result=r.ConfigComparison,
         route=("POST", "/compare-configs"),
         alone=_compare_configs,
     )

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt.verbs import Arg, At, Verb, verb
+from ragtt.verbs import results as r
 from ragtt.verbs.args import MODE, TOP_K
 from ragtt.verbs.render import as_dict, as_text, rows
 
@@ -77,6 +78,7 @@ verb(
         call=lambda p, a: p.trace(a["query_id"]),
         to_json=rows,
         to_text=_trace_text,
+        result=list[r.Event],
         route=("GET", "/query/{query_id}"),
     )
 )
@@ -96,6 +98,7 @@ verb(
         ),
         to_json=rows,
         to_text=_events_text,
+        result=list[r.Event],
         route=("GET", "/events"),
     )
 )
@@ -122,6 +125,7 @@ verb(
         call=_snapshot,
         to_json=_snapshot_json,
         to_text=_snapshot_text,
+        result=r.Snapshot | None,
         route=("POST", "/snapshot"),
         writes_index=True,
         to_text_in=_snapshot_text_in,
@@ -136,6 +140,7 @@ verb(
         call=lambda p, a: p.snapshots(),
         to_json=lambda snaps: [s.to_dict() for s in snaps],
         to_text=_snapshots_text,
+        result=list[r.Snapshot],
         route=("GET", "/snapshots"),
     )
 )
@@ -166,6 +171,7 @@ verb(
         call=_regression_run,
         to_json=lambda report: {**report.to_dict(), "exit_code": report.exit_code},
         to_text=as_text,
+        result=r.RegressionReport,
         route=("POST", "/regression/run"),
         cli_name="test run",
         exit_code=lambda report: report.exit_code,
@@ -187,6 +193,7 @@ verb(
         call=_regression_capture,
         to_json=as_dict,
         to_text=_suite_text,
+        result=r.GoldenSuite,
         route=("POST", "/regression/capture"),
         cli_name="test capture",
     )

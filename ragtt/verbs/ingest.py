@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtt.config import INGEST_ENGINES
 from ragtt.verbs import Arg, Verb, VerbUsageError, verb
+from ragtt.verbs import results as r
 from ragtt.verbs.render import as_dict
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ verb(
         call=_ingest,
         to_json=as_dict,
         to_text=repr,
+        result=r.IngestReport,
         route=("POST", "/ingest"),
         writes_index=True,
         creates=True,

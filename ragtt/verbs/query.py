@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragtt.verbs import Arg, At, Verb, verb
+from ragtt.verbs import results as r
 from ragtt.verbs.args import MODE, QUERY_ID, TOP_K
 from ragtt.verbs.render import as_dict, labelled_text, result_text
 
@@ -19,6 +20,7 @@ verb(
         call=lambda p, a: p.query(a["text"], top_k=a["top_k"], mode=a["mode"], generate=a["generate"]),
         to_json=as_dict,
         to_text=result_text,
+        result=r.QueryResult,
         route=("POST", "/query"),
         to_text_in=labelled_text,
     )
@@ -32,6 +34,7 @@ verb(
         call=lambda p, a: p.replay(a["query_id"], generate=a["generate"]),
         to_json=as_dict,
         to_text=result_text,
+        result=r.ReplayResult,
         route=("POST", "/replay"),
         to_text_in=labelled_text,
     )
@@ -53,6 +56,7 @@ verb(
         ),
         to_json=as_dict,
         to_text=result_text,
+        result=r.ReplayResult,
         route=("POST", "/replay/as-of"),
         cli_name="replay",
         to_text_in=labelled_text,
