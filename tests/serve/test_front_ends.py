@@ -262,10 +262,32 @@ def test_real_results_validate_against_the_declared_schemas(
         jsonschema.validate(data, published(openapi, VERBS[name]))
 
 
+def closed(schema: Any) -> Any:
+    """``schema`` with every object that lists its properties closed to others."""
+    if isinstance(schema, dict):
+        out = {k: closed(v) for k, v in schema.items()}
+        if "properties" in schema and isinstance(schema["properties"], dict):
+            out["additionalProperties"] = False
+        return out
+    return [closed(v) for v in schema] if isinstance(schema, list) else schema
+
+
+@pytest.mark.parametrize("name", sorted(VERBS))
+def test_the_declared_types_name_every_key_a_result_has(name: str, rest_results: dict[str, list[Any]]) -> None:
+    """The schemas allow keys they do not name (a client keeps working when a result grows), so
+    this is where a key added to a result but not to ragtt/verbs/results.py shows."""
+    for data in rest_results[name]:
+        jsonschema.validate(data, closed(result_schema(VERBS[name])))
+
+
 def test_a_result_that_breaks_its_type_fails_validation(rest_results: dict[str, list[Any]]) -> None:
     query = dict(rest_results["query"][0], index_version="latest")
     with pytest.raises(jsonschema.ValidationError, match="latest"):
         jsonschema.validate(query, result_schema(VERBS["query"]))
+    grown = dict(rest_results["verify"][0], new_key=1)
+    jsonschema.validate(grown, result_schema(VERBS["verify"]))
+    with pytest.raises(jsonschema.ValidationError, match="new_key"):
+        jsonschema.validate(grown, closed(result_schema(VERBS["verify"])))
 
 
 def test_mcp_results_validate_against_the_listed_output_schemas(tmp_path: Path) -> None:
