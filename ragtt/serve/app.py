@@ -1,4 +1,5 @@
-"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb.
+"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb, whose
+response schema in ``/openapi.json`` is the verb's declared result type (``Verb.result``).
 
 Each worker thread opens its own ``Project`` (SQLite connections belong to one thread) and
 keeps it; all of them share one embedder. Verbs that write the index run one at a time
