@@ -7,7 +7,7 @@ crossed. Clicking a cell shows, in the widget, the ChunkDiff between its run and
 question's run at the previous evaluated column; clicking a question shows its Timeline.
 
 What a click needs is in the state, so clicking works in an exported report with no kernel,
-within bounds (``ragtt_nb.state.history_matrix``): diffs only where a cell's chunks differ
+within bounds (``ragtt.views.history_matrix``): diffs only where a cell's chunks differ
 from the previous column's, most changed first, up to ``embed_limit`` bytes; and the
 questions' timelines (each a retrieval at every version, so only when asked:
 ``embed_timelines=True``, or by default when ``$RAGTT_REPORT`` is set, as ``ragtt report
@@ -24,8 +24,8 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import split_buffers, static_file
-from ragtt_nb.state.history_matrix import EMBED_LIMIT, answer, build, pick_metric
+from ragtt.views.history_matrix import EMBED_LIMIT, answer, build, pick_metric
+from ragtt.views.wire import split_buffers, static_file
 
 if TYPE_CHECKING:
     import polars as pl
@@ -53,7 +53,7 @@ class HistoryMatrix(anywidget.AnyWidget):
     """What was clicked in the view: ``{"question": i, "column": j}`` (a cell, whose diff the
     panel shows), ``{"question": i}`` (a question, its Timeline), or ``{}``."""
     _data = t.Dict().tag(sync=True)
-    """The private wire format (``ragtt_nb.state.history_matrix``'s docstring)."""
+    """The private wire format (``ragtt.views.history_matrix``'s docstring)."""
 
     def __init__(
         self,
@@ -115,7 +115,7 @@ class HistoryMatrix(anywidget.AnyWidget):
     def cell(self, question: int, column: int) -> dict[str, Any]:
         """A cell as the view shows it: question, version, each metric's value (None: absent),
         the run's query id (None: no run) and its state against the previous column."""
-        from ragtt_nb.state import history_matrix as hm
+        from ragtt.views import history_matrix as hm
 
         d = self._data
         n_c = len(self.versions)

@@ -6,7 +6,7 @@
 // a click opens, in the widget, the ChunkDiff between the cell's run and the question's run at
 // the previous evaluated column (the ChunkDiff's own view, js/src/chunk_diff.js), and a click
 // on a question opens its Timeline (js/src/timeline.js). What they show comes from the state
-// (ragtt_nb/state/history_matrix.py), or, where the state's bounds left it out, from the
+// (ragtt/views/history_matrix.py), or, where the state's bounds left it out, from the
 // kernel over model.send; with neither (an offline report), the panel says so.
 // Untrusted text (questions, labels, chunk text) reaches the DOM only as text nodes.
 //

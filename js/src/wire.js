@@ -1,5 +1,5 @@
 // @ts-check
-// The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt_nb/_wire.py) back
+// The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt/views/wire.py) back
 // into typed arrays, and packed strings (UTF-8 bytes + offsets, or hex ids as raw bytes).
 
 /** @typedef {import("./types.js").Buffer} Buffer */
@@ -43,7 +43,7 @@ export function strings(packed) {
 }
 
 /**
- * A message's buffers put back where Python's `split_buffers` (ragtt_nb/_wire.py) took them
+ * A message's buffers put back where Python's `split_buffers` (ragtt/views/wire.py) took them
  * out: each `{"$ref": k}` becomes buffer `k`.
  * @param {any} value the message's content
  * @param {any[]} buffers the message's buffers (ArrayBuffers or DataViews)

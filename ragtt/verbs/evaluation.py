@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragtt.verbs import MODE, TOP_K, Arg, At, Verb, verb
+from ragtt.verbs import Arg, At, Verb, verb
+from ragtt.verbs import results as r
+from ragtt.verbs.args import MODE, TOP_K
 
 if TYPE_CHECKING:
     from ragtt.project import Project
@@ -67,6 +69,7 @@ verb(
         call=_evaluate,
         to_json=lambda matrix: matrix.to_dict(),
         to_text=lambda matrix: str(matrix.to_text()),
+        result=r.HistoryMatrix,
         route=("POST", "/evaluate"),
         html=lambda matrix: str(matrix.to_html()),
         cli_name="eval",

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import ragtt
+from ragtt.views import history_matrix as hm
+from ragtt.views.wire import split_buffers, strings
 from ragtt_nb import HistoryMatrix
-from ragtt_nb._wire import split_buffers, strings
-from ragtt_nb.state import history_matrix as hm
 from tests.conftest import flask_releases
 
 from .test_widgets import _buffers, _no_number_lists

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ragtt
-from ragtt_nb.state import history_matrix as hm
+from ragtt.views import history_matrix as hm
 
 from .conftest import Offline, export, screenshot, write_notebook
 from .test_history_matrix import DATASET, build_flask

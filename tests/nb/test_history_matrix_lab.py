@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import ragtt
-from ragtt_nb.state import history_matrix as hm
+from ragtt.views import history_matrix as hm
 
 from .conftest import write_notebook
 from .test_history_matrix import DATASET, build_flask

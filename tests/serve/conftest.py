@@ -78,7 +78,7 @@ def run_in_own_loop(session: Callable[[], Coroutine[Any, Any, None]], timeout: f
 
 
 def notebook_modules_after(project: Path, gets: list[str]) -> list[str]:
-    """The IPython / ipywidgets / anywidget modules a fresh process holds after ``create_app``
+    """The IPython / ipywidgets / anywidget / ragtt_nb modules a fresh process holds after ``create_app``
     on ``project`` answered each of ``gets`` (paths with their query, each asserted 200)."""
     code = (
         "import sys, ragtt\n"
@@ -88,7 +88,8 @@ def notebook_modules_after(project: Path, gets: list[str]) -> list[str]:
         f"    for path in {gets!r}:\n"
         "        r = c.get(path)\n"
         "        assert r.status_code == 200, (path, r.text)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets', 'anywidget')))\n"
+        "stack = ('IPython', 'ipywidgets', 'anywidget', 'ragtt_nb')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in stack))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

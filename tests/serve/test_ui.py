@@ -13,7 +13,7 @@ import pytest
 
 import ragtt
 from ragtt.serve import create_app
-from ragtt_nb.state import static_file
+from ragtt.views import static_file
 from tests.conftest import corpus
 from tests.nb.conftest import Offline, build_sample
 from tests.nb.layer2.conftest import PAYLOADS, REAL_PDF, evil_pdf

@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 
 import ragtt
 from ragtt.serve import create_app
-from ragtt_nb.state import history_matrix as hm
+from ragtt.views import history_matrix as hm
 from tests.nb.conftest import Offline
 from tests.nb.test_history_matrix import DATASET, build_flask
 from tests.serve.conftest import live, notebook_modules_after

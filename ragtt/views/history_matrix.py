@@ -43,8 +43,8 @@ import numpy as np
 
 from ragtt.errors import RagttError
 from ragtt.events import types as ev
-from ragtt_nb._wire import array, packed_ids, packed_strings
-from ragtt_nb.state import chunk_diff, timeline
+from ragtt.views import chunk_diff, timeline
+from ragtt.views.wire import array, packed_ids, packed_strings
 
 __all__ = [
     "ABSENT",
