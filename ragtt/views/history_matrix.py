@@ -1,6 +1,6 @@
 """The HistoryMatrix widget's model state (``_data``), from a ``ragtt.HistoryMatrix`` and its Project.
 
-No widget stack here: ``ragtt_nb.history_matrix.HistoryMatrix`` and ``ragtt serve``'s ``/ui``
+No widget stack here: the notebook's ``HistoryMatrix`` widget and ``ragtt serve``'s ``/ui``
 both build on it. The matrix is read through its ``to_dict()`` only (metrics, questions,
 columns, cells, query_ids, unparseable). Wire format, for ``Q`` questions and ``C`` columns
 (cells row-major, question by question: cell ``q * C + c``):
