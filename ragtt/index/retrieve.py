@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.errors import ConfigError
-from ragtt.index.table import CHUNK_COLUMNS
+from ragtt.index.table import CHUNK_COLUMNS, SCAN_SIZES
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -167,7 +167,9 @@ def _vector(view: View, plan: RetrievalPlan, vector: NDArray[np.float32], n: int
         nearest.update(use_index=True, nprobes=plan.nprobes, refine_factor=plan.refine_factor)
 
     def fetch(limit: int) -> list[dict[str, Any]]:
-        found = view.dataset.to_table(columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit})
+        found = view.dataset.to_table(
+            columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit}, **SCAN_SIZES
+        )
         return found.to_pylist()
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))

@@ -55,6 +55,7 @@ EXPECTED = [
     "build_chunks",
     "compare_configs",
     "register_loader",
+    "tune_process",
 ]
 EXPECTED_NB = [
     "ChunkDiff",
