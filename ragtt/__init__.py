@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "SentenceTransformerEmbedder": "ragtt.index.embedders",
     # results
     "Document": "ragtt.results",
+    "EngineChange": "ragtt.results",
     "IngestReport": "ragtt.results",
     "QueryResult": "ragtt.results",
     "ReplayResult": "ragtt.results",
@@ -159,6 +160,9 @@ if TYPE_CHECKING:
     from ragtt.project import Project as Project
     from ragtt.results import (
         Document as Document,
+    )
+    from ragtt.results import (
+        EngineChange as EngineChange,
     )
     from ragtt.results import (
         IngestReport as IngestReport,

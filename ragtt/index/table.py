@@ -121,6 +121,16 @@ class View:
     def text(self) -> Any:
         return self._open_text()
 
+    @functools.cached_property
+    def text_tokenizer(self) -> dict[str, Any] | None:
+        """The full-text index's tokenizer settings at this version, as LanceDB (whose engine
+        runs BM25) reads them; None when the version has no full-text index."""
+        for index in self.text.list_indices():
+            if list(index.columns) == ["text"]:
+                # read defensively: a replay on another LanceDB must still run and say what changed
+                return dict(getattr(index, "index_details", None) or {})
+        return None
+
 
 def _text_index(dataset: Any) -> dict[str, Any] | None:
     """The full-text index on ``text`` at the dataset's version, as Lance lists it."""

@@ -15,6 +15,7 @@ EXPECTED = [
     "DriftReport",
     "Embedder",
     "EmbedderChangedError",
+    "EngineChange",
     "ExtractiveGenerator",
     "GoldenSuite",
     "HashEmbedder",
