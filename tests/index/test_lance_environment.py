@@ -182,3 +182,17 @@ def test_the_servers_tune_their_process_and_their_factories_do_not(tmp_path: Pat
     out = _child(SERVER_CHILD, [str(tmp_path / "p"), kind])
     assert out["untuned"] == dict.fromkeys(NAMES)
     assert out["serving"] == TUNED
+
+
+def test_the_shortcuts_lancedb_series_is_the_pinned_one() -> None:
+    """LANCEDB_SERIES moves with the pin in pyproject.toml, and the installed LanceDB is in it."""
+    import tomllib
+    from importlib.metadata import version
+
+    from ragtt._lazy import LANCEDB_SERIES
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    pin = next(d for d in deps if d.startswith("lancedb"))
+    major, minor, _ = LANCEDB_SERIES.split(".")
+    assert pin == f"lancedb>={major}.{minor},<{major}.{int(minor) + 1}"
+    assert version("lancedb").startswith(LANCEDB_SERIES)
