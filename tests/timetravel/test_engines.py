@@ -176,3 +176,14 @@ def test_a_custom_embedders_identity_names_its_class() -> None:
 
     identity = engines_module.embedder_identity(Mine())  # type: ignore[arg-type]
     assert identity["model_id"] == "mine-v1" and identity["runtime"].endswith("Mine")
+
+
+def test_the_default_embedders_identity_needs_no_model_loaded() -> None:
+    from importlib.metadata import version
+
+    onnx = ragtt.OnnxEmbedder()
+    identity = engines_module.embedder_identity(onnx)
+    assert identity["model_id"] == onnx.model_id
+    assert identity["runtime"] == f"onnxruntime {version('onnxruntime')}"
+    assert identity["recipe"].startswith(f"{onnx.precision}: graph ") and "export v" in identity["recipe"]
+    assert onnx._session is None  # named, not loaded
