@@ -7,7 +7,7 @@ each one a run used (by mode), and a replay whose result differs from the origin
 which of them is not what it was (``engine_changes``): an upgrade never shows up as a bare
 mismatch.
 
-    {"lance": "14.0.2", "embedder": {"model_id": ..., "runtime": "onnxruntime 1.22.0", "recipe": ...},
+    {"lance": "14.0.2", "embedder": {"model_id": ..., "runtime": "onnxruntime 1.32.0", "recipe": ...},
      "lancedb": "0.40.0", "fts_tokenizer": {"base_tokenizer": "simple", "stem": True, ...}}
 """
 
