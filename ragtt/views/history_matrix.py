@@ -37,6 +37,7 @@ up to ``COMPARE_LIMIT`` runs. What is left out is asked of the kernel over ``mod
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -154,15 +155,11 @@ def build(
         right = qids[q][c]
         if left is None or right is None:
             continue
-        mark = table.mark()
-        try:
-            compact = table.diff(chunk_diff.build(proj.diff(left, right), proj))
-        except RagttError:  # a run pruned or not in this log: the kernel's answer will say so
-            continue
-        size = _size(compact) + table.since(mark)
-        if used + size > diff_budget and diff_cells:
-            table.undo(mark)
+        compact, size = table.add(_diff, proj, left, right, room=diff_budget - used if diff_cells else None)
+        if size < 0:
             break
+        if compact is None:
+            continue
         used += size
         diff_cells.append(cell)
         diff_data.append(compact)
@@ -300,6 +297,23 @@ class _Chunks:
             del self.index[chunk_id]
         del self.ids[n:], self.sources[n:], self.texts[n:]
 
+    def add(
+        self, make: Callable[..., dict[str, Any]], *args: Any, room: int | None
+    ) -> tuple[dict[str, Any] | None, int]:
+        """``make(self, *args)`` (a compact diff or timeline) and the bytes it adds, its new chunk
+        rows included: ``(None, 0)`` when a run it needs is not in the log (pruned: the kernel's
+        answer will say so), ``(None, -1)`` when it would pass ``room`` bytes (None: no bound)."""
+        mark = self.mark()
+        try:
+            compact = make(self, *args)
+        except RagttError:
+            return None, 0
+        size = _size(compact) + self.since(mark)
+        if room is not None and size > room:
+            self.undo(mark)
+            return None, -1
+        return compact, size
+
     def diff(self, data: dict[str, Any]) -> dict[str, Any]:
         c = data["chunks"]
         rows = [self.row(i, s, t) for i, s, t in zip(c["ids"], c["sources"], c["texts"], strict=True)]
@@ -312,6 +326,14 @@ class _Chunks:
 
     def wire(self) -> dict[str, Any]:
         return {"ids": packed_ids(self.ids), "sources": self.sources, "texts": packed_strings(self.texts)}
+
+
+def _diff(table: _Chunks, proj: Any, left: str, right: str) -> dict[str, Any]:
+    return table.diff(chunk_diff.build(proj.diff(left, right), proj))
+
+
+def _focal(table: _Chunks, proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:
+    return table.focal(timeline.focal(proj, query_id, versions))
 
 
 def _progress(proj: Any, total: int) -> Any:
@@ -342,16 +364,12 @@ def _timelines(
     for i, qid in wanted:
         if retrievals + len(versions) > MAX_RETRIEVALS:
             break
-        mark = table.mark()
-        try:
-            compact = table.focal(timeline.focal(proj, qid, versions))
-        except RagttError:  # a run pruned or not in this log: the kernel's answer will say so
+        compact, size = table.add(_focal, proj, qid, versions, room=budget - used)
+        if size < 0:
+            break
+        if compact is None:
             continue
         retrievals += len(versions)
-        size = _size(compact) + table.since(mark)
-        if used + size > budget:
-            table.undo(mark)
-            break
         used += size
         done.append(i)
         focals.append(compact)

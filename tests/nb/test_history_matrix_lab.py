@@ -16,7 +16,7 @@ from ragtt.views import history_matrix as hm
 
 from .conftest import write_notebook
 from .test_history_matrix import DATASET, build_flask
-from .test_jupyterlab import READ_BACK, lab
+from .test_jupyterlab import READ_BACK, lab, run_all_cells
 
 __all__ = ["lab"]
 
@@ -42,14 +42,7 @@ def test_the_kernel_answers_what_the_state_left_out(lab: str, tmp_path: Path, br
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     try:
-        page.goto(f"{lab}/lab/tree/matrix.ipynb")
-        page.wait_for_function(
-            "window.jupyterapp && window.jupyterapp.shell.currentWidget"
-            " && window.jupyterapp.shell.currentWidget.sessionContext",
-            timeout=90_000,
-        )
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        run_all_cells(page, f"{lab}/lab/tree/matrix.ipynb")
         page.wait_for_selector(".ragtt-history-matrix[data-painted]", timeout=120_000)
         widget = page.locator(".ragtt-history-matrix")
         canvas = widget.locator(".ragtt-hm-canvas")
