@@ -167,11 +167,13 @@ def _search(
         return execute(ctx, item.question, plan, version, generate=answer, vector=vectors.get(item.question))
 
     def open_version(version: int) -> None:
-        """Check out ``version`` (its view, ANN index and full-text table: the table caches them)."""
+        """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
+        so the searches that share it never open it twice at once."""
         view = ctx.table.view(version)
         ctx.table.vector_index(version)
         if plan.mode != "vector":
             assert view.text is not None
+            _ = view.text_tokenizer  # what each run records of its BM25 engine, read once here
 
     try:
         opening = pool.submit(open_version, versions[0])

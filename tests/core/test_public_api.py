@@ -15,6 +15,7 @@ EXPECTED = [
     "DriftReport",
     "Embedder",
     "EmbedderChangedError",
+    "EngineChange",
     "EvalDataset",
     "ExtractiveGenerator",
     "GoldenSuite",
@@ -58,6 +59,7 @@ EXPECTED = [
     "build_chunks",
     "compare_configs",
     "register_loader",
+    "tune_process",
 ]
 EXPECTED_NB = [
     "ChunkDiff",
