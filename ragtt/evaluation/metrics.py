@@ -9,7 +9,8 @@ a metric a question has nothing to score against (no references) is absent, neve
   at least ``REACH`` of its words), or, with qrels only, when its chunk id or source is graded > 0.
 * ``ndcg@k``, ``recall@k``, ``mrr``: against the graded qrels (``relevant``), over the
   ranked ids of the run: a chunk stands for its chunk id when the qrels judge it, else for
-  its source, and a document's later chunks are dropped (ranks count documents, each at its
+  its source (or the source's file name without extension, when that is the judged id), and
+  a document's later chunks are dropped (ranks count documents, each at its
   best chunk's rank). nDCG uses linear gains, as trec_eval does.
 * ``answer_match``: the share of the reference answer's words (case-folded, without a, an,
   the) that the answer holds, counted with multiplicity.
@@ -23,6 +24,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ragtt.errors import ConfigError
@@ -121,7 +123,7 @@ def score(
         ]
     gains = _gains(chunks, item.relevant) if item.relevant else None
     if relevance is None and gains is not None and any(g > 0 for g in item.relevant.values()):
-        relevance = [item.relevant.get(c.chunk_id, item.relevant.get(c.source, 0.0)) > 0 for c in chunks]
+        relevance = [item.relevant.get(judged_id(c, item.relevant), 0.0) > 0 for c in chunks]
     if relevance is not None and "context_precision" in metrics:
         out["context_precision"] = _rank_weighted_precision(relevance)
     positive = sorted((g for g in item.relevant.values() if g > 0), reverse=True)
@@ -164,11 +166,21 @@ def _gains(chunks: Sequence[RetrievedChunk], relevant: dict[str, float]) -> list
     seen: set[str] = set()
     gains = []
     for c in chunks:
-        key = c.chunk_id if c.chunk_id in relevant else c.source
+        key = judged_id(c, relevant)
         if key not in seen:
             seen.add(key)
             gains.append(max(relevant.get(key, 0.0), 0.0))
     return gains
+
+
+def judged_id(chunk: RetrievedChunk, relevant: dict[str, float]) -> str:
+    """The id a chunk stands for in qrels: its chunk id when judged, else its source, or the
+    source's file name without its extension when that is judged (BEIR's ``184`` for a
+    source ingested as ``cranfield/184.txt``)."""
+    if chunk.chunk_id in relevant or chunk.source in relevant:
+        return chunk.chunk_id if chunk.chunk_id in relevant else chunk.source
+    stem = PurePosixPath(chunk.source).stem
+    return stem if stem in relevant else chunk.source
 
 
 def _dcg(gains: Sequence[float]) -> float:

@@ -13,7 +13,6 @@ versions already logged under that name back and searches only the others.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import os
 from collections import OrderedDict
@@ -134,6 +133,11 @@ def _read_back(ctx: Context, evaluation_id: str, versions: list[int]) -> dict[in
         p = event.payload
         if p.get("evaluation_id") == evaluation_id and p["version"] in wanted:
             found.setdefault(int(p["version"]), p["cells"])
+    if found and ctx.log.last(ev.HISTORY_PRUNED) is not None:
+        # A prune may have forgotten some cells' runs: those versions are searched again.
+        ids = [c["query_id"] for cells in found.values() for c in cells]
+        logged = ctx.log.runs(ids, types=[ev.REPLAY_PREFIX + ev.QUERY_COMPLETED])
+        found = {v: cells for v, cells in found.items() if all(logged[c["query_id"]] for c in cells)}
     return found
 
 
@@ -162,15 +166,26 @@ def _search(
         answer = generate and bool(item.reference or item.must_contain or judge)
         return execute(ctx, item.question, plan, version, generate=answer, vector=vectors.get(item.question))
 
+    def open_version(version: int) -> None:
+        """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
+        so the searches that share it never open it twice at once."""
+        view = ctx.table.view(version)
+        ctx.table.vector_index(version)
+        if plan.mode != "vector":
+            assert view.text is not None
+            _ = view.text_tokenizer  # what each run records of its BM25 engine, read once here
+
     try:
-        for version in versions:
+        opening = pool.submit(open_version, versions[0])
+        for k, version in enumerate(versions):
             events: list[Event] = []
             cells = []
-            # The first search opens the version (its view, ANN index and full-text table, cached);
-            # the others run at once: a search waits mostly in Lance, outside the GIL.
-            first = search(version, data.items[0])
-            rest = pool.map(functools.partial(search, version), data.items[1:])
-            for item, run in zip(data.items, itertools.chain([first], rest), strict=True):
+            opening.result()  # opened while the version before was searched and scored
+            if k + 1 < len(versions):
+                opening = pool.submit(open_version, versions[k + 1])
+            # A search waits mostly in Lance, outside the GIL: a version's run at once.
+            runs = pool.map(functools.partial(search, version), data.items)
+            for item, run in zip(data.items, runs, strict=True):
                 query_id = time_ordered_id()
                 extra = {
                     "original_query_id": None,

@@ -32,6 +32,7 @@ __all__ = [
     "SNAPSHOT_TAKEN",
     "DocumentIngested",
     "DocumentRemoved",
+    "EvaluationCells",
     "HistoryPruned",
     "IngestCompleted",
     "RetrievalExecuted",
@@ -140,3 +141,19 @@ class HistoryPruned(TypedDict):
     snapshots_dropped: list[str]
     versions_deleted: list[int]
     versions_kept: list[int]
+
+
+class EvaluationCell(TypedDict):
+    question_id: str
+    query_id: str  # the cell's run (replay-prefixed events)
+    values: dict[str, float]  # metric -> value; a metric it could not compute is absent
+    unparseable: dict[str, str]  # metric -> the judge's raw reply that did not parse
+
+
+class EvaluationCells(TypedDict):
+    """One version of an evaluation (``ragtt.evaluation.run``), appended with its runs."""
+
+    evaluation_id: str  # a hash of the dataset, plan, metrics, judge and generator
+    version: int
+    metrics: list[str]
+    cells: list[EvaluationCell]

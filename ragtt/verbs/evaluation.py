@@ -42,7 +42,10 @@ def _evaluate(proj: Project, a: dict[str, Any]) -> Any:
 verb(
     Verb(
         name="evaluate",
-        help="evaluate a question set at every snapshot (or version): one logged run per question and version",
+        help=(
+            "evaluate a question set at every snapshot (or version), one logged run per cell; with --baseline "
+            "a CI gate: exit 1 when a question fell, 0 otherwise, 2 on bad input"
+        ),
         args=(
             Arg("dataset", str, "golden suite JSON, a JSONL / CSV / Parquet table, or a BEIR folder", required=True),
             Arg(

@@ -151,3 +151,14 @@ def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
     wide = matrix.wide("context_recall")
     assert wide.columns == ["question_id", "question", "release-1", "release-2", "release-3"]
     assert repr(matrix).startswith("HistoryMatrix('records', 1 questions x 3 versions")
+
+
+def test_cells_whose_runs_were_pruned_are_searched_again(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    with sample_project(tmp_path / "proj") as proj:
+        proj.evaluate(ROWS, mode="bm25")
+        assert proj.prune(max_age=timedelta(0)).queries_pruned == 6
+        again = proj.evaluate(ROWS, mode="bm25")
+        assert (again.computed_versions, again.reused_versions) == (3, 0)
+        assert all(proj.replay(str(q)).matches_original for row in again.query_ids for q in row)
