@@ -1,7 +1,7 @@
 """The Timeline's model state (``_data``, the opening ``version``), computed from a Project.
 
-No widget stack here: ``ragtt_nb.timeline.Timeline`` and ``ragtt serve``'s ``/ui`` both build on
-it. See ``ragtt_nb.timeline`` for what the state holds and why.
+No widget stack here: the notebook's ``Timeline`` widget and ``ragtt serve``'s ``/ui`` both build
+on it; the widget's docstring says what the state holds and why.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.events import types as ev
-from ragtt_nb._wire import array
-from ragtt_nb.timeline_axis import auto_axis, version_layout
-from ragtt_nb.timeline_claims import Claims, claims_wire, read_claims
+from ragtt.views.timeline_axis import auto_axis, version_layout
+from ragtt.views.timeline_claims import Claims, claims_wire, read_claims
+from ragtt.views.wire import array
 
 if TYPE_CHECKING:
     import polars as pl
@@ -27,6 +27,7 @@ __all__ = [
     "KIND_SNAPSHOT",
     "build",
     "epoch_ms",
+    "focal",
     "model",
     "opening_version",
 ]
@@ -142,6 +143,12 @@ def build(
         focal = _focal(proj, query_id)
         data["focal"], results = _precompute(proj, focal, versions)
     return data, versions, results
+
+
+def focal(proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:
+    """The focal part of a Timeline's ``_data`` (``_data["focal"]``) for ``query_id``: what it
+    retrieves at every one of ``versions``; the rest of ``_data`` is the same for every query."""
+    return _precompute(proj, _focal(proj, query_id), versions)[0]
 
 
 def opening_version(data: dict[str, Any], versions: list[int]) -> int:
