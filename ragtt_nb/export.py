@@ -14,9 +14,10 @@ widgets you would run in JupyterLab. A notebook whose widget outputs have no sav
 widgets were. Progress bars are the exception: a finished bar's model is closed, so no
 front end can save it, and the report shows its final text (``closed_progress_text``).
 
-``execute=True`` never writes to a project unless ``allow_writes=True``: the notebook runs
-in a mirror of its folder (``ragtt_nb.report_sandbox``) where each project it opens is a
-throwaway copy, or the export is refused, saying which cell opens what.
+``execute=True`` never writes to a project unless ``allow_writes=True``: in the kernel that
+runs the notebook, each project it opens is a throwaway copy (``ragtt_nb.report_sandbox``);
+one that cannot be copied (remote stores) fails its cell, saying so, and a notebook that
+runs the ragtt CLI in a shell is refused, naming the cells.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert.preprocessors import Preprocessor
 
 from ragtt.errors import RagttError
+
+if TYPE_CHECKING:
+    from ragtt_nb.report_sandbox import Sandbox
 
 __all__ = [
     "TEMPLATES",
@@ -187,8 +191,7 @@ def export_report(
     ``allow_errors=True``: then the error is shown in the report under its cell and the
     export goes on (a warning on the "ragtt" logger counts the failed cells). Executing runs
     against throwaway copies of the projects the notebook opens (a warning on the "ragtt"
-    logger names them) unless ``allow_writes=True``; a notebook whose projects cannot be
-    copied (outside its folder, a path computed at run time, remote stores) is refused.
+    logger names them) unless ``allow_writes=True``; see ``ragtt_nb.report_sandbox``.
     Without ``execute``, widget outputs need their saved state (else ``ReportError`` naming
     the cells), except finished progress bars, shown as their final text.
     """
@@ -200,21 +203,23 @@ def export_report(
         raise ValueError(f"expected a .ipynb notebook; got {source.name!r}")
     nb = nbformat.read(source, as_version=4)
     if execute:
+        kernel = kernel_name or _kernel_name(nb)
         if allow_writes:
-            _execute(nb, source.parent.resolve(), source, timeout, kernel_name or _kernel_name(nb), allow_errors)
+            _execute(nb, source, timeout, kernel, allow_errors)
         else:
             from ragtt_nb.report_sandbox import sandbox
 
-            with sandbox(nb, source) as (folder, copied):
-                if copied:
-                    logging.getLogger("ragtt").warning(
-                        "ran %s against a throwaway copy of %s: the project%s unchanged (--allow-writes, "
-                        "allow_writes=True: run against the project itself)",
-                        source.name,
-                        ", ".join(copied),
-                        "s are" if len(copied) > 1 else " is",
-                    )
-                _execute(nb, folder, source, timeout, kernel_name or _kernel_name(nb), allow_errors)
+            with sandbox(nb, source) as box:
+                _execute(nb, source, timeout, kernel, allow_errors, box)
+                copied = box.copied()
+            if copied:
+                logging.getLogger("ragtt").warning(
+                    "ran %s against a throwaway copy of %s: the project%s unchanged (--allow-writes, "
+                    "allow_writes=True: run against the project itself)",
+                    source.name,
+                    ", ".join(copied),
+                    "s are" if len(copied) > 1 else " is",
+                )
     else:
         _show_closed_progress(nb)
         missing = views_without_state(nb)
@@ -295,7 +300,11 @@ def _cells_of(nb: Any, model_ids: set[str]) -> list[str]:
     return found
 
 
-def _execute(nb: Any, cwd: Path, source: Path, timeout: int, kernel_name: str, allow_errors: bool) -> None:
+def _execute(
+    nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors: bool, box: Sandbox | None = None
+) -> None:
+    """Run ``nb`` in its folder; with ``box``, in a kernel whose projects are throwaway copies
+    (the run stops before its first cell if the kernel did not install the redirect)."""
     from nbclient import NotebookClient
     from traitlets.config import Config
 
@@ -309,9 +318,11 @@ def _execute(nb: Any, cwd: Path, source: Path, timeout: int, kernel_name: str, a
             timeout=timeout,
             kernel_name=kernel_name,
             allow_errors=allow_errors,
-            resources={"metadata": {"path": str(cwd)}},
+            resources={"metadata": {"path": str(source.parent.resolve())}},
             store_widget_state=True,
             config=ipc,
+            extra_arguments=box.kernel_arguments if box is not None else [],
+            on_cell_execute=(lambda **_: _check_installed(box)) if box is not None else None,
         )
         # The kernel inherits it: widgets embed everything a report needs (every PDF page).
         previous = os.environ.get("RAGTT_REPORT")
@@ -337,6 +348,15 @@ def _execute(nb: Any, cwd: Path, source: Path, timeout: int, kernel_name: str, a
     if failed:
         logging.getLogger("ragtt").warning(
             "%d cell(s) of %s failed; the report shows their errors", failed, source.name
+        )
+
+
+def _check_installed(box: Sandbox) -> None:
+    if not box.installed:
+        raise ReportError(
+            "the report's kernel did not start with ragtt's project copies installed (is ragtt_nb importable "
+            "in that kernel?), so running the notebook would write to its projects: nothing was run; pass "
+            "--allow-writes to run it against them"
         )
 
 

@@ -1,140 +1,140 @@
-"""Where ``ragtt report --execute`` runs a notebook: a mirror of its folder in which every
-project the notebook opens is a throwaway copy, so exporting never writes to a project.
+"""How ``ragtt report --execute`` runs a notebook without writing to a project: in the kernel
+that runs it, every project the notebook opens is a throwaway copy.
 
-The notebook's cells are read for the projects they open: ``%ragtt open PATH``,
-``RagttMagics.project = "PATH"``, ``Project.open("PATH", ...)`` and ``--project PATH`` (shell
-lines). Each must lie inside the notebook's folder; the mirror holds a copy of it (or
-nothing, for a project the notebook creates), real folders on the way to it, and a symlink
-for everything else, so the notebook's data files are where it expects them. A project
-outside the folder, a path computed at run time or a remote store (``--events-uri``,
-``--index-uri``) cannot be copied: the export is refused with the cell, unless the caller
-allows writes.
+``sandbox()`` makes a temporary folder and the kernel options that call ``install()`` at the
+kernel's start: from then on ``ragtt.Project.open(path, ...)`` (what ``%ragtt open``, the
+magics and user code call) opens a copy of the project at ``path``, made on first use in that
+folder, or, where ``path`` holds no project yet, a new one there; the same path always maps
+to the same copy. Each copy is recorded (``copied.json``), so the export says which projects
+ran as copies. A project whose stores are remote (a Postgres event log, an S3 index) cannot be
+copied: opening it raises ``NotCopyableError``, and the cell fails saying so. Shell lines that
+run the ``ragtt`` CLI (``!ragtt ingest ...``) run outside the kernel, so a notebook with them
+is refused before it runs (``shell_writers``).
 """
 
 from __future__ import annotations
 
-import ast
+import json
+import os
 import re
-import shlex
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragtt.errors import RagttError
 
-__all__ = ["NotCopyableError", "opened_projects", "sandbox"]
+__all__ = ["ENV", "NotCopyableError", "Sandbox", "install", "sandbox", "shell_writers"]
+
+ENV = "RAGTT_REPORT_COPIES"
+"""The kernel's environment variable naming the folder its project copies go in."""
+_RECORD = "copied.json"
+_READY = "installed"
+_SHELL_RAGTT = re.compile(r"^\s*!\s*ragtt\s")
 
 
 class NotCopyableError(RagttError):
     """A notebook opens a project that a report's execution cannot run against a copy of."""
 
 
-_OPEN = re.compile(r"%ragtt\s+open\s+(?P<rest>.*)$")
-_SETTING = re.compile(r"RagttMagics\.project\s*=\s*(?P<value>.+)$")
-_CALL = re.compile(r"Project\.open\(\s*(?P<arg>[^,)]*)")
-_FLAG = re.compile(r"--project[= ]\s*(?P<value>\S+)")
-_REMOTE = re.compile(r"--(events|index)-uri\b|\b(events|index)_uri\s*=")
+@dataclass(frozen=True)
+class Sandbox:
+    """The folder of one execution's copies, the kernel options that install the redirect,
+    and what was copied."""
+
+    folder: Path
+
+    @property
+    def kernel_arguments(self) -> list[str]:
+        return [f"--IPKernelApp.exec_lines=import {__name__} as _r; _r.install(); del _r"]
+
+    @property
+    def installed(self) -> bool:
+        return (self.folder / _READY).is_file()
+
+    def copied(self) -> list[str]:
+        """The projects the notebook opened, as it named them, that existed (so were copied)."""
+        record = self.folder / _RECORD
+        if not record.is_file():
+            return []
+        return [entry["path"] for entry in json.loads(record.read_text(encoding="utf-8")) if entry["copied"]]
 
 
-def opened_projects(nb: Any) -> tuple[list[tuple[int, str]], list[str]]:
-    """The project paths the notebook's code cells open, as ``(cell number, path)``, and the
-    reasons some cannot be known or copied (``"cell 3 (...): ..."``)."""
-    found: list[tuple[int, str]] = []
-    problems: list[str] = []
+def shell_writers(nb: Any) -> list[str]:
+    """``cell 3 (!ragtt ingest ...)`` for each cell running the ragtt CLI in a shell."""
+    found = []
     for number, cell in enumerate(nb.cells, start=1):
-        if cell.get("cell_type") != "code":
-            continue
-        for line in str(cell.source).splitlines():
-            where = f"cell {number} ({line.strip()[:60]})"
-            if _REMOTE.search(line):
-                problems.append(f"{where} opens a project with a remote store, which cannot be copied")
-                continue
-            path = _path_in(line)
-            if path is None:
-                continue
-            if path == "":
-                problems.append(f"{where} opens a project whose path is computed when it runs")
-            else:
-                found.append((number, path))
-    return found, problems
-
-
-def _path_in(line: str) -> str | None:
-    """The project path a line opens; "" when it opens one whose path is not a literal."""
-    if (m := _OPEN.search(line)) is not None:
-        words = _words(m["rest"])
-        options_with_values = {"--embedder", "--events-uri", "--index-uri"}
-        paths = [w for i, w in enumerate(words) if not w.startswith("-") and words[i - 1] not in options_with_values]
-        return paths[0] if paths else None
-    for pattern, group in ((_SETTING, "value"), (_CALL, "arg"), (_FLAG, "value")):
-        if (m := pattern.search(line)) is not None:
-            text = m[group].strip().split("#")[0].strip()
-            if pattern is _FLAG:
-                return text.strip("'\"")
-            try:
-                value = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
-                return ""
-            return value if isinstance(value, str) else ""
-    return None
-
-
-def _words(text: str) -> list[str]:
-    try:
-        return shlex.split(text, comments=True)
-    except ValueError:
-        return text.split()
+        if cell.get("cell_type") == "code":
+            found += [
+                f"cell {number} ({line.strip()[:60]})"
+                for line in str(cell.source).splitlines()
+                if _SHELL_RAGTT.match(line)
+            ]
+    return found
 
 
 @contextmanager
-def sandbox(nb: Any, notebook: Path) -> Iterator[tuple[Path, list[str]]]:
-    """A temporary mirror of ``notebook``'s folder to run it in, and the project paths copied
-    there (as the notebook names them); removed afterwards. ``NotCopyableError`` when a project
-    it opens cannot be copied (see the module's docstring)."""
-    folder = notebook.parent.resolve()
-    found, problems = opened_projects(nb)
-    inside: dict[Path, str] = {}
-    for number, path in found:
-        target = (folder / Path(path).expanduser()).resolve()
-        if not target.is_relative_to(folder):
-            problems.append(f"cell {number} opens {path}, outside the notebook's folder {folder}")
-        else:
-            inside.setdefault(target.relative_to(folder), path)
-    if problems:
+def sandbox(nb: Any, notebook: Path) -> Iterator[Sandbox]:
+    """A temporary folder for the copies (removed afterwards), with ``$RAGTT_REPORT_COPIES`` set
+    for the kernel to inherit. ``NotCopyableError`` for a notebook whose shell lines run ragtt."""
+    shell = shell_writers(nb)
+    if shell:
         raise NotCopyableError(
-            f"{notebook.name} cannot run against throwaway copies of its projects, so running it would write "
-            f"to them: {'; '.join(problems)}. Pass --allow-writes (allow_writes=True) to run it against the "
-            "projects themselves, or export it without --execute"
+            f"{notebook.name} runs the ragtt CLI in a shell ({'; '.join(shell)}), which would write to the "
+            "projects themselves, not to throwaway copies: pass --allow-writes (allow_writes=True) to run it "
+            "anyway, or export it without --execute"
         )
+    previous = os.environ.get(ENV)
     with tempfile.TemporaryDirectory(prefix="ragtt-report-") as tmp:
-        mirror = Path(tmp) / folder.name
-        if Path() in inside:  # the notebook's own folder is a project: copy all of it
-            shutil.copytree(folder, mirror, symlinks=True)
-        else:
-            _mirror(folder, mirror, set(inside))
-        copied = [name for rel, name in inside.items() if (folder / rel).exists()]
-        yield mirror, copied
+        os.environ[ENV] = tmp
+        try:
+            yield Sandbox(Path(tmp))
+        finally:
+            if previous is None:
+                os.environ.pop(ENV, None)
+            else:
+                os.environ[ENV] = previous
 
 
-def _mirror(src: Path, dst: Path, projects: set[Path]) -> None:
-    """``dst`` as ``src`` with each of ``projects`` (relative paths) copied, the folders on the
-    way to them real folders, and everything else a symlink to the original."""
-    dst.mkdir(parents=True, exist_ok=True)
-    here = {p.parts[0]: p for p in projects if p.parts}
-    if not src.is_dir():
-        return
-    for child in src.iterdir():
-        rel = here.get(child.name)
-        if rel is None:
-            (dst / child.name).symlink_to(child, target_is_directory=child.is_dir())
-        elif len(rel.parts) == 1:
-            if child.is_dir():
-                shutil.copytree(child, dst / child.name, symlinks=True)
-        else:
-            _mirror(child, dst / child.name, {Path(*p.parts[1:]) for p in projects if p.parts[0] == child.name})
-    for name, rel in here.items():  # a project to be created under a folder that does not exist yet
-        if len(rel.parts) > 1 and not (src / name).exists():
-            (dst / name).mkdir(parents=True, exist_ok=True)
+def install() -> None:
+    """In the report's kernel: ``ragtt.Project.open`` opens throwaway copies (see the module)."""
+    import ragtt
+    from ragtt.marker import MARKER
+
+    folder = Path(os.environ[ENV])
+    opener = ragtt.Project.open.__func__  # type: ignore[attr-defined]
+    copies: dict[Path, Path] = {}
+
+    def copy_of(path: str | Path, kwargs: dict[str, Any]) -> Path:
+        original = Path(path).expanduser().resolve()
+        if original in copies:
+            return copies[original]
+        remote = [kwargs[k] for k in ("events_uri", "index_uri") if kwargs.get(k)]
+        marker = original / MARKER
+        if marker.is_file():
+            stores = json.loads(marker.read_text(encoding="utf-8")).get("stores", {})
+            remote += [v for v in stores.values() if isinstance(v, str) and "://" in v]
+        if remote:
+            raise NotCopyableError(
+                f"ragtt report runs notebooks against throwaway copies of their projects, and {path} has remote "
+                f"stores ({', '.join(remote)}) that cannot be copied: run the report with --allow-writes "
+                "(allow_writes=True) to use the project itself"
+            )
+        copy = folder / f"{len(copies) + 1}-{original.name or 'project'}"
+        if marker.is_file():
+            shutil.copytree(original, copy, symlinks=True, ignore=shutil.ignore_patterns("*.lock"))
+        copies[original] = copy
+        record = folder / _RECORD
+        entries = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []
+        entries.append({"path": str(path), "copy": str(copy), "copied": marker.is_file()})
+        record.write_text(json.dumps(entries), encoding="utf-8")
+        return copy
+
+    def open_copy(cls: Any, path: str | Path, *args: Any, **kwargs: Any) -> Any:
+        return opener(cls, copy_of(path, kwargs), *args, **kwargs)
+
+    ragtt.Project.open = classmethod(open_copy)  # type: ignore[method-assign,assignment]
+    (folder / _READY).touch()

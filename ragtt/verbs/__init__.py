@@ -233,13 +233,14 @@ def _ingest(proj: Project, a: dict[str, Any]) -> Any:
     if a["texts"]:
         if a["engine"] != "local" or a["ray_address"] is not None:
             raise VerbUsageError("in-memory texts are ingested here (engine 'local'); the Ray engine ingests paths")
-        return proj.ingest_texts(a["texts"])
+        return proj.ingest_texts(a["texts"], as_of=_utc(a["as_of"]))
     return proj.ingest(
         a["paths"],
         prune=a["prune"],
         follow_symlinks=a["follow_symlinks"],
         engine=a["engine"],
         ray_address=a["ray_address"],
+        as_of=_utc(a["as_of"]),
     )
 
 
@@ -329,6 +330,13 @@ verb(
                 "the Ray cluster for --engine ray (default: $RAY_ADDRESS, else a new local one)",
                 flags=("--ray-address",),
                 fronts=frozenset({"cli", "magic"}),  # a server's clients do not pick its cluster
+            ),
+            Arg(
+                "as_of",
+                datetime,
+                "the date the content is of, e.g. a release date 2023-04-25 (UTC if no offset): "
+                "the timeline's axis and --as-of datetimes use it",
+                flags=("--as-of-date",),
             ),
         ),
         _ingest,

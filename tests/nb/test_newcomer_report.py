@@ -109,17 +109,38 @@ def test_allow_writes_writes_and_needs_execute(saved: dict[str, Any], tmp_path: 
     assert misuse.returncode == 2 and "--allow-writes needs --execute" in misuse.stderr
 
 
-def test_a_project_outside_the_folder_is_refused_naming_the_cell(tmp_path: Path) -> None:
-    folder = tmp_path / "nb"
-    folder.mkdir()
-    nb = notebook(str(tmp_path / "elsewhere"))
-    path = folder / "n.ipynb"
+def test_a_computed_path_outside_the_folder_runs_against_a_copy_too(saved: dict[str, Any], tmp_path: Path) -> None:
+    """Paths are redirected where the kernel opens them, so a path computed at run time or
+    outside the notebook's folder cannot slip through."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell(c)
+        for c in (
+            "%load_ext ragtt_nb\nimport ragtt\nfrom pathlib import Path",
+            f"WHERE = Path({str(saved['folder'])!r})\nproj = ragtt.Project.open(WHERE / 'flaskproj')",
+            f"proj.ingest({str(EXTRA)!r})\nproj.snapshot('computed')",
+            "%ragtt open {WHERE / 'flaskproj'}\n%ragtt snapshot via-magic",
+        )
+    ]
+    (tmp_path / "elsewhere").mkdir()
+    path = tmp_path / "elsewhere" / "computed.ipynb"
     nbformat.write(nb, path)
+    before = _version(saved["project"])
     done = _report(str(path), "--execute", "--embedder", "hash")
-    assert done.returncode == 2
-    assert "cell 2 opens" in done.stderr and "outside the notebook's folder" in done.stderr
-    assert "--allow-writes" in done.stderr
-    assert not (tmp_path / "elsewhere").exists()
+    assert done.returncode == 0, done.stderr
+    assert f"throwaway copy of {saved['folder'] / 'flaskproj'}" in done.stderr
+    assert _version(saved["project"]) == before
+
+
+def test_shell_lines_running_ragtt_are_refused_naming_the_cell(tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(f"!ragtt ingest {EXTRA} --project p")]
+    path = tmp_path / "shell.ipynb"
+    nbformat.write(nb, path)
+    done = _report(str(path), "--execute")
+    assert done.returncode == 2 and not (tmp_path / "p").exists()
+    assert "cell 2 (!ragtt ingest" in done.stderr and "--allow-writes" in done.stderr
 
 
 def test_a_refusal_names_each_cell(saved: dict[str, Any], tmp_path: Path) -> None:
