@@ -167,3 +167,68 @@ def test_closed_progress_text() -> None:
     )
     assert closed_progress_text("Timeline(versions 1-7)") is None
     assert closed_progress_text(json.dumps({"a": 1})) is None
+
+
+@pytest.fixture(scope="module")
+def report_html(saved: dict[str, Any]) -> Path:
+    """The newcomer's notebook exported as saved (no kernel)."""
+    return export_report(saved["path"], saved["folder"] / "flask.html")
+
+
+def _boxes(timeline: Any) -> list[dict[str, Any]]:
+    return list(json.loads(timeline.get_attribute("data-label-boxes")))
+
+
+def _no_overlap(boxes: list[dict[str, Any]]) -> bool:
+    by_row: dict[int, list[dict[str, Any]]] = {}
+    for b in boxes:
+        by_row.setdefault(b["row"], []).append(b)
+    return all(
+        a["x1"] <= b["x0"]
+        for row in by_row.values()
+        for a, b in zip(sorted(row, key=lambda b: b["x0"]), sorted(row, key=lambda b: b["x0"])[1:])
+    )
+
+
+def test_browser_report_timeline_keeps_every_snapshot_label(report_html: Path, offline: Any, screens: Path) -> None:
+    """Item 6 (the report renders, progress bars as text) and item 8 (every release keeps its
+    label, on either axis, however squeezed)."""
+    from tests.nb.conftest import screenshot
+    from tests.nb.newcomer import RELEASES
+
+    page = offline.open(report_html)
+    page.wait_for_selector(".ragtt-timeline canvas", timeout=30_000)
+    page.wait_for_selector(".ragtt-chunk-diff .ragtt-chunk", timeout=30_000)
+    assert page.get_by_text("ragtt embed: 100%").count() >= 1
+    timeline = page.locator(".ragtt-timeline")
+    want = {f"flask-{tag}" for tag in RELEASES}
+    for width in (1400, 520):  # a narrow window squeezes the releases together
+        page.set_viewport_size({"width": width, "height": 900})
+        page.wait_for_timeout(300)
+        for _ in range(2):  # both axes
+            boxes = _boxes(timeline)
+            assert {b["label"] for b in boxes} == want, (width, timeline.get_attribute("data-axis"), boxes)
+            assert _no_overlap(boxes), boxes
+            if width == 520 and timeline.get_attribute("data-axis") == "time":
+                screenshot(page, timeline, screens / "newcomer_timeline_time_axis.png")
+            timeline.locator(".ragtt-tl-axis").click()
+            page.wait_for_timeout(200)
+    screenshot(page, timeline, screens / "newcomer_timeline.png")
+    assert [e for e in offline.errors if "Failed to load resource" not in e] == []
+
+
+def test_browser_diff_card_shows_its_why_beside_it(report_html: Path, offline: Any, screens: Path) -> None:
+    """Item 8: clicking a diff card showed its "why" 1,000 px below, at the foot of the widget."""
+    from tests.nb.conftest import screenshot
+
+    page = offline.open(report_html)
+    page.wait_for_selector(".ragtt-chunk-diff .ragtt-chunk", timeout=30_000)
+    diff = page.locator(".ragtt-chunk-diff")
+    card = diff.locator(".ragtt-cd-right .ragtt-chunk").first
+    card.click()
+    detail = diff.locator(".ragtt-cd-detail")
+    assert detail.count() == 1 and "Why:" in detail.inner_text()
+    chosen = diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-selected").first
+    gap = detail.bounding_box()["y"] - (chosen.bounding_box()["y"] + chosen.bounding_box()["height"])
+    assert 0 <= gap < 20, gap
+    screenshot(page, chosen, screens / "newcomer_diff_why.png")
