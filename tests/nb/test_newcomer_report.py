@@ -180,13 +180,13 @@ def _boxes(timeline: Any) -> list[dict[str, Any]]:
 
 
 def _no_overlap(boxes: list[dict[str, Any]]) -> bool:
-    by_row: dict[int, list[dict[str, Any]]] = {}
-    for b in boxes:
-        by_row.setdefault(b["row"], []).append(b)
+    from itertools import pairwise
+
+    rows = {b["row"] for b in boxes}
     return all(
         a["x1"] <= b["x0"]
-        for row in by_row.values()
-        for a, b in zip(sorted(row, key=lambda b: b["x0"]), sorted(row, key=lambda b: b["x0"])[1:])
+        for row in rows
+        for a, b in pairwise(sorted((b for b in boxes if b["row"] == row), key=lambda b: b["x0"]))
     )
 
 
