@@ -20,11 +20,13 @@ import pytest
 
 import ragtt
 from ragtt.serve import create_app
+from tests.nb import conftest as nb_conftest
 from tests.nb.conftest import Offline, screenshot
 from tests.nb.newcomer import QUESTION, releases
 from tests.serve.conftest import live
 
 OTHER = "How do I install Flask?"
+screens = nb_conftest.screens  # the fixture of the screenshots' folder ($RAGTT_SCREENSHOTS), shared with tests/nb
 
 
 @pytest.fixture(scope="module")
@@ -137,3 +139,75 @@ def test_ragtt_serve_prints_its_url(flask_ui: dict[str, Any]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def renamed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Flask 3.0.0 then 3.0.3, where docs/security.rst became docs/web-security.rst unchanged."""
+    from tests.conftest import flask_releases
+
+    path = tmp_path_factory.mktemp("renamed") / "flaskproj"
+    found = {p.name.split("_flask-")[1]: p for p in flask_releases()}
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
+        for tag in ("3.0.0", "3.0.3"):
+            proj.ingest(found[tag])
+            proj.snapshot(f"flask-{tag}")
+        report = proj.drift("flask-3.0.0", "flask-3.0.3")
+    return {"path": path, "report": report}
+
+
+def test_the_drift_table_names_a_rename(renamed: dict[str, Any]) -> None:
+    from ragtt_nb.drift_scatter import DriftScatter
+
+    with ragtt.Project.open(renamed["path"], embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        table = DriftScatter(proj, "flask-3.0.0", "flask-3.0.3")._data["source_table"]
+    rows = {r["source"]: r for r in table}
+    assert rows["docs/web-security.rst"]["status"] == "renamed"
+    assert rows["docs/web-security.rst"]["renamed_from"] == "docs/security.rst"
+    assert "docs/security.rst" not in rows  # one row, not "removed" plus "added"
+    cli = {s.source: s for s in renamed["report"].sources}
+    assert rows["docs/config.rst"]["summary"] == cli["docs/config.rst"].summary()
+
+
+def test_browser_drift_arrows_are_labelled_and_the_table_sits_beside_the_plot(
+    browser: Any, renamed: dict[str, Any], screens: Path
+) -> None:
+    import json
+
+    with live(create_app(renamed["path"], embedder=ragtt.HashEmbedder())) as url:
+        o = Offline(browser, allowed=(f"{url}/", "blob:", "data:"))
+        try:
+            page = o.page
+            page.set_viewport_size({"width": 1400, "height": 900})
+            page.goto(f"{url}/ui")
+            page.wait_for_selector(".ragtt-ui[data-ready]", timeout=60_000)
+            scatter = page.locator(".ragtt-drift-scatter[data-painted]")
+            scatter.wait_for(timeout=30_000)
+            labels = json.loads(scatter.get_attribute("data-arrow-labels"))
+            texts = [b["text"] for b in labels]
+            assert "docs/security.rst → docs/web-security.rst (renamed)" in texts
+            cli = {s.source: s for s in renamed["report"].sources}
+            config = cli["docs/config.rst"]
+            assert any(t.startswith(f"docs/config.rst · cos {config.centroid_cosine:.3f}") for t in texts), texts
+            for a in labels:  # no two labels over each other
+                assert all(
+                    a is b or a["x1"] < b["x0"] or a["x0"] > b["x1"] or a["y1"] < b["y0"] or a["y0"] > b["y1"]
+                    for b in labels
+                ), labels
+            table = scatter.locator(".ragtt-ds-table")
+            row = table.locator("tr[data-source='docs/web-security.rst']")
+            assert "renamed from docs/security.rst" in row.inner_text()
+            assert table.locator("tr[data-source='docs/security.rst']").count() == 0
+            config_row = table.locator("tr[data-source='docs/config.rst']").inner_text()
+            assert f"{config.centroid_cosine:.4f}" in config_row
+            assert ("DRIFTED" in config_row) == bool(config.drifted)
+            plot, side = scatter.locator(".ragtt-ds-plot").bounding_box(), table.bounding_box()
+            assert side["x"] >= plot["x"] + plot["width"] - 1 and abs(side["y"] - plot["y"]) < 40  # beside, not below
+            screenshot(page, scatter, screens / "newcomer_drift.png")
+            scatter.locator(".ragtt-ds-color").select_option("source")
+            legend = scatter.locator(".ragtt-ds-legend").inner_text()
+            assert "hollow" in legend and "filled" in legend
+            screenshot(page, scatter, screens / "newcomer_drift_by_source.png")
+            assert o.aborted == [] and o.dialogs == []
+        finally:
+            o.context.close()
