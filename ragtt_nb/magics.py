@@ -447,8 +447,8 @@ def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
         "--axis",
         choices=["auto", "time", "versions"],
         default="auto",
-        help="time: wall clock; versions: one equal slot per index version; auto (default): versions "
-        "when the gaps between commits vary by more than 20x",
+        help="time: wall clock (or the ingests' --as-of-date); versions: one equal slot per index version; auto (default): "
+        "versions unless the versions are spread evenly over the axis",
     ),
 )
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
