@@ -137,15 +137,17 @@ function byQuestion(runs) {
   }
   return [...groups.values()];
 }
-var when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/Z$/, "");
+var when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+-]00:?00)$/, "");
 function runItem(ui, q) {
   const item = el("li", `ragtt-ui-run ragtt-ui-${q.kind}`);
   item.dataset.queryId = q.query_id;
   item.dataset.kind = q.kind;
   const id = el("code", "ragtt-ui-id", q.query_id.slice(0, 10));
   id.title = q.query_id;
+  const at = el("span", "ragtt-ui-when", when(q.ts));
+  at.title = `${q.ts} (UTC)`;
   item.append(
-    el("span", "ragtt-ui-when", when(q.ts)),
+    at,
     id,
     el("span", "ragtt-ui-kind", q.kind),
     el("span", "ragtt-ui-dim", ` v${q.index_version}`),

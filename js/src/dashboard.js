@@ -89,8 +89,8 @@ function byQuestion(runs) {
   return [...groups.values()];
 }
 
-/** "2026-12-03 09:41:07" from the log's UTC time. @param {string} ts */
-const when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/Z$/, "");
+/** "2026-12-03 09:41:07" (UTC) from the log's time. @param {string} ts */
+const when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+-]00:?00)$/, "");
 
 /** One run of a question: its time, id, kind and version, and what to open it in. @param {UI} ui @param {LoggedQuery} q */
 function runItem(ui, q) {
@@ -99,7 +99,9 @@ function runItem(ui, q) {
   item.dataset.kind = q.kind;
   const id = el("code", "ragtt-ui-id", q.query_id.slice(0, 10));
   id.title = q.query_id;
-  item.append(el("span", "ragtt-ui-when", when(q.ts)), id, el("span", "ragtt-ui-kind", q.kind),
+  const at = el("span", "ragtt-ui-when", when(q.ts));
+  at.title = `${q.ts} (UTC)`;
+  item.append(at, id, el("span", "ragtt-ui-kind", q.kind),
     el("span", "ragtt-ui-dim", ` v${q.index_version}`),
     button("ragtt-ui-small", "timeline", `timeline of ${q.text}`, () => mount(ui, "timeline", { query_id: q.query_id })),
     button("ragtt-ui-small", "then", `diff from ${q.text}`, () => { ui.pickers.left.value = q.query_id; }),
