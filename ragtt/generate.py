@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ragtt.results import RetrievedChunk
 
-__all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator", "LiteLLMGenerator", "build_messages"]
+__all__ = [
+    "EXTRACTIVE_LABEL",
+    "ExtractiveGenerator",
+    "Generation",
+    "Generator",
+    "LiteLLMGenerator",
+    "build_messages",
+    "excerpt",
+]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
 # A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses).
@@ -118,6 +126,7 @@ class _Sentence:
     terms: Counter[str]
     heading: frozenset[str]
     heading_weight: float
+    title: str = ""  # the heading's words as written
 
 
 class ExtractiveGenerator:
@@ -141,7 +150,7 @@ class ExtractiveGenerator:
         self.passage_chars = passage_chars
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
-        units = _sentences(chunks)
+        units = _sentences([c.text for c in chunks])
         if not units:
             return Generation(f"{EXTRACTIVE_LABEL}\nNo retrieved text to quote.", self.model_id)
         scores = _bm25(_stems(query), units)
@@ -188,12 +197,27 @@ def _doc_order(chunks: list[RetrievedChunk], index: int) -> tuple[int, int]:
     return first_rank, chunk.charspan[0]
 
 
-def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
+def excerpt(query: str, text: str, max_chars: int = 240) -> str:
+    """The sentence of ``text`` that best matches ``query``, as the extractive answer ranks
+    them (BM25; a section's heading counts for its sentences), after that heading
+    ("SEND_FILE_MAX_AGE_DEFAULT: When serving files, ..."); the text's opening when no
+    sentence matches. At most ``max_chars`` (cut with "…")."""
+    units = _sentences([text])
+    scores = _bm25(_stems(query), units) if units else []
+    best = max(range(len(units)), key=lambda k: (scores[k], -k)) if units else None
+    if best is None or scores[best] <= 0:
+        found = " ".join(text.split())
+    else:
+        found = f"{units[best].title}: {units[best].text}" if units[best].title else units[best].text
+    return found if len(found) <= max_chars else found[: max_chars - 1] + "…"
+
+
+def _sentences(texts: list[str]) -> list[_Sentence]:
     out: list[_Sentence] = []
-    for ci, chunk in enumerate(chunks):
+    for ci, chunk_text in enumerate(texts):
         heading: frozenset[str] = frozenset()
-        weight, section, code, fence = 0.0, 0, False, False
-        for block in _BLOCK_END.split(chunk.text):
+        weight, section, code, fence, title_text = 0.0, 0, False, False, ""
+        for block in _BLOCK_END.split(chunk_text):
             lines = [line for line in block.splitlines() if line.strip()]
             if not lines:
                 continue
@@ -212,6 +236,7 @@ def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
                 else:
                     heading, section, code = frozenset(_stem_list(title)), section + 1, False
                     weight = DIRECTIVE_WEIGHT if directive else TITLE_WEIGHT
+                    title_text = " ".join(title.split())
                 if head is lines:
                     continue
                 lines = lines[1:]
@@ -223,7 +248,7 @@ def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
                 text = raw.strip().removesuffix("::")
                 if len(text) < 12 or text.endswith("?"):
                     continue  # too short, or a question, not an answer
-                out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight))
+                out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight, title_text))
     return out
 
 

@@ -151,12 +151,23 @@ class QueryResult(Result):
 
 @dataclass(frozen=True)
 class ReplayResult(QueryResult):
-    original_query_id: str = ""
-    matches_original: bool = False
+    """A re-run at a past version. A replay of a logged query names it (``original_query_id``)
+    and says whether it retrieved the same (``matches_original``); a text run as of a version
+    (``replay_text``) and a bisect's probes have no original: both are None."""
+
+    original_query_id: str | None = None
+    matches_original: bool | None = None
+
+    def verdict(self) -> str:
+        """ "replay of <id>: matches the original", "... DIFFERS from the original", or what
+        this run was when it has no original."""
+        if self.original_query_id is None:
+            return "a text run as of this version (no original query to compare with)"
+        said = "matches the original" if self.matches_original else "DIFFERS from the original"
+        return f"replay of {self.original_query_id}: {said}"
 
     def _header_html(self) -> str:
-        verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
-        return super()._header_html() + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>"
+        return super()._header_html() + f"<br>{esc(self.verdict())}"
 
 
 @dataclass(frozen=True)

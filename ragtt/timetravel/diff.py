@@ -11,15 +11,18 @@ import numpy as np
 from ragtt._html import BOX, STYLE, esc, runs_html, table
 from ragtt.index.retrieve import tokens
 from ragtt.results import Result, version_label
-from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
+from ragtt.timetravel.passages import DEFAULT_THRESHOLD, Aboutness, PassagePair, pair_passages
 
 if TYPE_CHECKING:
     from ragtt.context import Context
-    from ragtt.timetravel.run import LoggedRun
 
 __all__ = ["DiffChunk", "DiffReport", "KeptChunk", "diff_runs", "jaccard", "rank_biased_overlap"]
 
 RBO_P = 0.9
+# A document longer than this is not read whole to place a chunk or find a subject's entry.
+_DOCUMENT_CHARS = 2_000_000
+# How much of a chunk a text view shows: the sentence that matches the query, up to this.
+EXCERPT_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,8 @@ class DiffChunk(Result):
     rank: int
     score: float
     text: str
+    excerpt: str = ""  # the sentence of ``text`` that best matches the query (what a card shows)
+    charspan: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,7 @@ class KeptChunk(Result):
     score_after: float
     score_delta: float
     text: str
+    excerpt: str = ""
 
 
 @dataclass(frozen=True)
@@ -134,16 +140,15 @@ class DiffReport(Result):
             lines += [f"      {edit}" for edit in _edits(p.runs)]
         for c in self.removed_unpaired:
             lines.append(
-                f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (removed, no counterpart)"
+                f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c)} (removed, no counterpart)"
             )
         for c in self.added_unpaired:
             lines.append(
-                f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (added, no counterpart)"
+                f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c)} (added, no counterpart)"
             )
         for k in self.kept:
             lines.append(
-                f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
-                f"{k.score_delta:+.4f} {_preview(k.text)}"
+                f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} {k.score_delta:+.4f} {_preview(k)}"
             )
         if self.latency_delta_ms is not None:
             lines.append(f"  latency delta: {self.latency_delta_ms:+.1f} ms")
@@ -242,9 +247,11 @@ def _edits(runs: list[tuple[str, str]], context: int = 6) -> list[str]:
     return out
 
 
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat[:70] + ("…" if len(flat) > 70 else ""))
+def _preview(chunk: DiffChunk | KeptChunk) -> str:
+    """The chunk's excerpt (the sentence that matches the query), else its opening, whole up
+    to ``EXCERPT_CHARS``."""
+    flat = " ".join((chunk.excerpt or chunk.text).split())
+    return repr(flat[:EXCERPT_CHARS] + ("…" if len(flat) > EXCERPT_CHARS else ""))
 
 
 def jaccard(a: list[str] | set[str], b: list[str] | set[str]) -> float:
@@ -285,23 +292,26 @@ def rank_biased_overlap(left: list[str], right: list[str], p: float = RBO_P) -> 
 def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD) -> DiffReport:
     """``threshold``: the passage similarity from which a removed and an added chunk of the
     same source are one "changed" passage (``ragtt.timetravel.passages.pair_passages``)."""
+    from ragtt.generate import excerpt
     from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
-    texts = {**_texts(ctx, left), **_texts(ctx, right)}
     lmap = {c["chunk_id"]: c for c in left.chunks}
     rmap = {c["chunk_id"]: c for c in right.chunks}
-    removed = [
-        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-        for c in left.chunks
-        if c["chunk_id"] not in rmap
-    ]
-    added = [
-        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-        for c in right.chunks
-        if c["chunk_id"] not in lmap
-    ]
+    lrows = _rows(ctx, left.index_version, [cid for cid in lmap if cid not in rmap])
+    rrows = _rows(ctx, right.index_version, list(rmap))
+    texts = {cid: str(r["text"]) for cid, r in {**lrows, **rrows}.items()}
+
+    def changed_chunk(c: dict[str, Any], query: str) -> DiffChunk:
+        text = texts.get(c["chunk_id"], "")
+        span = tuple(c.get("charspan") or (0, 0))
+        return DiffChunk(
+            c["chunk_id"], c["source"], c["rank"], c["score"], text, excerpt(query, text), (int(span[0]), int(span[1]))
+        )
+
+    removed = [changed_chunk(c, left.query) for c in left.chunks if c["chunk_id"] not in rmap]
+    added = [changed_chunk(c, right.query) for c in right.chunks if c["chunk_id"] not in lmap]
     kept = [
         KeptChunk(
             cid,
@@ -312,6 +322,7 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
             rmap[cid]["score"],
             rmap[cid]["score"] - c["score"],
             texts.get(cid, ""),
+            excerpt(right.query, texts.get(cid, "")),
         )
         for cid, c in lmap.items()
         if cid in rmap
@@ -341,13 +352,36 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
         right_answer=right.answer,
         latency_delta_ms=latency,
         notes=notes,
-        changed=pair_passages(removed, added, threshold),
+        changed=pair_passages(removed, added, threshold, _aboutness(ctx, right.query, {**lrows, **rrows})),
         labels=version_labels(ctx),
     )
 
 
-def _texts(ctx: Context, run: LoggedRun) -> dict[str, str]:
-    return ctx.table.texts(run.index_version, [c["chunk_id"] for c in run.chunks])
+def _rows(ctx: Context, version: int, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """chunk_id -> its row at ``version`` (text, span, document key, vector), in one scan."""
+    from ragtt.index.table import sql_string_list
+
+    if not chunk_ids:
+        return {}
+    columns = ["chunk_id", "text", "doc_key", "char_start", "char_end", "vector"]
+    rows = ctx.table.scan(version, columns, where=f"chunk_id IN ({sql_string_list(sorted(set(chunk_ids)))})")
+    return {r["chunk_id"]: r for r in rows.to_pylist()}
+
+
+def _aboutness(ctx: Context, query: str, rows: dict[str, dict[str, Any]]) -> Aboutness:
+    """What pairs passages beyond their words: the chunks' vectors, their documents and places."""
+    documents: dict[str, str | None] = {}
+    for key in {r["doc_key"] for r in rows.values()}:
+        found = ctx.log.documents.get(key)
+        text = found.text if found is not None else None
+        documents[key] = text if isinstance(text, str) and len(text) <= _DOCUMENT_CHARS else None
+    spans = {}
+    for cid, r in rows.items():
+        text = documents.get(r["doc_key"])
+        if text is not None:
+            spans[cid] = (text, int(r["char_start"]), int(r["char_end"]))
+    vectors = {cid: np.asarray(r["vector"], dtype=np.float32) for cid, r in rows.items() if r.get("vector") is not None}
+    return Aboutness(query=query, vectors=vectors, spans=spans)
 
 
 def _answer_similarity(ctx: Context, left: str | None, right: str | None) -> dict[str, float] | None:
