@@ -253,6 +253,17 @@ class Snapshots(list[Snapshot]):
             return f"{STYLE}{BOX}<i>no snapshots yet (proj.snapshot(label))</i></div>"
         return snapshots_html(self)
 
+    def to_text(self) -> str:
+        """One aligned row per snapshot under a header (what ``ragtt snapshots`` prints)."""
+        if not self:
+            return "no snapshots yet (ragtt snapshot LABEL)"
+        rows = [("label", "version", "documents", "chunks", "created (UTC)")]
+        rows += [
+            (s.label, f"v{s.index_version}", str(s.doc_count), str(s.chunk_count), iso_utc(s.created_at)) for s in self
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:
     rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, iso_utc(s.created_at)) for s in snapshots]

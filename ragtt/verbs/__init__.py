@@ -169,10 +169,16 @@ def result_text(result: Any, at: str | None = None) -> str:
 
 
 def _events_text(frame: Any) -> str:
-    return "\n".join(
-        f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
-        for r in frame.iter_rows(named=True)
-    )
+    """One line per event; a query's first event also shows its question."""
+    lines = []
+    for r in frame.iter_rows(named=True):
+        line = (
+            f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
+        )
+        if r["type"].endswith("query.received"):
+            line += f"  {json.loads(r['payload']).get('text', '')!r}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _trace_text(frame: Any) -> str:
@@ -183,7 +189,7 @@ def _trace_text(frame: Any) -> str:
 
 
 def _snapshots_text(snaps: Any) -> str:
-    return "\n".join(repr(s) for s in snaps) if snaps else "no snapshots yet (ragtt snapshot LABEL)"
+    return str(snaps.to_text())
 
 
 def _snapshot_json(snap: Any) -> Any:
