@@ -7,6 +7,7 @@ the query, and says plainly that no model wrote it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import re
@@ -127,6 +128,12 @@ class _Sentence:
     heading: frozenset[str]
     heading_weight: float
     title: str = ""  # the heading's words as written
+    code: str = ""  # the code block this sentence introduces, quoted with it
+
+    @property
+    def quoted(self) -> str:
+        """The sentence as an answer quotes it: with the code block it introduces."""
+        return f"{self.text}\n{self.code}\n" if self.code else self.text
 
 
 class ExtractiveGenerator:
@@ -168,12 +175,12 @@ class ExtractiveGenerator:
             while (
                 j < len(units)
                 and (units[j].chunk, units[j].section) == (units[k].chunk, units[k].section)
-                and (j <= k or size + 1 + len(units[j].text) <= self.passage_chars)
+                and (j <= k or size + 1 + len(units[j].quoted) <= self.passage_chars)
             ):
                 if units[j].text not in quoted:
                     quoted.add(units[j].text)
-                    texts.append(units[j].text)
-                    size += len(units[j].text) + 1
+                    texts.append(units[j].quoted)
+                    size += len(units[j].quoted) + 1
                 j += 1
             passages.append((start, texts))
         passages.sort(key=lambda p: (_doc_order(chunks, units[p[0]].chunk), p[0]))
@@ -217,6 +224,7 @@ def _sentences(texts: list[str]) -> list[_Sentence]:
     for ci, chunk_text in enumerate(texts):
         heading: frozenset[str] = frozenset()
         weight, section, code, fence, title_text = 0.0, 0, False, False, ""
+        intro: int | None = None  # the sentence ending in ":" right before a code block: it keeps the code
         for block in _BLOCK_END.split(chunk_text):
             lines = [line for line in block.splitlines() if line.strip()]
             if not lines:
@@ -224,6 +232,8 @@ def _sentences(texts: list[str]) -> list[_Sentence]:
             fences = sum(line.lstrip().startswith("```") for line in lines)  # (a ~~~ line is a reST underline)
             if fence or fences:  # a Markdown code fence, which may span blank lines
                 fence = fence != (fences % 2 == 1)
+                _keep_code(out, intro, [line for line in lines if not line.lstrip().startswith("```")])
+                intro = intro if fence else None
                 continue
             # A directive or Markdown heading may carry its text right below it, with no blank line.
             opens = _DIRECTIVE.match(lines[0]) or _MD_HEADING.match(lines[0])
@@ -236,20 +246,37 @@ def _sentences(texts: list[str]) -> list[_Sentence]:
                 else:
                     heading, section, code = frozenset(_stem_list(title)), section + 1, False
                     weight = DIRECTIVE_WEIGHT if directive else TITLE_WEIGHT
-                    title_text = " ".join(title.split())
+                    title_text, intro = " ".join(title.split()), None
                 if head is lines:
                     continue
                 lines = lines[1:]
             if code or all(_CODE_LINE.match(line) for line in lines):
                 code = False
+                _keep_code(out, intro, lines)
+                intro = None
                 continue
             code = lines[-1].rstrip().endswith("::")  # reST: a literal block follows
+            intro = None
             for raw in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
                 text = raw.strip().removesuffix("::")
                 if len(text) < 12 or text.endswith("?"):
                     continue  # too short, or a question, not an answer
                 out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight, title_text))
+                intro = len(out) - 1 if raw.rstrip().endswith(":") else None
     return out
+
+
+def _keep_code(out: list[_Sentence], intro: int | None, lines: list[str]) -> None:
+    """A code block after the sentence that introduces it ("use the following command to
+    install Flask:") goes with that sentence: quoting one without the other says nothing."""
+    if intro is None:
+        return
+    import textwrap
+
+    if not lines:
+        return
+    block = textwrap.indent(textwrap.dedent("\n".join(lines)), "    ")
+    out[intro] = dataclasses.replace(out[intro], code=f"{out[intro].code}\n{block}" if out[intro].code else block)
 
 
 def _heading(lines: list[str]) -> str | None:
