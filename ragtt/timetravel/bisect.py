@@ -62,6 +62,7 @@ class BisectReport(Result):
         return (
             f"bisect {self.predicate} for {self.query!r}: first changed at "
             f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})"
+            + self._entered_text()
         )
 
     def to_text(self) -> str:
