@@ -298,7 +298,7 @@ class Namespaces:
             embedder, reason = self.embedder_for(infos[namespaces[0]])
             if embedder is None:
                 raise ConfigError(f"cannot embed: {reason}")
-            given = embedder.embed([found[i][1] for i in ids])
+            given: Any = embedder.embed([found[i][1] for i in ids])
             who = f"the embedder {embedder.model_id!r}"
         else:
             given, model = embeddings, infos[namespaces[0]].embedding_model if len(namespaces) == 1 else None

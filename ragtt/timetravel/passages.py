@@ -256,16 +256,16 @@ def _subject_texts(
 ) -> tuple[str, str, str | None] | None:
     """The subject's entry in each document, when both chunks hold one and a chunk's edge
     cuts it (else None: the chunks' texts are the passages)."""
-    spans = about.spans.get(_get(lc, "chunk_id")), about.spans.get(_get(rc, "chunk_id"))
-    if not shared or spans[0] is None or spans[1] is None:
+    left, right = about.spans.get(_get(lc, "chunk_id")), about.spans.get(_get(rc, "chunk_id"))
+    if not shared or left is None or right is None:
         return None
     subject = max(shared, key=lambda t: (t in query, idf(t), t))
-    entries = [_entry(text, start, end, subject) for text, start, end in spans]
-    if entries[0] is None or entries[1] is None:
+    left_entry, right_entry = _entry(*left, subject), _entry(*right, subject)
+    if left_entry is None or right_entry is None:
         return None
-    if all(span[1] <= entry[0] and entry[1] <= span[2] for span, entry in zip(spans, entries, strict=True)):
+    if all(span[1] <= entry[0] and entry[1] <= span[2] for span, entry in ((left, left_entry), (right, right_entry))):
         return None  # both chunks hold their whole entry: they are the passages
-    return spans[0][0][slice(*entries[0])], spans[1][0][slice(*entries[1])], subject
+    return left[0][slice(*left_entry)], right[0][slice(*right_entry)], subject
 
 
 def _entry(text: str, start: int, end: int, term: str) -> tuple[int, int] | None:

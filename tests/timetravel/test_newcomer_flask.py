@@ -212,7 +212,7 @@ def test_cli_events_show_the_question_and_snapshots_print_a_table(
 
 
 def test_the_extractive_answer_keeps_the_command_its_sentence_introduces(flask: Any) -> None:
-    proj, asked = flask
+    _, asked = flask
     answer = asked["other"].answer
     intro = "use the following command to install Flask:"
     assert intro in answer
