@@ -151,12 +151,23 @@ class QueryResult(Result):
 
 @dataclass(frozen=True)
 class ReplayResult(QueryResult):
-    original_query_id: str = ""
-    matches_original: bool = False
+    """A re-run at a past version. A replay of a logged query names it (``original_query_id``)
+    and says whether it retrieved the same (``matches_original``); a text run as of a version
+    (``replay_text``) and a bisect's probes have no original: both are None."""
+
+    original_query_id: str | None = None
+    matches_original: bool | None = None
+
+    def verdict(self) -> str:
+        """ "replay of <id>: matches the original", "... DIFFERS from the original", or what
+        this run was when it has no original."""
+        if self.original_query_id is None:
+            return "a text run as of this version (no original query to compare with)"
+        said = "matches the original" if self.matches_original else "DIFFERS from the original"
+        return f"replay of {self.original_query_id}: {said}"
 
     def _header_html(self) -> str:
-        verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
-        return super()._header_html() + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>"
+        return super()._header_html() + f"<br>{esc(self.verdict())}"
 
 
 @dataclass(frozen=True)
@@ -241,6 +252,17 @@ class Snapshots(list[Snapshot]):
         if not self:
             return f"{STYLE}{BOX}<i>no snapshots yet (proj.snapshot(label))</i></div>"
         return snapshots_html(self)
+
+    def to_text(self) -> str:
+        """One aligned row per snapshot under a header (what ``ragtt snapshots`` prints)."""
+        if not self:
+            return "no snapshots yet (ragtt snapshot LABEL)"
+        rows = [("label", "version", "documents", "chunks", "created (UTC)")]
+        rows += [
+            (s.label, f"v{s.index_version}", str(s.doc_count), str(s.chunk_count), iso_utc(s.created_at)) for s in self
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:

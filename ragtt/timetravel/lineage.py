@@ -71,12 +71,22 @@ class LineageReport(Result):
     right_version: int
     entries: list[LineageEntry]
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+    left_query: str = ""
+    right_query: str = ""
+    # The two runs asked different questions: said here, in the text and in every front end.
+    warning: str | None = None
+
+    @property
+    def same_question(self) -> bool:
+        return self.left_query == self.right_query
 
     def to_text(self) -> str:
         head = (
             f"lineage {self.left_id} at {version_label(self.left_version, self.labels)} -> {self.right_id} "
             f"at {version_label(self.right_version, self.labels)}"
         )
+        if self.warning:
+            head += f"\n  WARNING: {self.warning}"
         if not self.entries:
             return head + "\n  the top-k did not change"
         return "\n".join([head, *(f"  {e.statement(self.labels)}" for e in self.entries)])
@@ -125,15 +135,19 @@ class LineageReport(Result):
             f"{STYLE}{BOX}<b>Lineage</b> {esc(version_label(self.left_version, self.labels))} &rarr; "
             f"{esc(version_label(self.right_version, self.labels))}"
             f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
+            + (f"<div class='rem'>warning: {esc(self.warning)}</div>" if self.warning else "")
             + table(["change", "cause", "version", "source", "chunk", "why"], rows)
             + "</div>"
         )
 
 
 def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
+    """Either id may be ``"last"``: the newest live run of the other one's question."""
     from ragtt.index.snapshots import version_labels
-    from ragtt.timetravel.run import load_run
+    from ragtt.timetravel.diff import question_warning
+    from ragtt.timetravel.run import load_run, resolve_pair
 
+    left_id, right_id = resolve_pair(ctx, left_id, right_id)
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
     lranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in left.chunks}
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
@@ -162,6 +176,9 @@ def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
         right.index_version,
         _with_passages(ctx, entries, left.index_version, right.index_version),
         version_labels(ctx),
+        left.query,
+        right.query,
+        question_warning(left.query, right.query),
     )
 
 

@@ -153,11 +153,12 @@ def _rows(frame: Any) -> list[dict[str, Any]]:
 def result_text(result: Any, at: str | None = None) -> str:
     """A QueryResult or ReplayResult as the CLI prints it; ``at`` is the version's label
     ("flask-1.0 (v6)") when the caller knows it."""
+    from ragtt.results import ReplayResult
+
     where = at if at is not None else f"index version {result.index_version}"
     lines = [f"{type(result).__name__} {result.query_id} at {where} ({result.latency_ms:.1f} ms)"]
-    if getattr(result, "original_query_id", ""):
-        verdict = "matches" if result.matches_original else "DIFFERS FROM"
-        lines.append(f"  replay {verdict} original {result.original_query_id}")
+    if isinstance(result, ReplayResult):
+        lines.append(f"  {result.verdict()}")
     for c in result.chunks:
         preview = " ".join(c.text.split())[:90]
         lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")
@@ -168,10 +169,16 @@ def result_text(result: Any, at: str | None = None) -> str:
 
 
 def _events_text(frame: Any) -> str:
-    return "\n".join(
-        f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
-        for r in frame.iter_rows(named=True)
-    )
+    """One line per event; a query's first event also shows its question."""
+    lines = []
+    for r in frame.iter_rows(named=True):
+        line = (
+            f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
+        )
+        if r["type"].endswith("query.received"):
+            line += f"  {json.loads(r['payload']).get('text', '')!r}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _trace_text(frame: Any) -> str:
@@ -182,7 +189,7 @@ def _trace_text(frame: Any) -> str:
 
 
 def _snapshots_text(snaps: Any) -> str:
-    return "\n".join(repr(s) for s in snaps) if snaps else "no snapshots yet (ragtt snapshot LABEL)"
+    return str(snaps.to_text())
 
 
 def _snapshot_json(snap: Any) -> Any:
@@ -274,8 +281,20 @@ TOP_K = Arg(
 )
 MODE = Arg("mode", str, "retrieval mode (default: the project's config)", flags=("--mode",), choices=MODES)
 QUERY_ID = Arg("query_id", str, "id of a logged query or replay", required=True, flags=("--query-id",))
-LEFT = Arg("left", str, "query or replay id on the left", required=True, flags=("--left",))
-RIGHT = Arg("right", str, "query or replay id on the right", required=True, flags=("--right",))
+LEFT = Arg(
+    "left",
+    str,
+    "query or replay id on the left ('last': the other's question, last run)",
+    required=True,
+    flags=("--left",),
+)
+RIGHT = Arg(
+    "right",
+    str,
+    "query or replay id on the right ('last': the left's question, last run)",
+    required=True,
+    flags=("--right",),
+)
 A = Arg("a", At, "version, snapshot label or ISO datetime", required=True)
 B = Arg("b", At, "version, snapshot label or ISO datetime", required=True)
 
