@@ -187,7 +187,25 @@ function headline(d) {
       + (s.answer_similarity ? ` · answer cosine ${s.answer_similarity.embedding_cosine.toFixed(3)}` : "")));
   const notes = el("ul", "ragtt-cd-notes");
   for (const n of s.notes || []) notes.append(el("li", "", n));
-  return [head, notes];
+  /** @type {HTMLElement[]} */
+  const out = [head];
+  if (s.warning) out.push(el("div", "ragtt-cd-warning", `⚠ ${s.warning}`));
+  out.push(notes);
+  return out;
+}
+
+/** Then vs now answer as one word diff (deleted and inserted runs), under the columns; an
+ * answer this diff generated for a run that had none says so. @param {Data} d */
+function answerDiff(d) {
+  const s = d.summary, ops = s.answer_ops || "";
+  if (!ops || ![...ops].some((op) => op !== "e")) return [];
+  const runs = /** @type {Array<[string, string]>} */ ([...ops].map((op, j) => [OPS[/** @type {"e"|"d"|"i"} */ (op)], s.answer_runs[j]]));
+  const box = el("div", "ragtt-cd-answers");
+  const made = Object.keys(s.generated || {}).map((side) => (side === "left" ? "then" : "now"));
+  box.append(el("div", "ragtt-cd-section", `Answer, then → now${made.length ? ` (the ${made.join(" and ")} answer generated for this diff, logged as a replay)` : ""}`),
+    chunkCard({ id: "answer", text: d.right.answer || "", runs, terms: d.terms, tag: "div",
+      cls: "ragtt-changed ragtt-expanded ragtt-cd-worddiff ragtt-cd-answer-diff" }));
+  return [box];
 }
 
 /** @param {HTMLElement} root @param {Model} model @param {{scope: string}} clicked where the
@@ -199,7 +217,7 @@ function draw(root, model, clicked) {
   const cols = el("div", "ragtt-cd-cols");
   cols.append(column(d, "left", selected), column(d, "right", selected));
   const below = changes(d, selected);
-  root.replaceChildren(...headline(d), cols, below);
+  root.replaceChildren(...headline(d), cols, ...answerDiff(d), below);
   const scope = clicked.scope ? root.querySelector(`.${clicked.scope}`) : null;
   const cards = [...(scope || root).querySelectorAll(".ragtt-chunk")].map((c) => /** @type {HTMLElement} */ (c));
   const card = sel.length ? cards.find((c) => c.dataset.chunkId === sel[0] || c.dataset.leftId === sel[0]) : null;

@@ -78,7 +78,16 @@ def test_the_default_diff_is_two_runs_of_one_question(page: Any, flask_ui: dict[
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     box = host.bounding_box()
     assert box["x"] + box["width"] <= 1400 and box["height"] <= 900
+    assert page.locator(".ragtt-cd-warning").count() == 0
+    # both answers, then vs now (the then run's generated for the diff when it had none)
+    assert page.locator(".ragtt-cd-left .ragtt-cd-answer").inner_text().strip()
+    assert page.locator(".ragtt-cd-right .ragtt-cd-answer").inner_text().strip()
     screenshot(page, host, screens / "newcomer_ui_diff.png")
+    # two different questions, picked by hand: the diff says so
+    page.select_option("select[name=left]", flask_ui["other"])
+    page.get_by_role("button", name="diff the two queries").click()
+    page.locator(".ragtt-cd-warning").wait_for(timeout=30_000)
+    assert "different questions" in page.locator(".ragtt-cd-warning").inner_text()
 
 
 def test_logged_runs_show_time_id_kind_grouped(page: Any, flask_ui: dict[str, Any], screens: Path) -> None:
