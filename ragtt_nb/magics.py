@@ -451,8 +451,8 @@ def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
         "--axis",
         choices=["auto", "time", "versions"],
         default="auto",
-        help="time: wall clock (or the ingests' --as-of-date); versions: one equal slot per index version; auto (default): "
-        "versions unless the versions are spread evenly over the axis",
+        help="time: wall clock (or the ingests' --as-of-date); versions: one equal slot per index version; "
+        "auto (default): versions unless the versions are spread evenly over the axis",
     ),
 )
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
