@@ -292,7 +292,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
 
 
 def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Verbs from other packages (``ragtt report`` comes from ragtt_nb) via the ``ragtt.cli``
+    """Verbs from other packages (``ragtt report`` comes from the notebook package) via the ``ragtt.cli``
     entry-point group: each is ``register(subparsers, common_parent)`` and sets ``handler``.
     The core never imports the notebook layer itself."""
     from importlib.metadata import entry_points

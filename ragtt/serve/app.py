@@ -1,4 +1,5 @@
-"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb.
+"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb, whose
+response schema in ``/openapi.json`` is the verb's declared result type (``Verb.result``).
 
 Each worker thread opens its own ``Project`` (SQLite connections belong to one thread) and
 keeps it; all of them share one embedder. Verbs that write the index run one at a time
@@ -271,6 +272,8 @@ def create_app(
                 summary=verb.help,
                 dependencies=guard,
                 name=verb.name,
+                response_model=verb.result,  # documented only: the endpoint returns its own Response
+                response_description=f"the {verb.name} result, as JSON (see the schema)",
             )
         if verb.html is not None and verb.html_route is not None:
             html = verb.html

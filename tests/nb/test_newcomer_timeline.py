@@ -13,8 +13,8 @@ import pytest
 
 import ragtt
 from ragtt.errors import ConfigError
-from ragtt_nb.state.timeline import build
-from ragtt_nb.timeline_axis import auto_axis
+from ragtt.views.timeline import build
+from ragtt.views.timeline_axis import auto_axis
 from tests.nb.newcomer import releases
 
 
