@@ -712,7 +712,7 @@ function showChunks(V) {
   const d = V.d, v = d.versions[V.index], index = V.index;
   V.chunksPane.replaceChildren();
   if (!d.focal) {
-    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: open the timeline of a query (%ragtt timeline QUERY_ID, or a logged query's timeline button) to see its chunks here."));
     return;
   }
   const now = resultAt(d, index);

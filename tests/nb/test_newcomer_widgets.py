@@ -79,3 +79,12 @@ def test_test_capture_shows_a_summary(shell: Any, tmp_path: Path) -> None:
     assert "'golden': 2 golden queries captured at v" in text
     html = suite._repr_html_()
     assert "How do I install Flask?" in html and "<table" in html
+
+
+def test_removing_an_unknown_source_lists_the_indexed_ones(tmp_path: Path) -> None:
+    from tests.nb.newcomer import releases
+
+    with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
+        proj.ingest(releases()[0][1])
+        with pytest.raises(ragtt.NotFoundError, match=r"never in the index \(indexed: .*'docs/config.rst'"):
+            proj.remove("docs/confg.rst")
