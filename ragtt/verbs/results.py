@@ -22,6 +22,7 @@ __all__ = [
     "ConfigComparison",
     "DiffReport",
     "DriftReport",
+    "EngineChange",
     "Event",
     "GoldenSuite",
     "IngestReport",
@@ -94,11 +95,25 @@ class QueryResult(TypedDict):
     latency_ms: float
 
 
+class EngineChange(TypedDict):
+    """A component that ranked the original run and is not today's (``ragtt.EngineChange``):
+    "lancedb", "lance", "embedder.runtime", "fts_tokenizer.stem"... with both values."""
+
+    component: str
+    role: str
+    recorded: Any
+    today: Any
+
+
 class ReplayResult(QueryResult):
-    """A replay (``ragtt.ReplayResult``): a run, and whether it matches the run it replays."""
+    """A replay (``ragtt.ReplayResult``): a run, whether it matches the run it replays, and
+    which of the engines that ranked that run differ today (``engines_recorded``: False for a
+    run logged before ragtt recorded them)."""
 
     original_query_id: str
     matches_original: bool
+    engine_changes: list[EngineChange]
+    engines_recorded: bool
 
 
 class DiffChunk(TypedDict):
