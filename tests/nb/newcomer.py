@@ -22,10 +22,16 @@ def releases() -> list[tuple[str, Path]]:
     return [(tag, found[tag]) for tag in RELEASES]
 
 
-def notebook(project: str = "./flaskproj", *, as_of: bool = False) -> Any:
-    """README's flow: open, ingest each release and snapshot it, ask, then the widgets."""
+def code_notebook(*cells: str) -> Any:
+    """A notebook of these code cells, for the python3 kernel."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    return nb
+
+
+def notebook(project: str = "./flaskproj", *, as_of: bool = False) -> Any:
+    """README's flow: open, ingest each release and snapshot it, ask, then the widgets."""
     cells = ["%load_ext ragtt_nb", f"%ragtt open {project} --create"]
     for n, (tag, path) in enumerate(releases()):
         date = f" --as-of-date {path.name.split('_')[0]}" if as_of else ""
@@ -38,8 +44,7 @@ def notebook(project: str = "./flaskproj", *, as_of: bool = False) -> Any:
         "%ragtt diff {then.query_id} last",
         f"%ragtt drift flask-{RELEASES[0]} flask-{RELEASES[-1]}",
     ]
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    return nb
+    return code_notebook(*cells)
 
 
 class LabClient(NotebookClient):  # type: ignore[misc]

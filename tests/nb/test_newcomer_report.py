@@ -19,7 +19,7 @@ import pytest
 import ragtt
 from ragtt_nb.export import ReportError, closed_progress_text, export_report, views_without_state
 from tests.conftest import flask_releases
-from tests.nb.newcomer import notebook, run_like_jupyterlab
+from tests.nb.newcomer import code_notebook, notebook, run_like_jupyterlab
 
 RAGTT = str(Path(sys.executable).parent / "ragtt")
 EXTRA = next(p for p in flask_releases() if p.name.endswith("_flask-3.1.2"))
@@ -81,18 +81,13 @@ def test_the_newcomer_notebook_exports_as_saved_and_leaves_the_project_alone(
 def test_execute_runs_against_a_throwaway_copy_and_says_so(saved: dict[str, Any]) -> None:
     """The newcomer's `ragtt report --execute` re-ran the notebook's ingests into the project
     (v8 -> v14, permanent). Here a notebook beside it ingests one more release and snapshots it."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell(c)
-        for c in (
-            "%load_ext ragtt_nb",
-            "%ragtt open ./flaskproj",
-            f"%ragtt ingest {EXTRA}\n%ragtt snapshot one-more",
-            "res = %ragtt query What is the minimum Python version?",
-            "%ragtt timeline last",
-        )
-    ]
+    nb = code_notebook(
+        "%load_ext ragtt_nb",
+        "%ragtt open ./flaskproj",
+        f"%ragtt ingest {EXTRA}\n%ragtt snapshot one-more",
+        "res = %ragtt query What is the minimum Python version?",
+        "%ragtt timeline last",
+    )
     path = saved["folder"] / "one_more.ipynb"
     nbformat.write(nb, path)
     before = _version(saved["project"])
@@ -112,17 +107,12 @@ def test_allow_writes_writes_and_needs_execute(saved: dict[str, Any], tmp_path: 
 def test_a_computed_path_outside_the_folder_runs_against_a_copy_too(saved: dict[str, Any], tmp_path: Path) -> None:
     """Paths are redirected where the kernel opens them, so a path computed at run time or
     outside the notebook's folder cannot slip through."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [
-        nbformat.v4.new_code_cell(c)
-        for c in (
-            "%load_ext ragtt_nb\nimport ragtt\nfrom pathlib import Path",
-            f"WHERE = Path({str(saved['folder'])!r})\nproj = ragtt.Project.open(WHERE / 'flaskproj')",
-            f"proj.ingest({str(EXTRA)!r})\nproj.snapshot('computed')",
-            "%ragtt open {WHERE / 'flaskproj'}\n%ragtt snapshot via-magic",
-        )
-    ]
+    nb = code_notebook(
+        "%load_ext ragtt_nb\nimport ragtt\nfrom pathlib import Path",
+        f"WHERE = Path({str(saved['folder'])!r})\nproj = ragtt.Project.open(WHERE / 'flaskproj')",
+        f"proj.ingest({str(EXTRA)!r})\nproj.snapshot('computed')",
+        "%ragtt open {WHERE / 'flaskproj'}\n%ragtt snapshot via-magic",
+    )
     (tmp_path / "elsewhere").mkdir()
     path = tmp_path / "elsewhere" / "computed.ipynb"
     nbformat.write(nb, path)
