@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from ragtt._hashing import time_ordered_id
 from ragtt.config import PipelineConfig
 from ragtt.context import At, Context
+from ragtt.damage import guarded
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, RetrievedChunk, Snapshot, Snapshots
 
@@ -46,6 +47,7 @@ __all__ = ["At", "Project"]
 _Run = TypeVar("_Run", bound=QueryResult)
 
 
+@guarded
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
@@ -406,11 +408,13 @@ class Project:
 
         return Regression(self._ctx)
 
-    def verify(self) -> VerifyReport:
-        """Re-walk the history: hash chain, guards, versions, tags and documents (``.ok``, ``.problems``)."""
+    def verify(self, *, deep: bool = False) -> VerifyReport:
+        """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
+        documents, and every retained index file against the size the log recorded
+        (``deep``: its SHA-256, and SQLite's full integrity_check). ``.ok``, ``.problems``."""
         from ragtt.verify import verify
 
-        return verify(self._ctx)
+        return verify(self._ctx, deep=deep)
 
     # -- snapshots and versions ----------------------------------------------------------------
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ragtt.index.cache import IndexCache
+    from ragtt.index.files import FileRecord, TableFiles
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -354,6 +355,56 @@ class ChunkTable:
         handle = self._lancedb().open_table(self.table_name)
         handle.checkout(version)
         return handle
+
+    # -- files ------------------------------------------------------------------------------
+
+    def files(self) -> TableFiles:
+        """The table's files, where they are (its folder or the object store)."""
+        from ragtt.index.files import TableFiles
+
+        return TableFiles(self.where, self._storage_options)
+
+    def tracked_files(self, min_version: int | None = None) -> dict[str, set[int]]:
+        """Path (in the table) -> the retained versions from ``min_version`` on that read it:
+        every data, deletion and index file, as Lance's manifests list them."""
+        from ragtt.index.files import TRACKED_TYPES
+
+        dataset = self._latest()
+        rows = dataset.tracked_files(min_version=min_version) if min_version else dataset.tracked_files()
+        found: dict[str, set[int]] = {}
+        for row in rows.read_all().to_pylist():
+            if row["type"] in TRACKED_TYPES:
+                found.setdefault(str(row["path"]), set()).add(int(row["version"]))
+        return found
+
+    def digests(self, names: list[str]) -> list[FileRecord | None]:
+        """Size and SHA-256 of each file (None: gone): on object storage from the index cache's
+        whole copy where it holds one, else downloaded."""
+        if self._cache is None:
+            return self.files().digests(names)
+        folder = self._cache.folder_for(str(self.folder), self._storage_options)
+        cached = {n: self._cache.cached_digest(folder, self.table_name, n) for n in names}
+        rest = [n for n in names if cached[n] is None]
+        fetched = dict(zip(rest, self.files().digests(rest), strict=True))
+        return [cached[n] or fetched[n] for n in names]
+
+    def added_files(self, base: int, versions: list[int]) -> list[FileRecord]:
+        """Size and SHA-256 of every file ``versions`` (all after ``base``) added: what they
+        read that ``base`` did not. A file gone already is damage."""
+        if not versions:
+            return []
+        made = set(versions)
+        tracked = self.tracked_files(base if base >= 1 else None)
+        new = sorted(p for p, used in tracked.items() if base not in used and used & made)
+        records = []
+        for name, record in zip(new, self.files().digests(new), strict=True):
+            if record is None:
+                raise ProjectDamagedError(
+                    f"the index file {self.where}/{name} that version {min(tracked[name])} wrote is already gone; "
+                    "restore the index folder from a backup; `ragtt verify` lists what is affected"
+                )
+            records.append(record)
+        return records
 
     def tag(self, label: str, version: int) -> None:
         try:

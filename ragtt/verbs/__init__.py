@@ -715,9 +715,17 @@ verb(
 verb(
     Verb(
         "verify",
-        "re-walk the history: hash chain, guards, versions, tags and documents",
-        (),
-        lambda p, a: p.verify(),
+        "re-walk the history: SQLite checks, hash chain, guards, versions, tags, documents and index files",
+        (
+            Arg(
+                "deep",
+                bool,
+                "also re-hash every retained index file and run SQLite's full integrity_check",
+                default=False,
+                flags=("--deep",),
+            ),
+        ),
+        lambda p, a: p.verify(deep=a["deep"]),
         _dict,
         _verify_text,
         route=("GET", "/verify"),
