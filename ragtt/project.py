@@ -19,6 +19,7 @@ from ragtt.context import At, Context
 from ragtt.damage import guarded
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, RetrievedChunk, Snapshot, Snapshots
+from ragtt.values import check_text, printable, unicode_problem
 
 if TYPE_CHECKING:
     import polars as pl
@@ -266,6 +267,9 @@ class Project:
         for source, text in texts.items():
             if not isinstance(source, str) or not source or not isinstance(text, str):
                 failed.append((str(source), "source must be a non-empty str and its text a str"))
+            elif (problem := unicode_problem(source)) or (problem := unicode_problem(text)):
+                what = "the source name" if unicode_problem(source) else "its text"
+                failed.append((printable(source), f"{what} {problem}"))
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
         return run_ingest(self._ctx, items, failed)
@@ -274,7 +278,7 @@ class Project:
         """Remove a source's chunks (one new version); returns that version."""
         from ragtt.ingest.remove import remove_source
 
-        return remove_source(self._ctx, source)
+        return remove_source(self._ctx, check_text("the source", source))
 
     # -- query, replay, diff -----------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events import types as ev
 from ragtt.events.store import Event
 from ragtt.results import Snapshot, Snapshots, version_names
+from ragtt.values import check_label_length, check_text
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -29,7 +30,9 @@ _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def take_snapshot(ctx: Context, label: str) -> Snapshot:
-    if not isinstance(label, str) or not _LABEL.match(label) or label.isdigit():
+    check_text("the snapshot label", label)
+    check_label_length("the snapshot label", label)
+    if not _LABEL.match(label) or label.isdigit():
         raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); got {label!r}")
     with writing(ctx, "snapshot") as w:
         version = w.base

@@ -125,7 +125,12 @@ def _text_index(dataset: Any) -> dict[str, Any] | None:
 
 
 def sql_string_list(values: list[str]) -> str:
-    """A SQL ``IN`` list with every quote doubled (source names are user data)."""
+    """A SQL ``IN`` list with every quote doubled (source names are user data; one that is
+    not valid Unicode text is a ConfigError)."""
+    from ragtt.values import check_text
+
+    for value in values:
+        check_text("the source", value)
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 

@@ -15,6 +15,7 @@ from ragtt.events.store import Event, utc_now
 from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
+from ragtt.values import check_text
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -37,6 +38,7 @@ class Run:
 
 
 def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, generate: bool) -> Run:
+    check_text("the query", query)
     started = time.perf_counter()
     view = ctx.table.view(version)
     plan = plan.searching(ctx.table.vector_index(version))  # what this version's search is; recorded
