@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
+    from ragtt.backup import BackupReport
     from ragtt.events.base import EventLog
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
@@ -419,6 +420,15 @@ class Project:
         from ragtt.verify import verify
 
         return verify(self._ctx, deep=deep)
+
+    def backup(self, dest: str | Path) -> BackupReport:
+        """A consistent copy of the project in the new folder ``dest``, taken while other
+        processes may write: the databases through SQLite's online backup API, the index files
+        of the versions the copied log records, each checked against its recorded hash.
+        ``Project.open(dest).verify(deep=True)`` proves it; restoring is putting the folder back."""
+        from ragtt.backup import backup
+
+        return backup(self._ctx, self._marker, dest)
 
     # -- snapshots and versions ----------------------------------------------------------------
 

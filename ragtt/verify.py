@@ -30,6 +30,7 @@ from ragtt.results import Result
 
 if TYPE_CHECKING:
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
 
 __all__ = ["VerifyReport", "recorded_files", "verify"]
 
@@ -153,11 +154,10 @@ def _check_log(ctx: Context, problems: list[str]) -> list[tuple[int, str, str]]:
     return rows
 
 
-def recorded_files(ctx: Context) -> dict[str, tuple[FileRecord, bool]]:
-    """Path -> (its record, whether it was adopted) of every file the log recorded of the table."""
+def recorded_files(log: EventLog, name: str) -> dict[str, tuple[FileRecord, bool]]:
+    """Path -> (its record, whether it was adopted) of every file ``log`` recorded of the table ``name``."""
     found: dict[str, tuple[FileRecord, bool]] = {}
-    name = ctx.table.table_name
-    for e in ctx.log.query(types=ev.INDEX_FILES_RECORDED):
+    for e in log.query(types=ev.INDEX_FILES_RECORDED):
         if e.payload.get("table", name) != name:
             continue
         adopted = bool(e.payload.get("adopted"))
@@ -170,7 +170,7 @@ def recorded_files(ctx: Context) -> dict[str, tuple[FileRecord, bool]]:
 def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, int]:
     """Every file a retained version reads: recorded, there, its size (deep: its SHA-256)."""
     table = ctx.table
-    recorded = recorded_files(ctx)
+    recorded = recorded_files(ctx.log, table.table_name)
     if not recorded:
         problems.append(
             f"index: the event log records none of the files of {table.where} (open the project with write "

@@ -374,13 +374,26 @@ class ChunkTable:
         every data, deletion and index file, as Lance's manifests list them."""
         from ragtt.index.files import TRACKED_TYPES
 
+        found: dict[str, set[int]] = {}
+        for version, kind, path in self.tracked_rows(min_version):
+            if kind in TRACKED_TYPES:
+                found.setdefault(path, set()).add(version)
+        return found
+
+    def tracked_rows(self, min_version: int | None = None) -> list[tuple[int, str, str]]:
+        """(version, kind, path in the table) of every file each retained version from
+        ``min_version`` on reads: its manifest, transaction, data, deletion and index files."""
         dataset = self._latest()
         rows = dataset.tracked_files(min_version=min_version) if min_version else dataset.tracked_files()
-        found: dict[str, set[int]] = {}
-        for row in rows.read_all().to_pylist():
-            if row["type"] in TRACKED_TYPES:
-                found.setdefault(str(row["path"]), set()).add(int(row["version"]))
-        return found
+        table = rows.read_all()
+        return list(
+            zip(
+                table.column("version").to_pylist(),
+                [str(k) for k in table.column("type").to_pylist()],
+                [str(p) for p in table.column("path").to_pylist()],
+                strict=True,
+            )
+        )
 
     def digests(self, names: list[str]) -> list[FileRecord | None]:
         """Size and SHA-256 of each file (None: gone): on object storage from the index cache's

@@ -788,3 +788,6 @@ def dumps(data: Any, indent: int | None = None) -> str:
         indent=indent,
         default=lambda v: v.isoformat() if hasattr(v, "isoformat") else str(v),
     )
+
+
+from ragtt.verbs import backup as _backup  # noqa: E402, F401 - registers the backup verb
