@@ -21,7 +21,7 @@ from ragtt.errors import ProjectDamagedError, RagttError
 if TYPE_CHECKING:
     from ragtt.context import Context
 
-__all__ = ["guarded", "named_damage"]
+__all__ = ["guarded", "index_damage", "named_damage"]
 
 _T = TypeVar("_T")
 _WHAT_TO_DO = "restore the project folder from a backup; `ragtt verify` lists what is affected"
@@ -93,8 +93,12 @@ def _postgres(exc: Exception, ctx: Context) -> ProjectDamagedError | None:
 def _lance(exc: Exception, ctx: Context) -> ProjectDamagedError | None:
     if not isinstance(exc, OSError | ValueError | RuntimeError):
         return None
-    message = str(exc)
-    where = ctx.table.where
+    return index_damage(ctx.table.where, str(exc))
+
+
+def index_damage(where: str, message: str) -> ProjectDamagedError | None:
+    """The named error for a message of Lance's (or its object store's) about a file of the
+    table at ``where`` that is missing or cannot be read; None for any other message."""
     table_dir = Path(where).name  # <table>.lance: in the message, after a prefix Lance may shorten
     if table_dir not in message:
         return None

@@ -27,6 +27,7 @@ TRACKED_TYPES = frozenset({"data file", "deletion file", "index file"})
 _BLOCK = 1 << 20
 # obstore takes these as client options, the rest as the store's config (Lance takes all in one).
 _CLIENT_KEYS = frozenset({"allow_http", "allow_invalid_certificates", "timeout", "connect_timeout", "proxy_url"})
+_PREFIXES = ("aws_", "google_", "azure_")
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,34 @@ class TableFiles:
     def _obstore(self) -> Any:
         if self._store is None:
             try:
+                from obstore.exceptions import UnknownConfigurationKeyError
                 from obstore.store import from_url
             except ImportError:  # pragma: no cover - a dependency
                 raise ConfigError("checking an index on object storage needs obstore: pip install obstore") from None
-            config: Any = {k: v for k, v in self._options.items() if k not in _CLIENT_KEYS}
-            client: Any = {k: v for k, v in self._options.items() if k in _CLIENT_KEYS}
-            self._store = from_url(self.where, config=config or None, client_options=client or None)
+            # obstore reads the store's standard variables itself, but not the client's (Lance
+            # reads both): AWS_ALLOW_HTTP in a CI job's environment must count here too.
+            client: Any = {}
+            for key, value in os.environ.items():
+                name = key.lower()
+                bare = name.split("_", 1)[-1] if name.startswith(_PREFIXES) else name
+                if bare in _CLIENT_KEYS and (name == bare or name.startswith(_PREFIXES)):
+                    client[bare] = value
+            config: Any = {}
+            for key, value in self._options.items():
+                bare = key.lower().split("_", 1)[-1] if key.lower().startswith(_PREFIXES) else key.lower()
+                if bare in _CLIENT_KEYS:
+                    client[bare] = value
+                else:
+                    config[key.lower()] = value
+            for _ in range(len(config) + 1):  # a key Lance takes that obstore does not is left out
+                try:
+                    self._store = from_url(self.where, config=config or None, client_options=client or None)
+                    break
+                except UnknownConfigurationKeyError as exc:
+                    unknown = next((k for k in config if f"'{k}'" in str(exc)), None)
+                    if unknown is None:
+                        raise
+                    del config[unknown]
         return self._store
 
     def sizes(self, paths: Iterable[str]) -> dict[str, int | None]:

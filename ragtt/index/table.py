@@ -350,6 +350,13 @@ class ChunkTable:
         except (OSError, ValueError, RuntimeError) as exc:
             import warnings
 
+            from ragtt.damage import index_damage
+
+            damage = index_damage(self.where, str(exc))
+            if damage is not None and "missing" in str(damage):
+                # the store lacks it too: the cache is not at fault, and the read that needs the
+                # file fails on the store with the named error (a read that does not, goes on)
+                return remote, None
             warnings.warn(f"the index cache in {cache.root} is not usable, reading from the store: {exc}", stacklevel=3)
             return remote, None
         return (remote, None) if local is None else (local, folder)
