@@ -112,7 +112,7 @@ def index_damage(where: str, message: str) -> ProjectDamagedError | None:
     found = _LANCE_FILE.match(message.split(table_dir, 1)[-1])
     name = found.group(1) if found else ""
     subject = f"the index file {where}/{name}" if name else f"a file of the index {where}"
-    first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+    first = message.strip().splitlines()[0]  # not empty: it names the table
     return ProjectDamagedError(f"{subject} {kind} ({first[:300]}); {_WHAT_TO_DO}")
 
 
