@@ -177,8 +177,10 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             "access once to record them)"
         )
         return 0, 0
-    tracked = table.tracked_files()
-    names = sorted(tracked)
+    # Not deep: every recorded file is stat'ed, and Lance's manifests (a read of each retained
+    # version's) are listed only when one is gone, to tell a pruned file from a lost one.
+    tracked = table.tracked_files() if deep else None
+    names = sorted(tracked if tracked is not None else recorded)
     sizes = table.files().sizes(names)
     bad: dict[str, str] = {}
     for name in names:
@@ -190,6 +192,11 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             bad[name] = "is missing"
         elif size != entry[0].size:
             bad[name] = f"has changed: it is {size} bytes, recorded as {entry[0].size}"
+    if bad and tracked is None:
+        tracked = table.tracked_files()
+        pruned = [n for n in bad if n not in tracked and bad[n] == "is missing"]  # no retained version reads it
+        names = [n for n in names if n not in pruned]
+        bad = {n: what for n, what in bad.items() if n not in pruned}
     if deep:
         hashed = [n for n in names if n not in bad]
         for name, got in zip(hashed, table.digests(hashed), strict=True):
@@ -198,9 +205,10 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             elif got.sha256 != recorded[name][0].sha256:
                 bad[name] = "has changed: its SHA-256 is not the one recorded when it was written"
     if bad:
+        assert tracked is not None
         searched = _queries_by_version(ctx)
         for name, what in bad.items():
-            versions = sorted(tracked[name])
+            versions = sorted(tracked.get(name, ()))
             queries = sorted({q for v in versions for q in searched.get(v, ())})
             noun = "versions" if len(versions) > 1 else "version"
             line = f"index file {table.where}/{name} {what}; {noun} {_list(versions)} read it"
