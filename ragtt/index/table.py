@@ -420,13 +420,18 @@ class ChunkTable:
             return []
         made = set(versions)
         tracked = self.tracked_files(base if base >= 1 else None)
-        new = sorted(p for p, used in tracked.items() if base not in used and used & made)
+        return self.records_of(sorted(p for p, used in tracked.items() if base not in used and used & made), tracked)
+
+    def records_of(self, names: list[str], tracked: dict[str, set[int]]) -> list[FileRecord]:
+        """Size and SHA-256 of each of ``names`` (read by the versions ``tracked`` says), to be
+        recorded: one that is gone already is damage."""
         records = []
-        for name, record in zip(new, self.files().digests(new), strict=True):
+        for name, record in zip(names, self.files().digests(names), strict=True):
             if record is None:
+                versions = sorted(tracked.get(name, ()))
                 raise ProjectDamagedError(
-                    f"the index file {self.where}/{name} that version {min(tracked[name])} wrote is already gone; "
-                    "restore the index folder from a backup; `ragtt verify` lists what is affected"
+                    f"the index file {self.where}/{name} (read by versions {', '.join(map(str, versions[:10]))}) "
+                    "is missing; restore the index folder from a backup; `ragtt verify` lists what is affected"
                 )
             records.append(record)
         return records

@@ -220,25 +220,12 @@ def record_adopted_files(log: EventLog, table: ChunkTable) -> int:
     if log.get_meta(key) is not None:
         return 0
     tracked = table.tracked_files()
-    names = sorted(tracked)
-    records = []
-    for name, record in zip(names, table.files().digests(names), strict=True):
-        if record is None:
-            raise ProjectDamagedError(
-                f"the index file {table.where}/{name} (read by versions {_versions(tracked[name])}) is missing; "
-                "restore the index folder from a backup; `ragtt verify` lists what is affected"
-            )
-        records.append(record)
+    records = table.records_of(sorted(tracked), tracked)
     with log.transaction() as conn:
         if log.get_meta(key) is None:  # another process may have recorded them meanwhile
             log.set_meta(key, "adopted", conn)
             log.append_many([files_event(table.table_name, [], records, utc_now(), adopted=True)], conn=conn)
     return len(records)
-
-
-def _versions(versions: set[int]) -> str:
-    ordered = sorted(versions)
-    return ", ".join(map(str, ordered)) if len(ordered) <= 5 else f"{ordered[0]}..{ordered[-1]}"
 
 
 def _schema_version(db: Path) -> int | None:

@@ -35,16 +35,21 @@ def check_assertions(db: Path) -> None:
 
 
 def _check(db: Path, what: str, tables: tuple[str, ...]) -> None:
-    problem = probe.header_problem(db)
-    if problem is None:
-        try:
-            missing = probe.missing_schema(db, tables)
-        except driver().DatabaseError as exc:
-            missing, problem = [], f"cannot be read ({exc})"
-        if missing:
-            problem = f"has lost its {', '.join(missing)}"
+    problem = _problem(db, tables)
     if problem is not None:
         raise ProjectDamagedError(f"{what} {db} {problem}: the file is damaged; {_RESTORE}")
+
+
+def _problem(db: Path, tables: tuple[str, ...]) -> str | None:
+    """What is wrong with ``db``'s header or schema (None: it has its header and ``tables``)."""
+    problem = probe.header_problem(db)
+    if problem is not None:
+        return problem
+    try:
+        missing = probe.missing_schema(db, tables)
+    except driver().DatabaseError as exc:
+        return f"cannot be read ({exc})"
+    return f"has lost its {', '.join(missing)}" if missing else None
 
 
 def set_aside_damaged_cache(db: Path) -> None:
@@ -52,13 +57,6 @@ def set_aside_damaged_cache(db: Path) -> None:
     that is whole, or absent, is left alone."""
     if not db.exists() or db.stat().st_size == 0:
         return
-    problem = probe.header_problem(db)
-    if problem is None:
-        try:
-            missing = probe.missing_schema(db, _CACHE_TABLES)
-        except driver().DatabaseError as exc:
-            missing, problem = [], f"cannot be read ({exc})"
-        if missing:
-            problem = f"has lost its {', '.join(missing)}"
+    problem = _problem(db, _CACHE_TABLES)
     if problem is not None:
         set_aside(db, problem)
