@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragtt.verbs import Arg, Verb, verb
+from ragtt.verbs import results as r
+from ragtt.verbs.render import as_dict, as_text
 
 __all__: list[str] = []
-
-
-def _text(report: Any) -> str:
-    return str(report.to_text())
-
 
 verb(
     Verb(
@@ -19,8 +14,9 @@ verb(
         help="copy the project to a new folder while writers may run; `ragtt verify --deep` proves the copy",
         args=(Arg(name="dest", type=str, help="the new folder to copy the project into", required=True),),
         call=lambda p, a: p.backup(a["dest"]),
-        to_json=lambda report: report.to_dict(),
-        to_text=_text,
+        to_json=as_dict,
+        to_text=as_text,
+        result=r.BackupReport,
         route=("POST", "/backup"),
     )
 )
