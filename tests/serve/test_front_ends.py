@@ -244,6 +244,8 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
         call("regression_run", suite=str(suite))
         call("verify")
+        call("verify", deep=True)
+        call("backup", dest=str(home / "backup"))
         call("prune", max_snapshots=1)
         yield found
 
