@@ -295,12 +295,14 @@ def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: P
 def test_every_front_end_names_the_damage(path: Path, backend: str) -> None:
     _sqlite_only(backend)
     from fastapi.testclient import TestClient
+    from IPython import get_ipython
     from IPython.core.error import UsageError
     from IPython.testing.globalipapp import start_ipython
     from mcp import Client
 
     from ragtt.serve import create_app
     from ragtt.serve_mcp import create_server
+    from ragtt_nb.magics import RagttMagics
     from tests.serve.conftest import run_in_own_loop
 
     name = _latest_data_file(path)
@@ -309,13 +311,16 @@ def test_every_front_end_names_the_damage(path: Path, backend: str) -> None:
         _delete(path, name)
         response = client.post("/query", json={"text": "blueprints", "generate": False})
         assert response.status_code == 409 and file in response.text, response.text
-    shell = start_ipython()
-    assert shell is not None
-    shell.run_line_magic("load_ext", "ragtt_nb")
+    shell = start_ipython() or get_ipython()  # the one shell of the process, whoever started it
+    shell.extension_manager.load_extension("ragtt_nb")
+    magics = RagttMagics(shell=shell)  # its own instance: no project another test left open
+    shell.register_magics(magics)
     shell.run_line_magic("ragtt", f"open {path} --embedder hash")
-    with pytest.raises(UsageError, match=file):
-        shell.run_line_magic("ragtt", "query blueprints --no-generate")
-    shell.magics_manager.registry["RagttMagics"].project_for(create=False).close()
+    try:
+        with pytest.raises(UsageError, match=file):
+            shell.run_line_magic("ragtt", "query blueprints --no-generate")
+    finally:
+        magics.project_for(create=False).close()
     server, worker = create_server(path, embedder=ragtt.HashEmbedder())
     got: list[Any] = []
 

@@ -100,10 +100,11 @@ def test_only_ingest_creates_a_project(tmp_path: Path) -> None:
 
 
 def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Path) -> None:
+    from IPython import get_ipython
     from IPython.core.error import UsageError
     from IPython.testing.globalipapp import start_ipython
 
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()  # the one shell of the process, whoever started it
     assert shell is not None
     shell.run_line_magic("load_ext", "ragtt_nb")
     with pytest.raises(UsageError, match=r"not a ragtt project.*--create"):
