@@ -43,3 +43,4 @@ from ragtt.verbs import analysis  # noqa: F401
 from ragtt.verbs import history  # noqa: F401
 from ragtt.verbs import admin  # noqa: F401
 from ragtt.verbs import backup  # noqa: F401
+from ragtt.verbs import evaluation  # noqa: F401
