@@ -383,6 +383,18 @@ class VerifyReport(TypedDict):
     events_checked: int
     versions_checked: int
     documents_checked: int
+    files_checked: int  # index files of the retained versions
+    files_adopted: int  # of which recorded at a first open: "adopted, not proven"
+    deep: bool
+
+
+class BackupReport(TypedDict):
+    dest: str
+    index_version: int
+    files_copied: int
+    bytes_copied: int
+    databases: list[str]
+    writes_dropped: int
 
 
 class MatrixQuestion(TypedDict):
