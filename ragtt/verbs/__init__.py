@@ -153,12 +153,14 @@ def _rows(frame: Any) -> list[dict[str, Any]]:
 def result_text(result: Any, at: str | None = None) -> str:
     """A QueryResult or ReplayResult as the CLI prints it; ``at`` is the version's label
     ("flask-1.0 (v6)") when the caller knows it."""
-    from ragtt.results import ReplayResult
-
     where = at if at is not None else f"index version {result.index_version}"
     lines = [f"{type(result).__name__} {result.query_id} at {where} ({result.latency_ms:.1f} ms)"]
-    if isinstance(result, ReplayResult):
-        lines.append(f"  {result.verdict()}")
+    if hasattr(result, "matches_original"):  # a ReplayResult (not imported: this module stays light)
+        if result.original_query_id is None:
+            lines.append("  a text run as of this version: no original query to compare with")
+        else:
+            verdict = "matches" if result.matches_original else "DIFFERS FROM"
+            lines.append(f"  replay {verdict} original {result.original_query_id}")
     for c in result.chunks:
         preview = " ".join(c.text.split())[:90]
         lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")

@@ -78,7 +78,7 @@ def test_an_empty_embedding_is_refused_naming_the_assertion_and_the_embedder(tmp
             store.index_assertion("SECRET_KEY", embedding=[])
         message = str(err.value)
         assert "assertion 'SECRET_KEY'" in message and "ragtt-hash-v1-64" in message and "0 numbers" in message
-        with pytest.raises(ValidationError, match="assertion 'SECRET_KEY'.*a 64-dimension vector"):
+        with pytest.raises(ValidationError, match=r"assertion 'SECRET_KEY'.*a 64-dimension vector"):
             store.index_assertion("SECRET_KEY", embedding=[0.5] * 8)
 
 
