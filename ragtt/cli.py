@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ragtt import __version__
-from ragtt._lazy import lance_environment
 from ragtt.errors import RagttError
 from ragtt.verbs import VERBS, Verb, VerbUsageError, dumps
 from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, fill, groups
@@ -292,7 +291,7 @@ def _command_word(argv: Sequence[str]) -> str | None:
 
 
 def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
-    """Verbs from other packages (``ragtt report`` comes from ragtt_nb) via the ``ragtt.cli``
+    """Verbs from other packages (``ragtt report`` comes from the notebook package) via the ``ragtt.cli``
     entry-point group: each is ``register(subparsers, common_parent)`` and sets ``handler``.
     The core never imports the notebook layer itself."""
     from importlib.metadata import entry_points
@@ -306,7 +305,9 @@ def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    lance_environment()
+    from ragtt.tuning import tune_process
+
+    tune_process()  # the CLI's process is ragtt's own: Lance's logs, reads and the arena cap
     argv = list(sys.argv[1:] if argv is None else argv)
     for position, arg in enumerate(argv, start=1):
         try:

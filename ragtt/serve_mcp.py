@@ -2,7 +2,9 @@
 
 Each verb of the table (``ragtt.verbs``) is one tool with the same name and argument names;
 its input schema is the JSON schema of the verb's pydantic model, the same one the REST
-bodies validate against. A tool returns the verb's JSON as text and as structured content;
+bodies validate against, and its output schema that of the verb's ``result`` type. A tool
+returns the verb's JSON as text and as structured content (wrapped as ``{"result": ...}``
+unless the result is an object: ``ragtt.verbs.schema.wraps_result``);
 a bad argument or a ragtt error is a tool error whose text says what was wrong.
 
 Every call runs on one worker thread that holds the one open Project (SQLite connections
@@ -24,7 +26,7 @@ from pydantic import BaseModel, ValidationError
 from ragtt import __version__
 from ragtt.errors import EmbedderChangedError, RagttError
 from ragtt.verbs import VERBS, Verb, dumps
-from ragtt.verbs.schema import body_model
+from ragtt.verbs.schema import body_model, output_schema, wraps_result
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
@@ -86,7 +88,12 @@ def create_server(project_path: str | Path, *, embedder: Embedder | None = None)
     worker = _Worker(Path(project_path).expanduser(), embedder)
     models: dict[str, type[BaseModel]] = {name: body_model(verb, "mcp") for name, verb in VERBS.items()}
     tools = [
-        types.Tool(name=name, description=VERBS[name].help, input_schema=model.model_json_schema())
+        types.Tool(
+            name=name,
+            description=VERBS[name].help,
+            input_schema=model.model_json_schema(),
+            output_schema=output_schema(VERBS[name]),
+        )
         for name, model in models.items()
     ]
 
@@ -105,7 +112,7 @@ def create_server(project_path: str | Path, *, embedder: Embedder | None = None)
             data = await worker.run(verb, values)
         except RagttError as exc:
             return _error(f"{verb.name}: {exc}")
-        structured = data if isinstance(data, dict) else {"result": data}
+        structured = {"result": data} if wraps_result(verb) else data
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=dumps(data))], structured_content=structured
         )
@@ -119,6 +126,9 @@ def run_stdio(project_path: str | Path, *, embedder: Embedder | None = None) -> 
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from ragtt.tuning import tune_process
+
+    tune_process()  # the server's process is ragtt's own (create_server alone tunes nothing)
     server, worker = create_server(project_path, embedder=embedder)
 
     async def main() -> None:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import anywidget
 import traitlets as t
 
-from ragtt_nb._wire import static_file
-from ragtt_nb.state.chunk_diff import build
+from ragtt.views.chunk_diff import build
+from ragtt.views.wire import static_file
 
 if TYPE_CHECKING:
     import ragtt

@@ -13,23 +13,7 @@ Vectors are read with ``proj.vectors(version)``, the read-only exact-version sca
 embedding cache (``proj.query_vector(text, embedder_id)``); when it is not there that
 version has no query point.
 
-Wire format (``_data``; the JS refuses any dtype it does not know). Points: the left
-version's first, then the right's; 7 bytes each:
-
-- ``points.x``, ``points.y``: int16, the projection quantized to [-32767, 32767] over
-  ``bounds`` (float32 ``[xmin, xmax, ymin, ymax]``);
-- ``points.version``: uint8, 0 left, 1 right; ``points.source``: uint16 index into
-  ``sources`` (65535: one of the sources past the first 65535).
-
-Chunks (``U`` unique ids) are ordered common first (``n_common``), then left-only, then
-right-only, so point ``i < n_left`` is chunk ``i`` and right point ``j`` is chunk ``j`` when
-``j < n_common`` else ``n_left + j - n_common``; left point ``i`` and right point ``i`` are
-the same chunk for ``i < n_common`` (the segments). Text previews are a UTF-8 byte
-buffer (uint8) with int32 offsets; chunk ids too, unless every id is lowercase hex of one
-even length (ragtt's own are 24 digits): then ``{"hex": uint8, "width": bytes per id}``.
-
-Text previews are cut at ``text_chars`` characters, and shorter (never under 40) when all
-of them together would pass ``TEXT_BUDGET`` bytes: a 200,000-point report stays loadable.
+The wire format (``_data``) is built and described in ``ragtt.views.drift_scatter``.
 """
 
 from __future__ import annotations
@@ -40,8 +24,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import static_file
-from ragtt_nb.state.drift_scatter import (
+from ragtt.views.drift_scatter import (
     SEGMENTS_DEFAULT_MAX,
     TEXT_BUDGET,
     Side,
@@ -52,6 +35,7 @@ from ragtt_nb.state.drift_scatter import (
     strings,
     wire,
 )
+from ragtt.views.wire import static_file
 
 if TYPE_CHECKING:
     import polars as pl

@@ -446,7 +446,7 @@ def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:
     arg("--include-superseded", action="store_true", help="also the claims started by then and since closed"),
 )
 def _assertions(m: RagttMagics, a: argparse.Namespace) -> Any:
-    from ragtt_nb.timeline_claims import check_namespace
+    from ragtt.views.timeline_claims import check_namespace
 
     store = m.proj.assertions
 

@@ -30,8 +30,8 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import static_file
-from ragtt_nb.state.pdf_overlay import SIGNALS, ZOOM, build, check_page, find_pdf, page_reply, png
+from ragtt.views.pdf_overlay import SIGNALS, ZOOM, build, check_page, find_pdf, page_reply, png
+from ragtt.views.wire import static_file
 
 if TYPE_CHECKING:
     import ragtt

@@ -14,8 +14,8 @@ Every claim travels (ticks, lane, flags as int32 buffers; ids and text as string
 the view lists the claims valid at the cursor's time (``valid_from <= t < valid_until``)
 while scrubbing, in a live kernel or in an exported report.
 
-The two axes (time, versions) and the auto rule are in ``ragtt_nb.timeline_axis``; the claim
-lanes' data in ``ragtt_nb.timeline_claims``.
+The two axes (time, versions) and the auto rule are in ``ragtt.views.timeline_axis``; the claim
+lanes' data in ``ragtt.views.timeline_claims``.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import anywidget
 import numpy as np
 import traitlets as t
 
-from ragtt_nb._wire import static_file
-from ragtt_nb.state.timeline import build, epoch_ms, opening_version
-from ragtt_nb.timeline_axis import AXES
-from ragtt_nb.timeline_claims import LANE_ENTITY, read_claims
+from ragtt.views.timeline import build, epoch_ms, opening_version
+from ragtt.views.timeline_axis import AXES
+from ragtt.views.timeline_claims import LANE_ENTITY, read_claims
+from ragtt.views.wire import static_file
 
 if TYPE_CHECKING:
     import ragtt

@@ -6,7 +6,7 @@
 //
 // Two axes, switched by the header's button (the `axis` trait): "time" (wall clock) and
 // "versions" (one equal slot per index version). The version axis's layout comes with the
-// data (`_data.layout`, computed in Python; the rule is in ragtt_nb/timeline_axis.py): event
+// data (`_data.layout`, computed in Python; the rule is in ragtt/views/timeline_axis.py): event
 // and claim positions in slot units, and the slots' boundaries as ticks, which map the
 // cursor between times and positions. No kernel needed, so both work in a report.
 //
@@ -77,7 +77,7 @@ function fmtTime(d, ticks) {
   return date.toISOString().replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
 }
 
-/** Ticks to a position on the version axis (ragtt_nb/timeline_axis.py's slot_positions): the
+/** Ticks to a position on the version axis (ragtt/views/timeline_axis.py's slot_positions): the
  *  last slot starting at or before `ticks`, linearly inside it.
  * @param {Data["layout"]} layout @param {number} ticks */
 function posOfTicks(layout, ticks) {

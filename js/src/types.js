@@ -20,7 +20,7 @@
  */
 
 /**
- * A binary buffer as the Python side sends it (ragtt_nb/_wire.py's `array`).
+ * A binary buffer as the Python side sends it (ragtt/views/wire.py's `array`).
  * @typedef {object} Buffer
  * @property {string} dtype
  * @property {number[]} shape

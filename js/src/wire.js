@@ -1,5 +1,5 @@
 // @ts-check
-// The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt_nb/_wire.py) back
+// The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt/views/wire.py) back
 // into typed arrays, and packed strings (UTF-8 bytes + offsets, or hex ids as raw bytes).
 
 /** @typedef {import("./types.js").Buffer} Buffer */

@@ -1,4 +1,5 @@
-"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb.
+"""The REST API, generated from the verb table (``ragtt.verbs``): one route per verb, whose
+response schema in ``/openapi.json`` is the verb's declared result type (``Verb.result``).
 
 Each worker thread opens its own ``Project`` (SQLite connections belong to one thread) and
 keeps it; all of them share one embedder. Verbs that write the index run one at a time
@@ -270,6 +271,8 @@ def create_app(
                 summary=verb.help,
                 dependencies=guard,
                 name=verb.name,
+                response_model=verb.result,  # documented only: the endpoint returns its own Response
+                response_description=f"the {verb.name} result, as JSON (see the schema)",
             )
         if verb.html is not None and verb.html_route is not None:
             html = verb.html
@@ -322,6 +325,9 @@ def serve(
     uvicorn parses HTTP with httptools and runs on uvloop (the serve extra installs both)."""
     import uvicorn
 
+    from ragtt.tuning import tune_process
+
     check_host(host, token)
+    tune_process()  # the server's process is ragtt's own (create_app alone leaves a host app's alone)
     app = create_app(project_path, token=token, embedder=embedder, threads=threads)
     uvicorn.run(app, host=host, port=port, log_level="warning")

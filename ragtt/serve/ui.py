@@ -3,7 +3,7 @@
 The page loads the widgets' own bundles (``js/*.js``, served from the package, no CDN) and
 renders each with a small model shim (``js/src/model_shim.js``) whose state comes from
 ``GET /ui/api/model/{widget}``: the same traits the widget classes compute, from
-``ragtt_nb.state`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
+``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
 overlay's page requests) goes to ``POST /ui/api/model/{widget}/msg``.
 
@@ -75,7 +75,7 @@ def _json(data: Any) -> Response:
 
 
 def _models(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
-    from ragtt_nb.state import chunk_diff, drift_scatter, pdf_overlay, timeline
+    from ragtt.views import chunk_diff, drift_scatter, pdf_overlay, timeline
 
     def need(name: str) -> str:
         value = args.get(name)
@@ -101,7 +101,7 @@ def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
     """The replies the widget's Python side would send (``msg:custom`` content and buffers)."""
     if widget != "pdf_overlay":
         return []  # the other views send nothing that needs an answer
-    from ragtt_nb.state import pdf_overlay
+    from ragtt.views import pdf_overlay
 
     source = msg.args.get("source")
     if not source:
@@ -149,7 +149,7 @@ def _versions(proj: Project) -> list[dict[str, Any]]:
 
 def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRouter:
     """The dashboard's routes: the page, its static files, and the guarded ``/ui/api``."""
-    from ragtt_nb.state import static_file
+    from ragtt.views import static_file
 
     ui = APIRouter(include_in_schema=False)
     links = "\n".join(f'<link rel="stylesheet" href="/ui/static/{name}.css">' for name in (*WIDGETS, "dashboard"))

@@ -7,11 +7,12 @@ run's events in one transaction. Only the event type prefix differs ("" or "repl
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragtt.events import types as ev
 from ragtt.events.store import Event, utc_now
+from ragtt.index.engines import run_engines
 from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
@@ -51,6 +52,7 @@ def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, gene
     retrieved = time.perf_counter()
     generation = ctx.generator.generate(query, chunks) if generate else None
     done = time.perf_counter()
+    plan = replace(plan, engines=run_engines(view, plan, ctx.embedder))  # what ranked it, recorded with it
     timings = {
         "embed": (embedded - started) * 1e3,
         "retrieve": (retrieved - embedded) * 1e3,

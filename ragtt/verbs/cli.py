@@ -6,18 +6,84 @@ verbs)`` declares the args of one or more verbs that share a sub-command (``repl
 returns the verb to run and its values (``pick`` does the choosing). Both front ends call the
 same three, so ``%ragtt help VERB`` and ``ragtt VERB --help`` say the same. Nothing here opens
 a project or prints.
+
+How args become options: ``add_argument(*arg.flags or (arg.name,), ...)``; no flags means
+positional (``words``: it takes every remaining word, joined); ``list`` types become
+``nargs="+"`` (positional) or ``action="append"`` (flag; ``list[int]`` flags also take
+``3,7,12``); a ``bool`` with default False is ``store_true``, one with default True is
+``BooleanOptionalAction`` (``--generate/--no-generate``); ``dict`` types take a JSON object;
+``choices``, ``minimum``/``maximum`` are checked by ``cli_type``. Verbs that share a ``cli``
+name (``replay`` and ``replay_as_of``) share one sub-parser, and ``pick`` runs the first whose
+required args were all given (an arg only the other verb takes is an error). Bare words left
+over fill the first verb's required flags in order (``diff L R``, ``replay ID``). The global
+options (``--project``, ``--json`` ...) and output options (``ragtt.cli.OWN_OPTIONS``) belong to
+each front end, not to a verb.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import typing
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
-from ragtt.verbs import Arg, Verb, VerbUsageError, cli_type
+from ragtt.verbs.model import Arg, Verb, VerbUsageError
 
-__all__ = ["HelpFormatter", "add_arguments", "add_store_options", "describe", "fill", "groups", "parse", "pick"]
+__all__ = [
+    "HelpFormatter",
+    "add_arguments",
+    "add_store_options",
+    "cli_type",
+    "describe",
+    "fill",
+    "groups",
+    "parse",
+    "pick",
+]
+
+
+def cli_type(arg: Arg) -> Callable[[str], Any]:
+    """The argparse ``type=`` for ``arg``: its range and choices, checked with a message that says what came."""
+    base = typing.get_args(arg.type)[0] if typing.get_origin(arg.type) is list else arg.type
+
+    def convert(text: str) -> Any:
+        if typing.get_origin(base) is dict:
+            try:
+                value: Any = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise argparse.ArgumentTypeError(f"expected a JSON object; got {text!r} ({exc})") from None
+            if not isinstance(value, dict):
+                raise argparse.ArgumentTypeError(f"expected a JSON object, {{...}}; got {text!r}")
+            return value
+        if base is int:
+            if not (text.isascii() and text.isdigit()):  # '²' is a digit to Python, not to a user
+                raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}")
+            value = int(text)
+        elif base is float:
+            try:
+                value = float(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
+        elif base is datetime:
+            try:
+                value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                raise argparse.ArgumentTypeError(
+                    f"expected an ISO datetime, e.g. 2026-03-01T12:00Z; got {text!r}"
+                ) from None
+        else:
+            value = text
+        low = arg.minimum if arg.minimum is not None else float("-inf")
+        high = arg.maximum if arg.maximum is not None else float("inf")
+        if base in (int, float) and not low <= value <= high:  # NaN fails this too
+            raise argparse.ArgumentTypeError(f"expected a number from {low:g} to {high:g}; got {text!r}")
+        if arg.choices is not None and value not in arg.choices:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(arg.choices)}; got {text!r}")
+        return value
+
+    return convert
 
 
 def _is_bool(kind: Any) -> bool:

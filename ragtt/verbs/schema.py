@@ -1,14 +1,17 @@
-"""Pydantic models from the verb table: what REST bodies and MCP tool inputs validate against."""
+"""Pydantic models and JSON schemas from the verb table: what REST bodies and MCP tool inputs
+validate against, and what REST responses and MCP tool outputs are documented as."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from typing_extensions import is_typeddict
 
 from ragtt.verbs import Arg, Verb
 
-__all__ = ["annotation", "body_model"]
+__all__ = ["annotation", "body_model", "output_schema", "result_schema", "wraps_result"]
 
 
 def annotation(arg: Arg) -> Any:
@@ -28,3 +31,34 @@ def body_model(verb: Verb, front: str, *, exclude: frozenset[str] = frozenset())
     }
     name = "".join(part.title() for part in verb.name.split("_")) + "Body"
     return create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=verb.help, **fields)
+
+
+@functools.cache
+def _schema(kind: Any) -> dict[str, Any]:
+    return TypeAdapter(kind).json_schema(mode="serialization")
+
+
+def result_schema(verb: Verb) -> dict[str, Any]:
+    """The JSON schema of what ``verb.to_json`` returns (self-contained: its ``$defs`` inside)."""
+    if verb.result is None:
+        raise TypeError(f"verb {verb.name!r} declares no result type (result=...; see ragtt.verbs.results)")
+    return _schema(verb.result)
+
+
+def wraps_result(verb: Verb) -> bool:
+    """Whether MCP wraps the verb's JSON as ``{"result": ...}``: a tool's structured content is
+    an object, so every result but a TypedDict (a list, a value that may be null) is wrapped."""
+    return not is_typeddict(verb.result)
+
+
+def output_schema(verb: Verb) -> dict[str, Any] | None:
+    """The MCP tool's output schema: the result's, wrapped as ``wraps_result`` says (None for a
+    verb that declares no result: the tool then lists none, which the front-end test fails)."""
+    if verb.result is None:
+        return None
+    schema = dict(result_schema(verb))
+    if not wraps_result(verb):
+        return schema
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    return wrapped if defs is None else {**wrapped, "$defs": defs}

@@ -15,6 +15,7 @@ EXPECTED = [
     "DriftReport",
     "Embedder",
     "EmbedderChangedError",
+    "EngineChange",
     "ExtractiveGenerator",
     "GoldenSuite",
     "HashEmbedder",
@@ -55,6 +56,7 @@ EXPECTED = [
     "build_chunks",
     "compare_configs",
     "register_loader",
+    "tune_process",
 ]
 EXPECTED_NB = [
     "ChunkDiff",

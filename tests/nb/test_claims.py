@@ -15,8 +15,8 @@ import polars as pl
 import pytest
 from IPython.core.error import UsageError
 
+from ragtt.views.timeline_claims import FLAG_OPEN, FLAG_SUPERSEDED
 from ragtt_nb import Timeline
-from ragtt_nb.timeline_claims import FLAG_OPEN, FLAG_SUPERSEDED
 
 from .conftest import Offline, export
 from .test_widgets import _buffers, _no_number_lists
@@ -238,7 +238,7 @@ def test_script_payloads_in_claims_never_run_in_the_report(claims_report: Path, 
 
 
 def test_claims_on_the_version_axis(claims_project: dict[str, Any]) -> None:
-    """The version axis (ragtt_nb/timeline_axis.py's rule): claims older than the first commit get a
+    """The version axis (ragtt/views/timeline_axis.py's rule): claims older than the first commit get a
     leading slot; open claims run to the axis end; a time maps into the slot of the version
     committed at or before it, linearly inside it."""
     proj = claims_project["proj"]

@@ -45,7 +45,7 @@ def test_wheel_contains_the_widget_js_and_the_template(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("ragtt-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for js in ("timeline.js", "timeline.css", "chunk_diff.js", "chunk_diff.css"):
-        assert f"ragtt_nb/static/{js}" in names
+        assert f"ragtt/views/static/{js}" in names
     data = "ragtt-0.1.0.data/data/share/jupyter/nbconvert/templates/ragtt/"
     for part in (
         "conf.json",

@@ -17,8 +17,8 @@ import pytest
 import traitlets
 
 import ragtt
+from ragtt.views.timeline_axis import AUTO_RATIO, SLOT_IN, auto_axis
 from ragtt_nb import Timeline
-from ragtt_nb.timeline_axis import AUTO_RATIO, SLOT_IN, auto_axis
 
 from .conftest import Offline, export, screenshot
 

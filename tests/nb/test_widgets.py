@@ -13,8 +13,8 @@ import pytest
 import traitlets
 
 import ragtt
+from ragtt.views.wire import array, static_file
 from ragtt_nb import ChunkDiff, Timeline
-from ragtt_nb._wire import array, static_file
 
 from .conftest import QUESTION
 

@@ -1,23 +1,32 @@
 """The CLI, the %ragtt magics, the REST API and the MCP tools, each derived from the verb table
-and compared: the same verbs, the same argument names, and (CLI and magics) the same help."""
+and compared: the same verbs, the same argument names, (CLI and magics) the same help, and
+(REST and MCP) the same result types: every verb declares one, every route documents it, every
+tool lists it as its output schema, and real calls return JSON that validates against it."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import jsonschema
+import mcp.types as types
 import pytest
+from fastapi.testclient import TestClient
 from mcp import Client
 
 import ragtt
 from ragtt.cli import build_parser
 from ragtt.serve import create_app
 from ragtt.serve_mcp import create_server
-from ragtt.verbs import VERBS, Verb
+from ragtt.verbs import VERBS, Arg, Verb
 from ragtt.verbs.cli import groups
+from ragtt.verbs.render import as_dict, as_text
+from ragtt.verbs.schema import output_schema, result_schema, wraps_result
 from ragtt_nb.magics import parser_for
-from tests.serve.conftest import run_in_own_loop
+from tests.serve.conftest import TEXTS, run_in_own_loop
 
 GLOBAL = {"project", "embedder", "events_uri", "index_uri", "json"}
 # What each front end adds of its own (files to read or write; display). Pinned here, so an
@@ -50,21 +59,25 @@ def openapi(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return app.openapi()
 
 
-@pytest.fixture(scope="module")
-def mcp_tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def list_tools(project: Path) -> dict[str, types.Tool]:
     """The tools as the SDK's own client lists them, from the server in this process."""
-    server, worker = create_server(tmp_path_factory.mktemp("mcp") / "p", embedder=ragtt.HashEmbedder())
-    found: dict[str, dict[str, Any]] = {}
+    server, worker = create_server(project, embedder=ragtt.HashEmbedder())
+    found: dict[str, types.Tool] = {}
 
     async def listing() -> None:
         async with asyncio.timeout(60), Client(server) as client:
-            found.update({t.name: t.input_schema for t in (await client.list_tools()).tools})
+            found.update({t.name: t for t in (await client.list_tools()).tools})
 
     try:
         run_in_own_loop(listing, 90, "listing the MCP tools")
     finally:
         worker.close()
     return found
+
+
+@pytest.fixture(scope="module")
+def mcp_tools(tmp_path_factory: pytest.TempPathFactory) -> dict[str, types.Tool]:
+    return list_tools(tmp_path_factory.mktemp("mcp") / "p")
 
 
 def rest_fields(openapi: dict[str, Any], method: str, path: str) -> set[str]:
@@ -85,17 +98,17 @@ def test_cli_and_magic_take_the_tables_arguments(cli: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(VERBS))
 def test_rest_and_mcp_take_the_tables_arguments(
-    name: str, openapi: dict[str, Any], mcp_tools: dict[str, dict[str, Any]]
+    name: str, openapi: dict[str, Any], mcp_tools: dict[str, types.Tool]
 ) -> None:
     verb = VERBS[name]
     assert verb.route is not None, f"{name} has no REST route"
     assert rest_fields(openapi, *verb.route) == expected([verb], "rest")
     if verb.html_route is not None:
         assert rest_fields(openapi, "GET", verb.html_route) == expected([verb], "rest")
-    assert set(mcp_tools[name].get("properties", {})) == expected([verb], "mcp")
+    assert set(mcp_tools[name].input_schema.get("properties", {})) == expected([verb], "mcp")
 
 
-def test_every_front_end_has_every_verb(openapi: dict[str, Any], mcp_tools: dict[str, dict[str, Any]]) -> None:
+def test_every_front_end_has_every_verb(openapi: dict[str, Any], mcp_tools: dict[str, types.Tool]) -> None:
     assert set(mcp_tools) == set(VERBS)
     routes = {path for path in openapi["paths"]}
     assert {v.route[1] for v in VERBS.values() if v.route} <= routes
@@ -124,3 +137,188 @@ def test_a_hand_added_option_shows(monkeypatch: pytest.MonkeyPatch) -> None:
     parser = cli_parser("query")
     parser.add_argument("--rerank", action="store_true")
     assert dests(parser) - GLOBAL != expected(GROUPS["query"], "cli")
+
+
+# Results: what each verb returns, declared once (``Verb.result``) and published by REST and MCP.
+
+
+def missing_response_schemas(openapi: dict[str, Any]) -> list[str]:
+    """Every operation whose 200 response documents no schema."""
+    missing = []
+    for path, operations in openapi["paths"].items():
+        for method, operation in operations.items():
+            content = operation.get("responses", {}).get("200", {}).get("content", {})
+            if not content or not all(media.get("schema") for media in content.values()):
+                missing.append(f"{method.upper()} {path}")
+    return missing
+
+
+def missing_output_schemas(tools: dict[str, types.Tool]) -> list[str]:
+    return sorted(name for name, tool in tools.items() if (tool.output_schema or {}).get("type") != "object")
+
+
+@pytest.mark.parametrize("name", sorted(VERBS))
+def test_every_verb_declares_a_result_type(name: str) -> None:
+    verb = VERBS[name]
+    assert verb.result is not None, f"{name} declares no result type: add result=... (ragtt.verbs.results)"
+    schema = result_schema(verb)
+    assert schema.get("type") in ("object", "array") or "anyOf" in schema
+
+
+def test_every_route_has_a_response_schema(openapi: dict[str, Any]) -> None:
+    assert missing_response_schemas(openapi) == []
+    for verb in VERBS.values():
+        assert verb.route is not None
+        method, path = verb.route
+        documented = openapi["paths"][path][method.lower()]["responses"]["200"]["content"]["application/json"]
+        assert documented["schema"], f"{verb.name}: {documented}"
+
+
+def test_every_mcp_tool_lists_an_output_schema(mcp_tools: dict[str, types.Tool]) -> None:
+    assert missing_output_schemas(mcp_tools) == []
+    for name, tool in mcp_tools.items():
+        assert tool.output_schema == output_schema(VERBS[name])
+
+
+def test_a_verb_without_a_result_type_shows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the checks above catch: a verb declared without ``result=``."""
+    bare = Verb(
+        name="hand_added",
+        help="a verb someone forgot to type",
+        args=(Arg("query_id", str, "a run", required=True),),
+        call=lambda p, a: p.verify(),
+        to_json=as_dict,
+        to_text=as_text,
+        route=("GET", "/hand-added/{query_id}"),
+    )
+    monkeypatch.setitem(VERBS, bare.name, bare)
+    with pytest.raises(TypeError, match="hand_added"):
+        result_schema(bare)
+    app = create_app(tmp_path / "rest", embedder=ragtt.HashEmbedder())
+    assert missing_response_schemas(app.openapi()) == ["GET /hand-added/{query_id}"]
+    assert missing_output_schemas(list_tools(tmp_path / "mcp")) == ["hand_added"]
+
+
+def published(openapi: dict[str, Any], verb: Verb) -> dict[str, Any]:
+    """The response schema REST publishes for ``verb``, with the components its $refs point into."""
+    method, path = verb.route or ("", "")
+    schema = openapi["paths"][path][method.lower()]["responses"]["200"]["content"]["application/json"]["schema"]
+    return {**schema, "components": openapi["components"]}
+
+
+@pytest.fixture(scope="module")
+def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, list[Any]]]:
+    """Every verb called over REST on a small history (two versions, snapshots, runs)."""
+    home = tmp_path_factory.mktemp("results")
+    found: dict[str, list[Any]] = {}
+
+    def call(verb: str, **values: Any) -> Any:
+        method, path = VERBS[verb].route or ("", "")
+        for key in [k for k in values if "{" + k + "}" in path]:
+            path = path.replace("{" + key + "}", str(values.pop(key)))
+        response = client.post(path, json=values) if method == "POST" else client.get(path, params=values)
+        assert response.status_code == 200, (verb, response.text)
+        found.setdefault(verb, []).append(response.json())
+        return response.json()
+
+    with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder())) as client:
+        call("ingest", texts=TEXTS)
+        call("snapshot", label="first")
+        call("snapshot", label="again-{version}", if_changed=True)  # unchanged: null
+        call("ingest", texts={"refund-policy.md": "# Refunds\n\nRefunds are accepted within 60 days.\n"})
+        call("snapshot", label="second")
+        now = call("query", text="refunds", generate=True)["query_id"]
+        call("replay", query_id=now)
+        then = call("replay_as_of", text="refunds", at="first")["query_id"]
+        call("diff", left=then, right=now)
+        call("lineage", left=then, right=now)
+        call("snapshot_diff", a="first", b="second")
+        call("drift", a="first", b="second")
+        call("bisect", query=now, predicate="source:refund-policy.md")
+        call("compare_configs", texts=TEXTS, config_a={"retrieval_mode": "vector"}, config_b={}, queries=["refunds"])
+        call("trace", query_id=now)
+        call("events", type=["query.received"])
+        call("snapshots")
+        call("export_traces", query_id=now)
+        suite = home / "suite.json"
+        call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
+        call("regression_run", suite=str(suite))
+        call("verify")
+        call("prune", max_snapshots=1)
+        yield found
+
+
+def test_every_verb_is_called_for_its_result(rest_results: dict[str, list[Any]]) -> None:
+    assert set(rest_results) == set(VERBS)
+    assert None in rest_results["snapshot"]  # the unchanged if_changed snapshot: null, as declared
+
+
+@pytest.mark.parametrize("name", sorted(VERBS))
+def test_real_results_validate_against_the_declared_schemas(
+    name: str, rest_results: dict[str, list[Any]], openapi: dict[str, Any]
+) -> None:
+    for data in rest_results[name]:
+        jsonschema.validate(data, result_schema(VERBS[name]))
+        jsonschema.validate(data, published(openapi, VERBS[name]))
+
+
+def closed(schema: Any) -> Any:
+    """``schema`` with every object that lists its properties closed to others."""
+    if isinstance(schema, dict):
+        out = {k: closed(v) for k, v in schema.items()}
+        if "properties" in schema and isinstance(schema["properties"], dict):
+            out["additionalProperties"] = False
+        return out
+    return [closed(v) for v in schema] if isinstance(schema, list) else schema
+
+
+@pytest.mark.parametrize("name", sorted(VERBS))
+def test_the_declared_types_name_every_key_a_result_has(name: str, rest_results: dict[str, list[Any]]) -> None:
+    """The schemas allow keys they do not name (a client keeps working when a result grows), so
+    this is where a key added to a result but not to ragtt/verbs/results.py shows."""
+    for data in rest_results[name]:
+        jsonschema.validate(data, closed(result_schema(VERBS[name])))
+
+
+def test_a_result_that_breaks_its_type_fails_validation(rest_results: dict[str, list[Any]]) -> None:
+    query = dict(rest_results["query"][0], index_version="latest")
+    with pytest.raises(jsonschema.ValidationError, match="latest"):
+        jsonschema.validate(query, result_schema(VERBS["query"]))
+    grown = dict(rest_results["verify"][0], new_key=1)
+    jsonschema.validate(grown, result_schema(VERBS["verify"]))
+    with pytest.raises(jsonschema.ValidationError, match="new_key"):
+        jsonschema.validate(grown, closed(result_schema(VERBS["verify"])))
+
+
+def test_mcp_results_validate_against_the_listed_output_schemas(tmp_path: Path) -> None:
+    """The SDK's client checks structured content against a tool's output schema on every call."""
+    server, worker = create_server(tmp_path / "p", embedder=ragtt.HashEmbedder())
+    checked: dict[str, Any] = {}
+
+    async def session() -> None:
+        async with asyncio.timeout(120), Client(server) as client:
+            schemas = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+
+            async def call(name: str, **values: Any) -> Any:
+                result = await client.call_tool(name, values)  # raises if it breaks the schema
+                assert not result.is_error, result.content
+                assert result.structured_content is not None
+                jsonschema.validate(result.structured_content, schemas[name])
+                checked[name] = result.structured_content
+                return result.structured_content["result"] if wraps_result(VERBS[name]) else result.structured_content
+
+            await call("ingest", texts=TEXTS)
+            await call("snapshot", label="first")
+            assert await call("snapshot", label="x-{version}", if_changed=True) is None
+            now = (await call("query", text="refunds", generate=False))["query_id"]
+            await call("replay", query_id=now)
+            await call("diff", left=now, right=now)
+            assert len(await call("trace", query_id=now)) > 1
+            await call("snapshots")
+            await call("verify")
+
+    try:
+        run_in_own_loop(session, 150, "calling the MCP tools")
+    finally:
+        worker.close()
+    assert set(checked) == {"ingest", "snapshot", "query", "replay", "diff", "trace", "snapshots", "verify"}

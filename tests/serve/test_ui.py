@@ -15,7 +15,7 @@ import pytest
 
 import ragtt
 from ragtt.serve import create_app
-from ragtt_nb.state import static_file
+from ragtt.views import static_file
 from tests.conftest import corpus
 from tests.nb.conftest import Offline, build_sample
 from tests.nb.layer2.conftest import PAYLOADS, REAL_PDF, evil_pdf
@@ -215,7 +215,8 @@ def test_the_dashboard_imports_no_notebook_stack(ui_project: dict[str, Any]) -> 
         f"                 ('chunk_diff', 'left={ui_project['then']}&right={ui_project['now']}'),\n"
         f"                 ('pdf_overlay', 'source={REAL_PDF}')]:\n"
         "        assert c.get(f'/ui/api/model/{w}?{q}').status_code == 200, w\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('IPython', 'ipywidgets', 'anywidget')))\n"
+        "stack = ('IPython', 'ipywidgets', 'anywidget', 'ragtt_nb')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in stack))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,7 +1,7 @@
 """The Timeline's model state (``_data``, the opening ``version``), computed from a Project.
 
-No widget stack here: ``ragtt_nb.timeline.Timeline`` and ``ragtt serve``'s ``/ui`` both build on
-it. See ``ragtt_nb.timeline`` for what the state holds and why.
+No widget stack here: the notebook's ``Timeline`` widget and ``ragtt serve``'s ``/ui`` both build
+on it; the widget's docstring says what the state holds and why.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.events import types as ev
-from ragtt_nb._wire import array
-from ragtt_nb.timeline_axis import auto_axis, version_layout
-from ragtt_nb.timeline_claims import Claims, claims_wire, read_claims
+from ragtt.views.timeline_axis import auto_axis, version_layout
+from ragtt.views.timeline_claims import Claims, claims_wire, read_claims
+from ragtt.views.wire import array
 
 if TYPE_CHECKING:
     import polars as pl

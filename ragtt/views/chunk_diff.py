@@ -1,5 +1,5 @@
 """The ChunkDiff's model state (``_data``), computed from a DiffReport (and its Project, for the
-lineage's reasons). No widget stack here: ``ragtt_nb.chunk_diff.ChunkDiff`` and ``ragtt serve``'s
+lineage's reasons). No widget stack here: the notebook's ``ChunkDiff`` widget and ``ragtt serve``'s
 ``/ui`` both build on it.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragtt_nb._wire import array
+from ragtt.views.wire import array
 
 __all__ = ["build", "model"]
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ragtt_nb._wire import array
-from ragtt_nb.timeline_axis import slot_positions
+from ragtt.views.timeline_axis import slot_positions
+from ragtt.views.wire import array
 
 __all__ = [
     "FLAG_OPEN",

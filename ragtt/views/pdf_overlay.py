@@ -1,7 +1,7 @@
 """The PdfOverlay's model state (``_data``, the page to open on, its PNG), computed from a Project.
 
-No widget stack here: ``ragtt_nb.pdf_overlay.PdfOverlay`` and ``ragtt serve``'s ``/ui`` both
-build on it. See ``ragtt_nb.pdf_overlay`` for what the state holds and why.
+No widget stack here: the notebook's ``PdfOverlay`` widget and ``ragtt serve``'s ``/ui`` both
+build on it; the widget's docstring says which pages the state embeds and why.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ragtt_nb._wire import array
+from ragtt.views.wire import array
 
 __all__ = [
     "BOX_MARGIN",

@@ -1,7 +1,25 @@
 """The DriftScatter's model state (``_data``), computed from a Project and two versions.
 
-No widget stack here: ``ragtt_nb.drift_scatter.DriftScatter`` and ``ragtt serve``'s ``/ui`` both
-build on it; the wire format is described in ``ragtt_nb.drift_scatter``.
+No widget stack here: the notebook's ``DriftScatter`` widget and ``ragtt serve``'s ``/ui`` both
+build on it.
+
+Wire format (``_data``; the JS refuses any dtype it does not know). Points: the left
+version's first, then the right's; 7 bytes each:
+
+- ``points.x``, ``points.y``: int16, the projection quantized to [-32767, 32767] over
+  ``bounds`` (float32 ``[xmin, xmax, ymin, ymax]``);
+- ``points.version``: uint8, 0 left, 1 right; ``points.source``: uint16 index into
+  ``sources`` (65535: one of the sources past the first 65535).
+
+Chunks (``U`` unique ids) are ordered common first (``n_common``), then left-only, then
+right-only, so point ``i < n_left`` is chunk ``i`` and right point ``j`` is chunk ``j`` when
+``j < n_common`` else ``n_left + j - n_common``; left point ``i`` and right point ``i`` are
+the same chunk for ``i < n_common`` (the segments). Text previews are a UTF-8 byte
+buffer (uint8) with int32 offsets; chunk ids too, unless every id is lowercase hex of one
+even length (ragtt's own are 24 digits): then ``{"hex": uint8, "width": bytes per id}``.
+
+Text previews are cut at ``text_chars`` characters, and shorter (never under 40) when all
+of them together would pass ``TEXT_BUDGET`` bytes: a 200,000-point report stays loadable.
 """
 
 from __future__ import annotations
@@ -12,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt_nb._wire import array
+from ragtt.views.wire import array
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray

@@ -1,6 +1,6 @@
 """What the widgets share: where their JS lives, and how bulk numbers travel.
 
-The front-end modules are found in the wheel's ``ragtt_nb/static`` folder (the build
+The front-end modules are found in the wheel's ``ragtt/views/static`` folder (the build
 force-includes the repo's ``js/`` there) or, in an editable install, in the repo's ``js/``.
 Numeric arrays travel as binary buffers ``{"dtype", "shape", "view"}`` (the jupyter-scatter
 convention); the JS rebuilds typed arrays and refuses any dtype it does not know.
@@ -23,13 +23,13 @@ _DTYPES = {"int32": "<i4", "float32": "<f4", "int16": "<i2", "uint16": "<u2", "u
 
 def static_file(name: str) -> Path:
     """The path of a front-end file (``timeline.js`` ...), in the wheel or in the repo."""
-    for folder in (_HERE / "static", _HERE.parent / "js"):
+    for folder in (_HERE / "static", _HERE.parents[1] / "js"):
         path = folder / name
         if path.is_file():
             return path
     raise FileNotFoundError(
-        f"ragtt_nb front-end file {name!r} is missing: looked in {_HERE / 'static'} (wheel) and "
-        f"{_HERE.parent / 'js'} (editable install); reinstall ragtt[notebook]"
+        f"ragtt front-end file {name!r} is missing: looked in {_HERE / 'static'} (wheel) and "
+        f"{_HERE.parents[1] / 'js'} (editable install); reinstall ragtt"
     )
 
 
