@@ -352,12 +352,20 @@ class Project:
             replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
         )
 
-    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
+    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6, generate: bool = True) -> DiffReport:
         """What entered, left, moved and changed between two runs; a removed and an added chunk
-        of one source at least ``threshold`` similar are one "changed" passage."""
+        of one source at least ``threshold`` similar (in words or in what they are about) are
+        one "changed" passage. Either id may be ``"last"``: the newest live run of the other's
+        question. ``generate``: a run without an answer gets one, through a logged replay."""
         from ragtt.timetravel.diff import diff_runs
 
-        return diff_runs(self._ctx, left_id, right_id, threshold=threshold)
+        return diff_runs(self._ctx, left_id, right_id, threshold=threshold, generate=generate)
+
+    def last_query(self, text: str | None = None) -> str:
+        """The id of the newest live query; with ``text``, of the newest live query of that question."""
+        from ragtt.timetravel.run import last_query
+
+        return last_query(self._ctx, text)
 
     def query_vector(self, text: str, embedder_id: str | None = None) -> NDArray[Any] | None:
         """``text``'s vector under ``embedder_id`` (default: the project's embedder, computed if
@@ -370,7 +378,8 @@ class Project:
     # -- analysis ------------------------------------------------------------------------------
 
     def lineage(self, left_id: str, right_id: str) -> LineageReport:
-        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed, ranking)."""
+        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed,
+        ranking); either id may be ``"last"``, as in ``diff``."""
         from ragtt.timetravel.lineage import lineage
 
         return lineage(self._ctx, left_id, right_id)
