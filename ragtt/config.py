@@ -131,8 +131,12 @@ _MAX = {"top_k": MAX_TOP_K, "candidate_pool": 10 * MAX_TOP_K, "chunk_size": 1_00
 
 def _check_int(name: str, value: object, *, minimum: int) -> None:
     maximum = _MAX.get(name, 2**31 - 1)
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise ConfigError(f"{name} must be an integer >= {minimum} (and at most {maximum}); got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name} must be a whole number from {minimum} to {maximum}; got {value!r}")
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}; got {value!r}")
+    if value > maximum:
+        raise ConfigError(f"{name} must be at most {maximum}; got {value!r}")
 
 
 def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:

@@ -8,6 +8,7 @@ the query, and says plainly that no model wrote it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections import Counter
@@ -203,6 +204,7 @@ def _doc_order(chunks: list[RetrievedChunk], index: int) -> tuple[int, int]:
     return first_rank, chunk.charspan[0]
 
 
+@functools.lru_cache(maxsize=4096)  # a view re-diffs the same runs: their excerpts once
 def excerpt(query: str, text: str, max_chars: int = 240) -> str:
     """The sentence of ``text`` that best matches ``query``, as the extractive answer ranks
     them (BM25; a section's heading counts for its sentences), after that heading
@@ -314,18 +316,23 @@ def _stem_list(text: str) -> list[str]:
     """Content words, crudely stemmed, so "refund" meets "refunded" and "days" meets "day"."""
     from ragtt.index.retrieve import tokens
 
+    return [stem for token in tokens(text) for stem in _token_stems(token)]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token_stems(token: str) -> tuple[str, ...]:
+    """A token's content words, stemmed (once per distinct token: a diff stems the same words often)."""
     out = []
-    for token in tokens(text):
-        # An identifier is itself and its words: "secret key" finds SECRET_KEY's section.
-        for part in (token, *token.split("_")) if "_" in token.strip("_") else (token,):
-            if not part or part in _STOPWORDS:
-                continue
-            for suffix in ("ing", "ed", "es", "s"):
-                if len(part) > len(suffix) + 2 and part.endswith(suffix):
-                    part = part[: -len(suffix)]
-                    break
-            out.append(part)
-    return out
+    # An identifier is itself and its words: "secret key" finds SECRET_KEY's section.
+    for part in (token, *token.split("_")) if "_" in token.strip("_") else (token,):
+        if not part or part in _STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(part) > len(suffix) + 2 and part.endswith(suffix):
+                part = part[: -len(suffix)]
+                break
+        out.append(part)
+    return tuple(out)
 
 
 def build_messages(query: str, chunks: list[RetrievedChunk]) -> list[dict[str, str]]:

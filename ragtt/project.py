@@ -16,13 +16,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 from ragtt._hashing import time_ordered_id
 from ragtt.config import PipelineConfig
 from ragtt.context import At, Context
+from ragtt.damage import guarded
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, RetrievedChunk, Snapshot, Snapshots
+from ragtt.values import check_text, printable, unicode_problem
 
 if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
+    from ragtt.backup import BackupReport
     from ragtt.evaluation.dataset import EvalDataset
     from ragtt.evaluation.judge import LiteLLMJudge
     from ragtt.evaluation.matrix import HistoryMatrix
@@ -49,6 +52,7 @@ __all__ = ["At", "Project"]
 _Run = TypeVar("_Run", bound=QueryResult)
 
 
+@guarded
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
@@ -274,6 +278,9 @@ class Project:
         for source, text in texts.items():
             if not isinstance(source, str) or not source or not isinstance(text, str):
                 failed.append((str(source), "source must be a non-empty str and its text a str"))
+            elif (problem := unicode_problem(source)) or (problem := unicode_problem(text)):
+                what = "the source name" if unicode_problem(source) else "its text"
+                failed.append((printable(source), f"{what} {problem}"))
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
         return run_ingest(self._ctx, items, failed, as_of=as_of)
@@ -282,7 +289,7 @@ class Project:
         """Remove a source's chunks (one new version); returns that version."""
         from ragtt.ingest.remove import remove_source
 
-        return remove_source(self._ctx, source)
+        return remove_source(self._ctx, check_text("the source", source))
 
     # -- query, replay, diff -----------------------------------------------------------------
 
@@ -450,11 +457,22 @@ class Project:
 
         return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
 
-    def verify(self) -> VerifyReport:
-        """Re-walk the history: hash chain, guards, versions, tags and documents (``.ok``, ``.problems``)."""
+    def verify(self, *, deep: bool = False) -> VerifyReport:
+        """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
+        documents, and every retained index file against the size the log recorded
+        (``deep``: its SHA-256, and SQLite's full integrity_check). ``.ok``, ``.problems``."""
         from ragtt.verify import verify
 
-        return verify(self._ctx)
+        return verify(self._ctx, deep=deep)
+
+    def backup(self, dest: str | Path) -> BackupReport:
+        """A consistent copy of the project in the new folder ``dest``, taken while other
+        processes may write: the databases through SQLite's online backup API, the index files
+        of the versions the copied log records, each checked against its recorded hash.
+        ``Project.open(dest).verify(deep=True)`` proves it; restoring is putting the folder back."""
+        from ragtt.backup import backup
+
+        return backup(self._ctx, self._marker, dest)
 
     # -- snapshots and versions ----------------------------------------------------------------
 

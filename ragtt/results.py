@@ -12,7 +12,6 @@ from ragtt._html import BOX, STYLE, esc, table
 from ragtt.ingest.types import PageRoute, Region
 
 __all__ = [
-    "NO_ORIGINAL",
     "TRANSIENT",
     "Document",
     "EngineChange",
@@ -184,13 +183,12 @@ class EngineChange(Result):
 
 
 NO_ORIGINAL = "a text run as of this version: no original query to compare with"
-"""What a replay without an original (``replay_text``, a bisect's probe) says instead of a verdict."""
 
 
 @dataclass(frozen=True)
 class ReplayResult(QueryResult):
-    """A re-run at a past version. A replay of a logged query names it (``original_query_id``)
-    and says whether it retrieved the same (``matches_original``); a text run as of a version
+    """A replayed run. A replay of a logged query names it (``original_query_id``) and says
+    whether it retrieved the same (``matches_original``); a text run as of a version
     (``replay_text``) and a bisect's probes have no original: both are None.
     ``engine_changes``: the components that ranked the original and are not today's
     (``plan["engines"]``); ``engines_recorded`` is False for a run logged before ragtt

@@ -22,6 +22,7 @@ __all__ = [
     "DiffChunk",
     "DiffReport",
     "KeptChunk",
+    "aboutness",
     "diff_runs",
     "jaccard",
     "question_warning",
@@ -408,7 +409,7 @@ def diff_runs(
         right_answer=answers["right"],
         latency_delta_ms=latency,
         notes=notes,
-        changed=pair_passages(removed, added, threshold, _aboutness(ctx, right.query, {**lrows, **rrows})),
+        changed=pair_passages(removed, added, threshold, aboutness(ctx, right.query, {**lrows, **rrows})),
         labels=version_labels(ctx),
         warning=question_warning(left.query, right.query),
         generated=generated,
@@ -452,8 +453,10 @@ def _rows(ctx: Context, version: int, chunk_ids: list[str]) -> dict[str, dict[st
     return {r["chunk_id"]: r for r in rows.to_pylist()}
 
 
-def _aboutness(ctx: Context, query: str, rows: dict[str, dict[str, Any]]) -> Aboutness:
-    """What pairs passages beyond their words: the chunks' vectors, their documents and places."""
+def aboutness(ctx: Context, query: str, rows: dict[str, dict[str, Any]]) -> Aboutness:
+    """What pairs passages beyond their words (``pair_passages``), for chunks given as table
+    rows (chunk_id -> chunk_id, doc_key, char_start, char_end, vector): their vectors, their
+    documents and places in them, and the query."""
     documents: dict[str, str | None] = {}
     for key in {r["doc_key"] for r in rows.values()}:
         found = ctx.log.documents.get(key)

@@ -21,6 +21,7 @@ run, per edit) rather than interleaved words.
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import math
 import re
@@ -169,6 +170,27 @@ def _greedy(candidates: list[tuple[float, int, int]]) -> list[tuple[int, int, fl
     return sorted(chosen)
 
 
+@dataclass(frozen=True)
+class _Side:
+    """What pairing needs of one chunk, computed once (lineage pairs a few chunks with every
+    chunk of their source)."""
+
+    terms: set[str]
+    shingles: Counter[tuple[str, ...]]
+    size: int  # bigrams
+    weight: float  # the terms' summed idf
+    unit: Any  # its vector, normalised (None: none known)
+    position: float | None
+
+    @classmethod
+    def of(cls, about: Aboutness, chunk: Any, terms: set[str], idf: Any) -> _Side:
+        shingles = _shingles(_get(chunk, "text"))
+        vector = about.vectors.get(_get(chunk, "chunk_id"))
+        norm = float(np.linalg.norm(vector)) if vector is not None else 0.0
+        unit = np.asarray(vector, dtype=np.float64) / norm if norm else None
+        return cls(terms, shingles, shingles.total(), sum(map(idf, terms)), unit, _position(about, chunk))
+
+
 def _pair_about(
     left_chunks: Sequence[Any], right_chunks: Sequence[Any], threshold: float, about: Aboutness
 ) -> list[PassagePair]:
@@ -176,14 +198,19 @@ def _pair_about(
     right_terms = [_terms(_get(c, "text")) for c in right_chunks]
     idf = _idf(about, [*left_terms, *right_terms])
     query = {t for t in _terms(about.query) if idf(t) >= _median_idf(idf, left_terms, right_terms)}
+    left = [_Side.of(about, c, t, idf) for c, t in zip(left_chunks, left_terms, strict=True)]
+    right = [_Side.of(about, c, t, idf) for c, t in zip(right_chunks, right_terms, strict=True)]
     candidates: list[tuple[float, int, int]] = []
     signals: dict[tuple[int, int], dict[str, float]] = {}
     for i, lc in enumerate(left_chunks):
         for j, rc in enumerate(right_chunks):
             if _get(lc, "source") != _get(rc, "source"):
                 continue
-            found = _signals(about, lc, rc, left_terms[i], right_terms[j], idf, query)
-            score = max(found["bigrams"], found["about"])
+            found = _signals(left[i], right[j], idf, query)
+            a, b = left[i].size, right[j].size
+            if found["about"] >= threshold or not a + b or 2 * min(a, b) / (a + b) >= threshold:
+                found["bigrams"] = round(_dice(left[i].shingles, right[j].shingles), 4)  # (else it cannot reach)
+            score = max(found.get("bigrams", 0.0), found["about"])
             if score >= threshold:
                 candidates.append((score, i, j))
                 signals[(i, j)] = found
@@ -202,25 +229,18 @@ def _pair_about(
     return out
 
 
-def _signals(
-    about: Aboutness, lc: Any, rc: Any, a: set[str], b: set[str], idf: Any, query: set[str]
-) -> dict[str, float]:
-    weight_a, weight_b = sum(idf(t) for t in a), sum(idf(t) for t in b)
-    shared = sum(idf(t) for t in a & b)
-    found: dict[str, float] = {
-        "bigrams": similarity(_get(lc, "text"), _get(rc, "text")),
-        "rare_terms": shared / min(weight_a, weight_b) if weight_a and weight_b else 0.0,
-    }
-    asked = {t for t in query if t in a or t in b}
+def _signals(left: _Side, right: _Side, idf: Any, query: set[str]) -> dict[str, float]:
+    """Rare terms, the query's terms, embedding and position, and ``about``, their blend."""
+    shared = left.terms & right.terms
+    lighter = min(left.weight, right.weight)
+    found = {"rare_terms": sum(map(idf, shared)) / lighter if lighter else 0.0}
+    asked = {t for t in query if t in left.terms or t in right.terms}
     if asked:
-        found["query_terms"] = sum(idf(t) for t in asked & a & b) / sum(idf(t) for t in asked)
-    va, vb = about.vectors.get(_get(lc, "chunk_id")), about.vectors.get(_get(rc, "chunk_id"))
-    if va is not None and vb is not None:
-        na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-        found["embedding"] = max(0.0, float(np.dot(va, vb)) / (na * nb)) if na and nb else 0.0
-    pa, pb = _position(about, lc), _position(about, rc)
-    if pa is not None and pb is not None:
-        found["position"] = max(0.0, 1.0 - abs(pa - pb) / _POSITION_SPAN)
+        found["query_terms"] = sum(map(idf, asked & shared)) / sum(map(idf, asked))
+    if left.unit is not None and right.unit is not None:
+        found["embedding"] = max(0.0, float(left.unit @ right.unit))
+    if left.position is not None and right.position is not None:
+        found["position"] = max(0.0, 1.0 - abs(left.position - right.position) / _POSITION_SPAN)
     weights = {k: w for k, w in ABOUT_WEIGHTS.items() if k in found}
     mean = sum(found[k] * w for k, w in weights.items()) / sum(weights.values())
     found["about"] = mean * (1 + found.get("position", 1.0)) / 2
@@ -239,15 +259,25 @@ def _terms(text: str) -> set[str]:
 def _idf(about: Aboutness, fallback: list[set[str]]) -> Any:
     """Term -> inverse document frequency over the documents' paragraphs (else the chunks)."""
     docs = {id(text): text for text, _, _ in about.spans.values()}
-    units = [_terms(p) for text in docs.values() for p in _BLANK_LINE.split(text)] or fallback
-    df = Counter(t for unit in units for t in unit)
-    n = len(units)
-    return lambda t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))
+    counted = [_paragraph_terms(text) for text in docs.values()]
+    df: Counter[str] = sum((c for c, _ in counted), Counter())
+    n = sum(size for _, size in counted)
+    if not n:
+        df, n = Counter(t for unit in fallback for t in unit), len(fallback)
+    return functools.cache(lambda t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)))
+
+
+@functools.lru_cache(maxsize=32)
+def _paragraph_terms(text: str) -> tuple[Counter[str], int]:
+    """(in how many of ``text``'s paragraphs each term is, how many paragraphs): a document's
+    once, however many diffs read it."""
+    units = [_terms(p) for p in _BLANK_LINE.split(text)]
+    return Counter(t for unit in units for t in unit), len(units)
 
 
 def _median_idf(idf: Any, *term_sets: list[set[str]]) -> float:
     """The query's terms that count are those rarer than the texts' median term ("value" is not)."""
-    values = sorted(idf(t) for sets in term_sets for terms in sets for t in terms)
+    values = sorted(map(idf, set().union(*(terms for sets in term_sets for terms in sets))))
     return values[len(values) // 2] if values else 0.0
 
 

@@ -16,6 +16,7 @@ from ragtt.index.engines import run_engines
 from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
+from ragtt.values import check_text
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -57,6 +58,7 @@ def execute(
 ) -> Run:
     """Search ``version`` with ``plan`` (and answer); ``vector`` is the query's embedding under
     the plan's embedder when the caller already holds it (a matrix embeds each question once)."""
+    check_text("the query", query)
     started = time.perf_counter()
     view = ctx.table.view(version)
     plan = plan.searching(ctx.table.vector_index(version))  # what this version's search is; recorded

@@ -133,7 +133,7 @@ def test_replay_text_has_no_original_and_says_so(flask: Any) -> None:
         assert "DIFFERS" not in shown and "no original" in shown
     replayed = proj.replay(run.query_id)  # a replay of it has an original: itself
     assert replayed.original_query_id == run.query_id and replayed.matches_original is True
-    assert "matches the original" in result_text(replayed)
+    assert f"replay matches original {run.query_id}" in result_text(replayed)
 
 
 # -- 4: the same question, or a warning ---------------------------------------------------------
