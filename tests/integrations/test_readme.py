@@ -46,3 +46,14 @@ def test_the_integrations_examples_run(tmp_path: Path, monkeypatch: pytest.Monke
             proj.close()  # type: ignore[attr-defined]
     assert namespace["out"]["answer"] == "30 days."  # type: ignore[index]
     assert (tmp_path / "proj-chain" / "ragtt.json").exists()
+
+
+def test_the_readme_history_matrix_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (snippet,) = python_blocks(README, "Which answers got worse?")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, str(README), "exec"), {})
+    out = capsys.readouterr().out
+    assert "release-1" in out and "release-3" in out  # one column per snapshot
+    assert "refund-policy.md" in out  # the regression's reason names the changed source
