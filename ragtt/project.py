@@ -8,7 +8,7 @@ Every method hands the project's ``Context`` (its stores and settings) to a func
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ragtt.events.base import EventLog
+    from ragtt.feeds.records import SourceKey
+    from ragtt.feeds.stream import StreamReport
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
@@ -267,6 +269,51 @@ class Project:
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
         return run_ingest(self._ctx, items, failed)
+
+    def sync(
+        self,
+        docs: Iterable[Any],
+        *,
+        cleanup: Literal["incremental", "full", "scoped_full"] | None = "incremental",
+        source_key: SourceKey = None,
+        allow_empty: bool = False,
+    ) -> IngestReport:
+        """Sync a feed into ONE index version, with LangChain's indexing semantics.
+
+        ``docs``: ``(source, text)`` pairs, LangChain ``Document``s or LlamaIndex documents
+        (pieces sharing a source are joined in order; a ``None`` text removes the source).
+        ``cleanup="full"`` removes indexed sources absent from ``docs``, in that same version;
+        an empty ``docs`` then deletes nothing unless ``allow_empty``. ``"incremental"`` and
+        ``"scoped_full"`` change only the given sources and need every document to name one;
+        None changes only the given sources too. ``source_key``: the metadata key naming a
+        document's source, or a function of the document (None: the framework's own naming).
+        A document that fails keeps its indexed version and is listed in ``report.failed``.
+        """
+        from ragtt.feeds.sync import sync
+
+        return sync(self._ctx, docs, cleanup, source_key, allow_empty)
+
+    def ingest_stream(
+        self,
+        feed: Iterable[Any],
+        *,
+        batch_size: int = 256,
+        max_latency: str | float | timedelta = "5s",
+        source_key: SourceKey = None,
+        on_batch: Callable[[IngestReport], None] | None = None,
+    ) -> StreamReport:
+        """Ingest an unbounded feed, one index version per batch of ``batch_size`` records or
+        ``max_latency`` after a batch's first record, whichever is first.
+
+        Records are what ``sync`` takes; each is its source's whole current text (the latest
+        in a batch wins) and a ``None`` text removes the source. Memory is bounded by the
+        batch. ``on_batch`` gets each batch's IngestReport as it is written.
+        """
+        from ragtt.feeds.stream import ingest_stream
+
+        return ingest_stream(
+            self._ctx, feed, batch_size=batch_size, max_latency=max_latency, source_key=source_key, on_batch=on_batch
+        )
 
     def remove(self, source: str) -> int:
         """Remove a source's chunks (one new version); returns that version."""

@@ -361,12 +361,16 @@ def run_ingest(
     engine: str = "local",
     ray_address: str | None = None,
     batch: BatchLimits | None = None,
+    remove: frozenset[str] = frozenset(),
+    removal_reason: str = "absent from the ingested folder",
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
-    the folder). The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs
-    parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
-    is the same. ``batch`` bounds the chunks embedded and written at a time (default
+    the folder). ``remove`` names sources that leave the index in that same version too
+    (a feed's deletions), whatever ``prune`` says; ``removal_reason`` is what their events
+    say. The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs parsing,
+    chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit is the
+    same. ``batch`` bounds the chunks embedded and written at a time (default
     ``DEFAULT_BATCH``, read at call time)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
@@ -374,7 +378,8 @@ def run_ingest(
     started = time.perf_counter()
     runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
+        removal = _Removal(prune, keep, remove, removal_reason)
+        report = _ingest(ctx, write, items, failed, removal, runner, batch or DEFAULT_BATCH)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -393,8 +398,7 @@ def _ingest(
     write: Write,
     items: list[SourceItem],
     failed: list[tuple[str, str]],
-    prune: bool,
-    keep: frozenset[str],
+    removal: _Removal,
     engine: Engine,
     batch: BatchLimits,
 ) -> IngestReport:
@@ -416,15 +420,16 @@ def _ingest(
             warnings += [(item.source, w) for w in outcome.parsed.warnings]
             (updated if item.source in current else added).append(item.source)
 
-    listed = {item.source for item in items} | keep
+    listed = {item.source for item in items} | removal.keep
+    prune = removal.prune
     if prune and failed:  # an input that could not be read must not empty the index of what it held
         warnings.append(("(prune)", f"nothing was pruned: {len(failed)} input(s) failed"))
         prune = False
-    pruned = sorted(s for s in current if s not in listed) if prune else []
+    pruned = sorted(s for s in current if s not in listed and (prune or s in removal.remove))
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, engine, batch)
+        version_after = _write(ctx, write, prepared, (pruned, removal.reason), current, counts, engine, batch)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -441,6 +446,17 @@ def _ingest(
         documents_removed=pruned,
         warnings=warnings,
     )
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """Which indexed sources an ingest removes: with ``prune``, those absent from its items
+    and ``keep``; else those in ``remove`` (and not among its items)."""
+
+    prune: bool
+    keep: frozenset[str]
+    remove: frozenset[str]
+    reason: str
 
 
 def _parse(
@@ -540,7 +556,7 @@ def _write(
     ctx: Context,
     write: Write,
     prepared: list[Prepared],
-    pruned: list[str],
+    removal: tuple[list[str], str],
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
     engine: Engine,
@@ -548,6 +564,7 @@ def _write(
 ) -> int:
     import pyarrow as pa
 
+    pruned, reason = removal
     from ragtt.index.table import chunk_schema
 
     # Pass 1, before the intent (as ever): every vector into the cache, a batch at a time,
@@ -604,7 +621,7 @@ def _write(
                     "doc_id": doc_id_for(source),
                     "source": source,
                     "chunk_ids_removed": removed,
-                    "reason": "absent from the ingested folder",
+                    "reason": reason,
                     "ingest_id": ingest_id,
                 },
                 doc_id=doc_id_for(source),
