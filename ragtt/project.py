@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ragtt.events.base import EventLog
     from ragtt.feeds.records import SourceKey
     from ragtt.feeds.stream import StreamReport
+    from ragtt.feeds.watch import WatchBatch, WatchHandle
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
@@ -314,6 +315,40 @@ class Project:
         return ingest_stream(
             self._ctx, feed, batch_size=batch_size, max_latency=max_latency, source_key=source_key, on_batch=on_batch
         )
+
+    def watch(
+        self,
+        path: str | Path,
+        *,
+        debounce: str | float | timedelta = "1.6s",
+        snapshot_every: str | int | timedelta | None = None,
+        follow_symlinks: bool = False,
+        force_polling: bool = False,
+        on_batch: Callable[[WatchBatch], None] | None = None,
+    ) -> WatchHandle:
+        """Keep the index mirroring the folder ``path`` as it changes, in a background thread.
+
+        First catches up (the folder mirrored as ``ingest`` does); then each settled batch of
+        changes (quiet for ``debounce``) is ONE index version. Editor leftovers, hidden files
+        (``.git``) and the gitignore patterns of the folder's ``.ragttignore`` are ignored; a
+        file still being written waits for the next batch. ``snapshot_every``: ``"1h"`` (a
+        snapshot when an hour passed since the last) or N (every N versions). ``on_batch``
+        gets each ``WatchBatch`` (``batch.line()`` is the one line the CLI prints). The handle's
+        ``stop()`` ends the watch between batches.
+        """
+        from ragtt.feeds.watch import settings, start_watch, watch_folder, watched_folder
+
+        chosen = settings(debounce, snapshot_every, follow_symlinks, force_polling)
+        folder = watched_folder(path)
+        ctx = self._ctx
+        kwargs = self._stores_kwargs
+
+        def run(emit: Callable[[WatchBatch], None], stop: Any) -> None:
+            mine: Project = Project.open(ctx.path, ctx.config, ctx.embedder, progress=False, create=False, **kwargs)
+            with mine:
+                watch_folder(mine._ctx, folder, chosen, emit, stop)
+
+        return start_watch(folder, run, on_batch)
 
     def remove(self, source: str) -> int:
         """Remove a source's chunks (one new version); returns that version."""
