@@ -243,6 +243,7 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         suite = home / "suite.json"
         call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
         call("regression_run", suite=str(suite))
+        call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
         call("verify")
         call("prune", max_snapshots=1)
         yield found
