@@ -73,7 +73,8 @@ var PANELS = [
   ["timeline", "Timeline"],
   ["chunk_diff", "Chunk diff"],
   ["drift_scatter", "Drift"],
-  ["pdf_overlay", "PDF overlay"]
+  ["pdf_overlay", "PDF overlay"],
+  ["history_matrix", "History matrix"]
 ];
 var token = new URLSearchParams(location.hash.slice(1)).get("token");
 async function api(path, init = {}) {
@@ -227,9 +228,37 @@ function sidebar(ui) {
     drift,
     el("h2", "", "PDF"),
     field("source", ui.pickers.source),
-    open
+    open,
+    el("h2", "", "Evaluate"),
+    evaluation(ui)
   );
   return side;
+}
+function evaluation(ui) {
+  const form = el("form", "ragtt-ui-evaluate");
+  const dataset = el("input", "ragtt-ui-input");
+  dataset.name = "dataset";
+  dataset.placeholder = "questions.jsonl, a golden suite or a BEIR folder";
+  dataset.setAttribute("aria-label", "question set path on the server");
+  const at = el("input", "ragtt-ui-input");
+  at.name = "at";
+  at.value = "snapshots";
+  at.setAttribute("aria-label", "versions to evaluate at");
+  form.append(field("questions", dataset), field("at", at), el("button", "", "Evaluate"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!dataset.value.trim()) return;
+    const args = { dataset: dataset.value.trim(), at: at.value.trim() || "snapshots" };
+    try {
+      say(ui, "Evaluating…");
+      const res = await api("/evaluate", { method: "POST", body: JSON.stringify({ dataset: args.dataset, at: [args.at] }) });
+      say(ui, `Evaluated ${res.questions.length} questions at ${res.columns.length} versions.`);
+      await mount(ui, "history_matrix", args);
+    } catch (err) {
+      say(ui, String(err), true);
+    }
+  });
+  return form;
 }
 async function opening(ui) {
   const newest = ui.queries[0], oldest = ui.queries[ui.queries.length - 1];
@@ -245,6 +274,7 @@ async function opening(ui) {
     ui.pickers.b.value = String(last.version);
     jobs.push(mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
   }
+  ui.hosts.history_matrix.append(el("p", "ragtt-ui-dim", "Evaluate a question set (the form at the left) to see each question's metrics at every version here."));
   const pdf = ui.sources.find((s) => s.pdf);
   if (pdf) jobs.push(mount(ui, "pdf_overlay", { source: pdf.source, query_id: newest ? newest.query_id : null }));
   else ui.hosts.pdf_overlay.append(el("p", "ragtt-ui-dim", "No PDF in this project yet."));

@@ -43,9 +43,14 @@ function typed(buf) {
 
 // js/src/labels.js
 var SEPARATORS = "-_ ./:@";
+var LABEL_GAP = 6;
 function versionLabel(version, names) {
   const name = names && names[String(version)];
   return name ? `${name} (v${version})` : `v${version}`;
+}
+function slotText(version, names, shortOf) {
+  const name = names[String(version)];
+  return name ? shortOf.get(name) || name : `v${version}`;
 }
 function distinguishing(labels) {
   if (labels.length < 2) return [...labels];
@@ -66,6 +71,54 @@ function commonPrefix(xs) {
 function cutAt(s, ok, step) {
   while (s && !ok(s)) s = step(s);
   return s;
+}
+function placeLabels(g, marks, left, right, first = null) {
+  const sorted = [...marks].sort((a, b) => a.x - b.x);
+  const minW = g.measureText("ab…").width;
+  const boxes = [];
+  let held = null;
+  if (first) {
+    const w = g.measureText(first.text).width;
+    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
+    held = { x0, x1: x0 + w, text: first.text, mark: first };
+  }
+  let prevRight = -Infinity;
+  sorted.forEach((m, k) => {
+    if (m === first) return;
+    const before = held && m.x < held.x0;
+    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
+    const limit = Math.min(
+      right,
+      k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
+      held && before ? held.x0 - LABEL_GAP : Infinity
+    );
+    const full = g.measureText(m.text).width;
+    const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
+    const leftRoom = m.x - 4 - floor;
+    let side, room;
+    if (full <= rightRoom) {
+      side = "right";
+      room = full;
+    } else if (full <= leftRoom) {
+      side = "left";
+      room = full;
+    } else if (Math.max(rightRoom, leftRoom) >= minW) {
+      side = rightRoom >= leftRoom ? "right" : "left";
+      room = Math.max(rightRoom, leftRoom);
+    } else return;
+    let text = m.text;
+    if (full > room) {
+      let n = text.length;
+      while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > room) n--;
+      text = `${text.slice(0, n)}…`;
+    }
+    const w = g.measureText(text).width;
+    const x0 = side === "right" ? m.x + 4 : m.x - 4 - w;
+    boxes.push({ x0, x1: x0 + w, text, mark: m });
+    prevRight = x0 + w;
+  });
+  if (held) boxes.push(held);
+  return boxes.sort((a, b) => a.x0 - b.x0);
 }
 
 // js/src/chunk_card.js
@@ -208,7 +261,6 @@ var MAX_CLAIM_LANES = 40;
 var MAX_CLAIMS_LISTED = 200;
 var FLAG = { SUPERSEDED: 1, OPEN: 2 };
 var LANE = { ENTITY: 0, TYPE: 1 };
-var LABEL_GAP = 6;
 var AXES = ["time", "versions"];
 function decode(data) {
   const focal = data.focal && {
@@ -279,54 +331,6 @@ function ticksOfPos(layout, pos) {
   const j = Math.max(0, Math.min(layout.slots - 1, Math.floor(pos)));
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
-}
-function placeLabels(g, marks, left, right, first = null) {
-  const sorted = [...marks].sort((a, b) => a.x - b.x);
-  const minW = g.measureText("ab…").width;
-  const boxes = [];
-  let held = null;
-  if (first) {
-    const w = g.measureText(first.text).width;
-    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
-    held = { x0, x1: x0 + w, text: first.text, mark: first };
-  }
-  let prevRight = -Infinity;
-  sorted.forEach((m, k) => {
-    if (m === first) return;
-    const before = held && m.x < held.x0;
-    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
-    const limit = Math.min(
-      right,
-      k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
-      held && before ? held.x0 - LABEL_GAP : Infinity
-    );
-    const full = g.measureText(m.text).width;
-    const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
-    const leftRoom = m.x - 4 - floor;
-    let side, room;
-    if (full <= rightRoom) {
-      side = "right";
-      room = full;
-    } else if (full <= leftRoom) {
-      side = "left";
-      room = full;
-    } else if (Math.max(rightRoom, leftRoom) >= minW) {
-      side = rightRoom >= leftRoom ? "right" : "left";
-      room = Math.max(rightRoom, leftRoom);
-    } else return;
-    let text = m.text;
-    if (full > room) {
-      let n = text.length;
-      while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > room) n--;
-      text = `${text.slice(0, n)}…`;
-    }
-    const w = g.measureText(text).width;
-    const x0 = side === "right" ? m.x + 4 : m.x - 4 - w;
-    boxes.push({ x0, x1: x0 + w, text, mark: m });
-    prevRight = x0 + w;
-  });
-  if (held) boxes.push(held);
-  return boxes.sort((a, b) => a.x0 - b.x0);
 }
 function createView(model) {
   const root = el("div", "ragtt-timeline tex2jax_ignore mathjax_ignore");
@@ -582,13 +586,9 @@ function drawSnapshotLabels(V, g, c, w) {
 function drawAxisLabels(V, g, c, w, lanes) {
   const d = V.d, versionsAxis = mode(V) === "versions";
   g.fillStyle = c.dim;
-  const slotText = (v) => {
-    const name = d.names[String(v)];
-    return name ? d.shortOf.get(name) || name : `v${v}`;
-  };
   const axisMarks = versionsAxis ? [
     ...d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : [],
-    ...Array.from(d.versions, (v, i) => ({ x: versionX(V, i) - 4, text: slotText(v) }))
+    ...Array.from(d.versions, (v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) }))
   ] : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
   const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
   const y = lanes * ROW + 9;

@@ -44,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "GoldenSuite": "ragtt.timetravel.regression",
     "RegressionReport": "ragtt.timetravel.regression",
     "BisectReport": "ragtt.timetravel.bisect",
+    "EvalDataset": "ragtt.evaluation.dataset",
+    "HistoryMatrix": "ragtt.evaluation.matrix",
+    "LiteLLMJudge": "ragtt.evaluation.judge",
     "ConfigComparison": "ragtt.timetravel.compare",
     "compare_configs": "ragtt.timetravel.compare",
     # ingest building blocks
@@ -138,6 +141,9 @@ if TYPE_CHECKING:
     from ragtt.errors import (
         ValidationError as ValidationError,
     )
+    from ragtt.evaluation.dataset import EvalDataset as EvalDataset
+    from ragtt.evaluation.judge import LiteLLMJudge as LiteLLMJudge
+    from ragtt.evaluation.matrix import HistoryMatrix as HistoryMatrix
     from ragtt.feeds.stream import StreamReport as StreamReport
     from ragtt.feeds.watch import WatchBatch as WatchBatch
     from ragtt.feeds.watch import WatchHandle as WatchHandle

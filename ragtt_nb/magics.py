@@ -4,9 +4,9 @@ with the same parser as ``ragtt VERB`` (``ragtt.verbs.cli``), plus display aroun
 A table verb parses its words exactly as the CLI does (``%ragtt help VERB`` prints the same
 help as ``ragtt VERB --help``), runs ``verb.run`` on the current project and returns what it
 returned (a result with a rich repr), or a widget around it (``DISPLAY``: ``diff`` is a
-ChunkDiff, ``drift`` a DriftScatter, with ``--table`` for the report). ``last`` stands for the
-latest query this magic ran wherever a query id goes. Commands that are the notebook's own:
-``open``, ``timeline``, ``assertions``, ``pdf``, ``help``.
+ChunkDiff, ``drift`` a DriftScatter, ``eval`` a HistoryMatrix, with ``--table`` for the
+report). ``last`` stands for the latest query this magic ran wherever a query id goes.
+Commands that are the notebook's own: ``open``, ``timeline``, ``assertions``, ``pdf``, ``help``.
 
 Settings are traits: ``%config RagttMagics.project = "./proj"``, ``RagttMagics.embedder``
 (``"hash"`` for the deterministic test embedder; default ``$RAGTT_EMBEDDER`` or the
@@ -367,6 +367,26 @@ def _drift(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Name
 
     query = m.query_id(ns.show_query) if ns.show_query else None
     return DriftScatter(report, proj=m.proj, query=query, color_by=ns.color_by)
+
+
+@display(
+    "eval",
+    arg("--table", action="store_true", help="the ragtt.HistoryMatrix (its table) instead of the heatmap widget"),
+)
+def _eval(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Namespace) -> Any:
+    """The HistoryMatrix widget, coloured by the first --metric asked for (else context_recall);
+    with --baseline, the gate's verdict printed above it."""
+    matrix = m.run(verb, values)
+    if matrix.gate is not None:
+        print(matrix.gate.to_text())
+    if ns.table:
+        return matrix
+    from ragtt_nb.history_matrix import HistoryMatrix
+
+    asked = (values.get("metric") or [None])[0]
+    gated = matrix.gate.metric if matrix.gate is not None else None
+    metric = gated or next((x for x in matrix.metrics if asked in (x, x.split("@")[0])), None)
+    return HistoryMatrix(matrix, proj=m.proj, metric=metric)
 
 
 @display("bisect")

@@ -13,6 +13,7 @@ import { createModel, unwire } from "./model_shim.js";
 
 const PANELS = [
   ["timeline", "Timeline"], ["chunk_diff", "Chunk diff"], ["drift_scatter", "Drift"], ["pdf_overlay", "PDF overlay"],
+  ["history_matrix", "History matrix"],
 ];
 const token = new URLSearchParams(location.hash.slice(1)).get("token");
 
@@ -141,8 +142,32 @@ function sidebar(ui) {
   side.append(el("h2", "", "Ask"), ask, el("h2", "", "Logged queries"), filter, ui.list,
     el("h2", "", "Diff two runs"), field("then", ui.pickers.left), field("now", ui.pickers.right), diff,
     el("h2", "", "Snapshots"), ui.snapshots, field("from", ui.pickers.a), field("to", ui.pickers.b), drift,
-    el("h2", "", "PDF"), field("source", ui.pickers.source), open);
+    el("h2", "", "PDF"), field("source", ui.pickers.source), open, el("h2", "", "Evaluate"), evaluation(ui));
   return side;
+}
+
+/** The evaluation form: a question set (a path on the server, as POST /evaluate takes it) at
+ *  the versions asked for; evaluated (and logged), then shown as the history matrix. @param {UI} ui */
+function evaluation(ui) {
+  const form = el("form", "ragtt-ui-evaluate");
+  const dataset = el("input", "ragtt-ui-input");
+  dataset.name = "dataset"; dataset.placeholder = "questions.jsonl, a golden suite or a BEIR folder";
+  dataset.setAttribute("aria-label", "question set path on the server");
+  const at = el("input", "ragtt-ui-input");
+  at.name = "at"; at.value = "snapshots"; at.setAttribute("aria-label", "versions to evaluate at");
+  form.append(field("questions", dataset), field("at", at), el("button", "", "Evaluate"));
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!dataset.value.trim()) return;
+    const args = { dataset: dataset.value.trim(), at: at.value.trim() || "snapshots" };
+    try {
+      say(ui, "Evaluating…");
+      const res = await api("/evaluate", { method: "POST", body: JSON.stringify({ dataset: args.dataset, at: [args.at] }) });
+      say(ui, `Evaluated ${res.questions.length} questions at ${res.columns.length} versions.`);
+      await mount(ui, "history_matrix", args);
+    } catch (err) { say(ui, String(err), true); }
+  });
+  return form;
 }
 
 /** What opens first: the newest query's timeline, its diff from the oldest, the first and last versions' drift, the first PDF. @param {UI} ui */
@@ -160,6 +185,8 @@ async function opening(ui) {
     ui.pickers.b.value = String(last.version);
     jobs.push(mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
   }
+  ui.hosts.history_matrix.append(el("p", "ragtt-ui-dim", "Evaluate a question set (the form at the left) to see "
+    + "each question's metrics at every version here."));
   const pdf = ui.sources.find((s) => s.pdf);
   if (pdf) jobs.push(mount(ui, "pdf_overlay", { source: pdf.source, query_id: newest ? newest.query_id : null }));
   else ui.hosts.pdf_overlay.append(el("p", "ragtt-ui-dim", "No PDF in this project yet."));

@@ -19,10 +19,11 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { typed } from "./wire.js";
-import { distinguishing, versionLabel } from "./labels.js";
+import { LABEL_GAP, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
 import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
+/** @typedef {import("./labels.js").LabelBox} LabelBox */
 
 const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
 const ROW = 16;          // lane height, CSS px
@@ -33,7 +34,6 @@ const MAX_CLAIM_LANES = 40;
 const MAX_CLAIMS_LISTED = 200;
 const FLAG = { SUPERSEDED: 1, OPEN: 2 };
 const LANE = { ENTITY: 0, TYPE: 1 };
-const LABEL_GAP = 6;     // px between two labels on one line
 const AXES = ["time", "versions"];
 
 /** @param {any} data the `_data` trait */
@@ -95,61 +95,6 @@ function ticksOfPos(layout, pos) {
   const j = Math.max(0, Math.min(layout.slots - 1, Math.floor(pos)));
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
-}
-
-/**
- * @typedef {{x: number, text: string, [key: string]: any}} Mark
- * @typedef {{x0: number, x1: number, text: string, mark: Mark}} LabelBox
- */
-
-/** Place labels on one line without overlaps: each right of its mark (up to the next mark),
- *  else left of it, cut with "…" when only part fits, skipped when not even that does.
- *  `first` (the cursor's label) is placed before the others, in full, and they make room.
- * @param {CanvasRenderingContext2D} g @param {Mark[]} marks @param {number} left @param {number} right
- * @param {Mark | null} [first]
- * @returns {LabelBox[]} */
-function placeLabels(g, marks, left, right, first = null) {
-  const sorted = [...marks].sort((a, b) => a.x - b.x);
-  const minW = g.measureText("ab…").width;
-  /** @type {LabelBox[]} */
-  const boxes = [];
-  /** @type {LabelBox | null} */
-  let held = null;
-  if (first) {
-    const w = g.measureText(first.text).width;
-    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
-    held = { x0, x1: x0 + w, text: first.text, mark: first };
-  }
-  let prevRight = -Infinity;
-  sorted.forEach((m, k) => {
-    if (m === first) return;
-    const before = held && m.x < held.x0;
-    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
-    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
-      held && before ? held.x0 - LABEL_GAP : Infinity);
-    const full = g.measureText(m.text).width;
-    const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
-    const leftRoom = m.x - 4 - floor;
-    let side, room;
-    if (full <= rightRoom) { side = "right"; room = full; }
-    else if (full <= leftRoom) { side = "left"; room = full; }
-    else if (Math.max(rightRoom, leftRoom) >= minW) {
-      side = rightRoom >= leftRoom ? "right" : "left";
-      room = Math.max(rightRoom, leftRoom);
-    } else return;
-    let text = m.text;
-    if (full > room) {
-      let n = text.length;
-      while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > room) n--;
-      text = `${text.slice(0, n)}…`;
-    }
-    const w = g.measureText(text).width;
-    const x0 = side === "right" ? m.x + 4 : m.x - 4 - w;
-    boxes.push({ x0, x1: x0 + w, text, mark: m });
-    prevRight = x0 + w;
-  });
-  if (held) boxes.push(held);
-  return boxes.sort((a, b) => a.x0 - b.x0);
 }
 
 /** The DOM of the view, and its mutable state.
@@ -398,13 +343,9 @@ function drawSnapshotLabels(V, g, c, w) {
 function drawAxisLabels(V, g, c, w, lanes) {
   const d = V.d, versionsAxis = mode(V) === "versions";
   g.fillStyle = c.dim;
-  const slotText = (/** @type {number} */ v) => {
-    const name = d.names[String(v)];
-    return name ? d.shortOf.get(name) || name : `v${v}`;
-  };
   const axisMarks = versionsAxis
     ? [...(d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : []),
-      ...Array.from(d.versions, (/** @type {number} */ v, i) => ({ x: versionX(V, i) - 4, text: slotText(v) }))]
+      ...Array.from(d.versions, (/** @type {number} */ v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) }))]
     : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
   const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
   const y = lanes * ROW + 9;

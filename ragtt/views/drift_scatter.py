@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt.views.wire import array
+from ragtt.views.wire import array, packed_ids, packed_strings, strings
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -263,32 +263,11 @@ def build(
             "version": array(versions, "uint8"),
             "source": array(codes, "uint16"),
         },
-        "chunks": {"ids": _ids(chunk_ids), "text": _utf8(_budget(chunk_texts))},
+        "chunks": {"ids": packed_ids(chunk_ids), "text": packed_strings(_budget(chunk_texts))},
         "sources": sources,
         "source_centroids": array(centroids.ravel(), "float32"),
         "query": query,
     }
-
-
-def _utf8(strings: list[str]) -> dict[str, Any]:
-    """Strings as one UTF-8 byte buffer and int32 offsets (``n + 1``), decoded on demand in JS."""
-    encoded = [s.encode("utf-8") for s in strings]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(e) for e in encoded], out=offsets[1:])
-    return {"bytes": array(np.frombuffer(b"".join(encoded), dtype="u1"), "uint8"), "offsets": array(offsets, "int32")}
-
-
-def _ids(ids: list[str]) -> dict[str, Any]:
-    """Hex ids of one length as raw bytes (half the size, no offsets); anything else as UTF-8."""
-    width = len(ids[0]) if ids else 0
-    if width and width % 2 == 0 and all(len(i) == width for i in ids):
-        try:
-            raw = bytes.fromhex("".join(ids))
-        except ValueError:
-            raw = b""
-        if raw and raw.hex() == "".join(ids):  # lowercase only, so the round trip is exact
-            return {"hex": array(np.frombuffer(raw, dtype="u1"), "uint8"), "width": width // 2}
-    return _utf8(ids)
 
 
 def _budget(texts: list[str]) -> list[str]:
@@ -297,15 +276,6 @@ def _budget(texts: list[str]) -> list[str]:
         return texts
     cut = max(40, TEXT_BUDGET // max(1, len(texts)))
     return [t if len(t) <= cut else t[: cut - 1] + "…" for t in texts]
-
-
-def strings(packed: dict[str, Any]) -> list[str]:
-    if "hex" in packed:
-        raw, width = bytes(packed["hex"]["view"]), packed["width"]
-        return [raw[i : i + width].hex() for i in range(0, len(raw), width)]
-    raw = bytes(packed["bytes"]["view"])
-    off = np.frombuffer(packed["offsets"]["view"], dtype="<i4")
-    return [raw[off[i] : off[i + 1]].decode("utf-8") for i in range(len(off) - 1)]
 
 
 def dequantize(d: dict[str, Any]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -27,6 +27,7 @@ __all__ = [
     "KIND_SNAPSHOT",
     "build",
     "epoch_ms",
+    "focal",
     "model",
     "opening_version",
 ]
@@ -142,6 +143,12 @@ def build(
         focal = _focal(proj, query_id)
         data["focal"], results = _precompute(proj, focal, versions)
     return data, versions, results
+
+
+def focal(proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:
+    """The focal part of a Timeline's ``_data`` (``_data["focal"]``) for ``query_id``: what it
+    retrieves at every one of ``versions``; the rest of ``_data`` is the same for every query."""
+    return _precompute(proj, _focal(proj, query_id), versions)[0]
 
 
 def opening_version(data: dict[str, Any], versions: list[int]) -> int:

@@ -31,8 +31,14 @@ from tests.serve.conftest import TEXTS, run_in_own_loop
 GLOBAL = {"project", "embedder", "events_uri", "index_uri", "json"}
 # What each front end adds of its own (files to read or write; display). Pinned here, so an
 # option hand-added to one front end fails this test until someone decides it belongs there.
-CLI_ONLY = {"diff": {"html"}, "events": {"out"}, "test capture": {"queries_file"}, "compare-configs": {"queries_file"}}
-MAGIC_ONLY = {"diff": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
+CLI_ONLY = {
+    "diff": {"html"},
+    "events": {"out"},
+    "eval": {"out"},
+    "test capture": {"queries_file"},
+    "compare-configs": {"queries_file"},
+}
+MAGIC_ONLY = {"diff": {"table"}, "eval": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
 OWN_SECTIONS = ("global options", "only in the CLI", "only in notebooks")
 GROUPS = groups(list(VERBS.values()))
 
@@ -243,6 +249,8 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         suite = home / "suite.json"
         call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
         call("regression_run", suite=str(suite))
+        call("evaluate", dataset=str(suite), at=["first", "second"])
+        call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
         call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
         call("verify")
         call("prune", max_snapshots=1)

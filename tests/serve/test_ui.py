@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,7 +17,7 @@ from ragtt.views import static_file
 from tests.conftest import corpus
 from tests.nb.conftest import Offline, build_sample
 from tests.nb.layer2.conftest import PAYLOADS, REAL_PDF, evil_pdf
-from tests.serve.conftest import live
+from tests.serve.conftest import live, notebook_modules_after
 
 ALERT = "<img src=x onerror=alert('doc')>"
 EVIL_QUERY = "<script>alert('query')</script> table of contents <img src=x onerror=alert('q2')>"
@@ -206,18 +204,10 @@ def test_the_dashboard_bundle_is_self_contained_and_names_no_other_host() -> Non
 
 
 def test_the_dashboard_imports_no_notebook_stack(ui_project: dict[str, Any]) -> None:
-    code = (
-        "import sys, ragtt\n"
-        "from fastapi.testclient import TestClient\n"
-        "from ragtt.serve import create_app\n"
-        f"with TestClient(create_app({str(ui_project['path'])!r}, embedder=ragtt.HashEmbedder())) as c:\n"
-        f"    for w, q in [('timeline', 'query_id={ui_project['now']}'), ('drift_scatter', 'a=1&b=release-3'),\n"
-        f"                 ('chunk_diff', 'left={ui_project['then']}&right={ui_project['now']}'),\n"
-        f"                 ('pdf_overlay', 'source={REAL_PDF}')]:\n"
-        "        assert c.get(f'/ui/api/model/{w}?{q}').status_code == 200, w\n"
-        "stack = ('IPython', 'ipywidgets', 'anywidget', 'ragtt_nb')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in stack))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    gets = [
+        f"/ui/api/model/timeline?query_id={ui_project['now']}",
+        "/ui/api/model/drift_scatter?a=1&b=release-3",
+        f"/ui/api/model/chunk_diff?left={ui_project['then']}&right={ui_project['now']}",
+        f"/ui/api/model/pdf_overlay?source={REAL_PDF}",
+    ]
+    assert notebook_modules_after(ui_project["path"], gets) == []
