@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtt._background import Background
 from ragtt._html import BOX, STYLE, esc
 from ragtt.errors import ConfigError
 from ragtt.feeds.stream import seconds
@@ -105,29 +106,12 @@ def _names(mark: str, names: list[str]) -> str:
 
 
 @dataclass
-class WatchHandle:
+class WatchHandle(Background):
     """A running watch (``proj.watch``): ``stop()`` ends it between batches; ``batches`` holds
     the latest batches, ``errors`` what failed outside a batch (the watch goes on)."""
 
     path: Path
     batches: deque[WatchBatch] = field(default_factory=lambda: deque(maxlen=_KEPT_BATCHES))
-    errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """End the watch after the batch in progress (if any); waits up to ``timeout`` seconds."""
-        self._stop.set()
-        self.join(timeout)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait until the watch ends (``stop()``, or an error in ``errors``), at most ``timeout`` s."""
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def start(self, run_watch: Runner, on_batch: Callable[[WatchBatch], None] | None) -> None:
         def emit(batch: WatchBatch) -> None:
@@ -141,8 +125,7 @@ class WatchHandle:
             except Exception as exc:  # the thread's end must be visible on the handle
                 self.errors.append(f"{type(exc).__name__}: {exc}")
 
-        self._thread = threading.Thread(target=run, name=f"ragtt-watch-{self.path.name}", daemon=True)
-        self._thread.start()
+        self._launch(run, f"ragtt-watch-{self.path.name}")
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

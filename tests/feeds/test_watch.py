@@ -154,11 +154,18 @@ def test_cli_watch_killed_mid_batch_converges_on_restart(tmp_path: Path) -> None
         assert first.stdout is not None
         line = first.stdout.readline()  # the catch-up's line (blocks until it is written)
         assert "catch-up v" in line, line + first.stderr.read() if first.stderr else line
-        # a batch big enough to be killed inside: many pages, each embedded and written
+
+        # a batch big enough to be killed inside: many pages, each embedded and written; the
+        # kill comes when the batch's first table data file appears (its intent is staged, its
+        # version not yet committed)
+        def data_files() -> set[Path]:
+            return {f for f in (project / "lancedb").rglob("*") if f.parent.name == "data"}
+
+        before = data_files()
         body = (release / "docs" / "config.rst").read_text()
-        for i in range(60):
+        for i in range(200):
             (docs / f"copy-{i}.rst").write_text(f"Copy {i}\n\n{body}")
-        time.sleep(0.3 + 0.6)  # the debounce, then into the batch's work
+        wait_until(lambda: bool(data_files() - before), "the batch's table write")
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=WAIT_S)
     finally:
