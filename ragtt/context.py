@@ -100,7 +100,9 @@ class Context:
         from ragtt.index.rerank import reranker_version
         from ragtt.index.retrieve import ANN_NPROBES, ANN_REFINE_FACTOR, RetrievalPlan
 
-        config = self.config.replace(**{k: v for k, v in (("top_k", top_k), ("retrieval_mode", mode)) if v})
+        # None: the config's; anything else is checked by the config (top_k=0 is an error, not "default")
+        chosen = {k: v for k, v in (("top_k", top_k), ("retrieval_mode", mode)) if v is not None}
+        config = self.config.replace(**chosen)
         return RetrievalPlan(
             mode=config.retrieval_mode,
             top_k=config.top_k,

@@ -197,7 +197,11 @@ class RagttMagics(Magics):
             if cmd.run is not None:
                 return cmd.run(self, cmd.parser().parse_args(args))
             ns, verb, values = parse(cmd.parser(), args, cmd.verbs)
-            values = {k: self.query_id(v) if k in QUERY_IDS and v == "last" else v for k, v in values.items()}
+            # With one run named (diff ID last), the core reads 'last' as that question's last run.
+            implied = [values.get("left"), values.get("right")].count("last") == 1
+            values = {
+                k: self.query_id(v) if k in QUERY_IDS and v == "last" and not implied else v for k, v in values.items()
+            }
             return DISPLAY.get(cmd.name, ((), _run))[1](self, verb, values, ns)
         except RagttError as exc:
             raise UsageError(f"%ragtt {name}: {exc}") from None

@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt._hashing import time_ordered_id
@@ -80,6 +81,8 @@ class EventLog(ABC):
     retention: Retention
     #: Where the log lives, for messages (a file path, or a URI without its password).
     location: str
+    #: The log's own file, when it is one (SQLite): what a check of it names.
+    file: Path | None = None
     #: The SQL expression of a document event's source, read from the JSON payload text.
     _SOURCE_SQL: ClassVar[str]
 
@@ -120,6 +123,11 @@ class EventLog(ABC):
     @abstractmethod
     def guards(self) -> list[str]:
         """The history guards (triggers) that are in place."""
+
+    def integrity_problems(self, deep: bool = False) -> list[str]:
+        """What the database's own check finds wrong with the log's storage ([]: whole, or a
+        server that checks its own pages)."""
+        return []
 
     @abstractmethod
     def _top_seq(self) -> int | None:

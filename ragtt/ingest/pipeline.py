@@ -32,6 +32,7 @@ from ragtt.ingest.chunk import ChunkPlan, plan_chunks
 from ragtt.ingest.loaders import Loader, loader_for, streamed, supported_suffixes
 from ragtt.ingest.types import IngestOptions, ParsedDocument
 from ragtt.results import IngestReport
+from ragtt.values import printable, unicode_problem
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -176,6 +177,10 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
                 continue
             path = Path(entry.path)
             source = path.relative_to(root).as_posix()
+            problem = unicode_problem(source)
+            if problem is not None:  # bytes the OS could not decode: it cannot be named in the log
+                found.failed.append((printable(source), f"the file name {problem}; rename the file"))
+                continue
             if entry.is_symlink():
                 try:
                     target = path.resolve(strict=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -15,10 +16,17 @@ if TYPE_CHECKING:
 
 
 def _events_text(frame: Any) -> str:
-    return "\n".join(
-        f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
-        for r in frame.iter_rows(named=True)
-    )
+    """One line per event; a query's first event also shows its question."""
+    lines = []
+    for row in frame.iter_rows(named=True):
+        line = (
+            f"{row['ts']:%Y-%m-%d %H:%M:%S}  {row['type']:<34} v{row['index_version']}  "
+            f"{row['query_id'] or row['doc_id'] or ''}"
+        )
+        if row["type"].endswith("query.received"):
+            line += f"  {json.loads(row['payload']).get('text', '')!r}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _trace_text(frame: Any) -> str:
@@ -52,7 +60,7 @@ def _snapshot_text_in(snap: Any, proj: Project) -> str:
 
 
 def _snapshots_text(snaps: Any) -> str:
-    return "\n".join(repr(s) for s in snaps) if snaps else "no snapshots yet (ragtt snapshot LABEL)"
+    return str(snaps.to_text())
 
 
 def _regression_run(proj: Project, a: dict[str, Any]) -> Any:
