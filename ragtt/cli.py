@@ -333,7 +333,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
     p = add("watch", cmd_watch, "mirror a folder into the project as it changes: one index version per settled batch")
     p.add_argument("docs", metavar="DOCS", help="the folder to watch (caught up first, as ingest mirrors it)")
-    p.add_argument("--debounce", default="1.6s", help="how long changes must settle into one batch (default 1.6s)")
+    p.add_argument("--debounce", default="1.6s", help="the longest changes are grouped into one batch (default 1.6s)")
     p.add_argument("--snapshot-every", help="snapshot every DURATION ('1h') or every N versions")
     p.add_argument("--follow-symlinks", action="store_true", help="also ingest what links lead to outside DOCS")
     p.add_argument("--force-polling", action="store_true", help="poll instead of OS events (network drives)")

@@ -339,10 +339,11 @@ class Project:
         """Keep the index mirroring the folder ``path`` as it changes, in a background thread.
 
         First catches up (the folder mirrored as ``ingest`` does); then each settled batch of
-        changes (quiet for ``debounce``) is ONE index version. Editor leftovers, hidden files
-        (``.git``) and the gitignore patterns of the folder's ``.ragttignore`` are ignored; a
-        file still being written waits for the next batch. ``snapshot_every``: ``"1h"`` (a
-        snapshot when an hour passed since the last) or N (every N versions). ``on_batch``
+        changes (grouped until they pause, for at most ``debounce``) is ONE index version.
+        Editor leftovers, hidden files (``.git``) and the gitignore patterns of the folder's
+        ``.ragttignore`` are ignored; a file still being written waits for the next batch.
+        ``snapshot_every``: ``"1h"`` (a snapshot when an hour passed since the last) or N
+        (every N versions). ``on_batch``
         gets each ``WatchBatch`` (``batch.line()`` is the one line the CLI prints). The handle's
         ``stop()`` ends the watch between batches.
         """
