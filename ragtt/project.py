@@ -343,9 +343,8 @@ class Project:
         Editor leftovers, hidden files (``.git``) and the gitignore patterns of the folder's
         ``.ragttignore`` are ignored; a file still being written waits for the next batch.
         ``snapshot_every``: ``"1h"`` (a snapshot when an hour passed since the last) or N
-        (every N versions). ``on_batch``
-        gets each ``WatchBatch`` (``batch.line()`` is the one line the CLI prints). The handle's
-        ``stop()`` ends the watch between batches.
+        (every N versions). ``on_batch`` gets each ``WatchBatch`` (``batch.line()`` is the one
+        line the CLI prints). The handle's ``stop()`` ends the watch between batches.
         """
         from ragtt.feeds.watch import settings, start_watch, watch_folder, watched_folder
 
