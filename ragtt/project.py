@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -229,9 +229,14 @@ class Project:
         follow_symlinks: bool = False,
         engine: str = "local",
         ray_address: str | None = None,
+        as_of: datetime | None = None,
     ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
+
+        ``as_of`` (a timezone-aware datetime) is the time the content is of, such as a
+        release date: recorded in the log, it places the version on the Timeline's time axis
+        and ``resolve_version(datetime)`` (``replay --as-of``) finds the version by it.
 
         A folder is a corpus: when only folders are given, the index is made to mirror them,
         so a file deleted or renamed since the last ingest leaves the index (``prune=None``,
@@ -260,12 +265,14 @@ class Project:
             keep=frozenset(s for s, _ in found.skipped),
             engine=engine,
             ray_address=ray_address,
+            as_of=as_of,
         )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
-    def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
+    def ingest_texts(self, texts: dict[str, str], *, as_of: datetime | None = None) -> IngestReport:
         """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
-        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF. ``as_of``: as
+        for ``ingest``."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
@@ -279,7 +286,7 @@ class Project:
                 failed.append((printable(source), f"{what} {problem}"))
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
-        return run_ingest(self._ctx, items, failed)
+        return run_ingest(self._ctx, items, failed, as_of=as_of)
 
     def sync(
         self,

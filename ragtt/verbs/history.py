@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt.verbs import Arg, At, Verb, verb
 from ragtt.verbs import results as r
 from ragtt.verbs.args import MODE, TOP_K
+from ragtt.verbs.model import utc
 from ragtt.verbs.render import as_dict, as_text, rows
 
 if TYPE_CHECKING:
@@ -34,10 +35,6 @@ def _trace_text(frame: Any) -> str:
         f"{r['ts']:%Y-%m-%d %H:%M:%S.%f}  v{r['index_version']}  {r['type']:<32} {r['payload'][:100]}"
         for r in frame.iter_rows(named=True)
     )
-
-
-def _utc(when: datetime | None) -> datetime | None:
-    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when  # naive means UTC
 
 
 def _snapshot(proj: Project, a: dict[str, Any]) -> Any:
@@ -111,7 +108,7 @@ verb(
             Arg("until", datetime, "only events at or before this ISO datetime (UTC if no offset)", flags=("--until",)),
         ),
         call=lambda p, a: p.events.frame(
-            types=a["type"] or None, query_id=a["query_id"], since=_utc(a["since"]), until=_utc(a["until"])
+            types=a["type"] or None, query_id=a["query_id"], since=utc(a["since"]), until=utc(a["until"])
         ),
         to_json=rows,
         to_text=_events_text,
