@@ -6,10 +6,19 @@ kernel's start: from then on ``ragtt.Project.open(path, ...)`` (what ``%ragtt op
 magics and user code call) opens a copy of the project at ``path``, made on first use in that
 folder, or, where ``path`` holds no project yet, a new one there; the same path always maps
 to the same copy. Each copy is recorded (``copied.json``), so the export says which projects
-ran as copies. A project whose stores are remote (a Postgres event log, an S3 index) cannot be
-copied: opening it raises ``NotCopyableError``, and the cell fails saying so. Shell lines that
-run the ``ragtt`` CLI (``!ragtt ingest ...``) run outside the kernel, so a notebook with them
-is refused before it runs (``shell_writers``).
+ran as copies. The SQLite stores are copied with SQLite's online backup API (each as of one
+commit, the event log first), the index folder file by file. A project whose stores are not in
+its folder (a Postgres event log, an index on object storage) cannot be copied: opening it
+raises ``NotCopyableError``, and the cell fails saying so. The kernel drops
+``$RAGTT_EVENTS_URI`` and ``$RAGTT_INDEX_URI`` at its start, so a project the notebook creates
+is created in the copies' folder, never in a shared database or bucket.
+
+The ``ragtt`` CLI run in a shell runs outside the kernel, so a notebook that does so is refused
+before it runs (``shell_writers``). What is caught: a ``ragtt`` command, ``python -m ragtt``
+or ``-m ragtt.cli`` on a line that starts with ``!`` or ``!!`` (also as ``x = !...``) or with
+the ``%system``/``%sx`` magics, and on any line of a cell that starts with ``%%bash``,
+``%%sh``, ``%%system`` or ``%%script``. What is not: the CLI started from Python code
+(``subprocess``, ``os.system``) or from a script file the notebook runs.
 """
 
 from __future__ import annotations
@@ -33,7 +42,9 @@ ENV = "RAGTT_REPORT_COPIES"
 """The kernel's environment variable naming the folder its project copies go in."""
 _RECORD = "copied.json"
 _READY = "installed"
-_SHELL_RAGTT = re.compile(r"^\s*!\s*ragtt\s")
+_SHELL_LINE = re.compile(r"^\s*(?:[\w.]+\s*=\s*)?(?:!|%%?(?:system|sx)\b)(?P<command>.*)$")
+_SHELL_CELL = re.compile(r"^\s*%%(?:bash|sh|system|script)\b")
+_RAGTT_COMMAND = re.compile(r"(?:^|[\s;&|/(!{}])ragtt(?=$|[\s;&|)])|-m\s+ragtt(?:\.cli)?(?=$|[\s;&|)])")
 
 
 class NotCopyableError(RagttError):
@@ -64,15 +75,19 @@ class Sandbox:
 
 
 def shell_writers(nb: Any) -> list[str]:
-    """``cell 3 (!ragtt ingest ...)`` for each cell running the ragtt CLI in a shell."""
+    """``cell 3 (!ragtt ingest ...)`` for each line running the ragtt CLI in a shell (what
+    counts as such: the module's docstring)."""
     found = []
     for number, cell in enumerate(nb.cells, start=1):
-        if cell.get("cell_type") == "code":
-            found += [
-                f"cell {number} ({line.strip()[:60]})"
-                for line in str(cell.source).splitlines()
-                if _SHELL_RAGTT.match(line)
-            ]
+        if cell.get("cell_type") != "code":
+            continue
+        lines = str(cell.source).splitlines()
+        whole = bool(lines) and _SHELL_CELL.match(lines[0]) is not None
+        for line in lines[1:] if whole else lines:
+            shell = _SHELL_LINE.match(line)
+            command = line if whole else shell.group("command") if shell else None
+            if command is not None and _RAGTT_COMMAND.search(command):
+                found.append(f"cell {number} ({line.strip()[:60]})")
     return found
 
 
@@ -102,9 +117,13 @@ def sandbox(nb: Any, notebook: Path) -> Iterator[Sandbox]:
 def install() -> None:
     """In the report's kernel: ``ragtt.Project.open`` opens throwaway copies (see the module)."""
     import ragtt
+    from ragtt._sqlite import copy_database
     from ragtt.marker import MARKER
+    from ragtt.opening.location import EVENTS, EVENTS_URI_ENV, INDEX, INDEX_URI_ENV
 
     folder = Path(os.environ[ENV])
+    for name in (EVENTS_URI_ENV, INDEX_URI_ENV):  # else a new project would be created in them
+        os.environ.pop(name, None)
     opener = ragtt.Project.open.__func__  # type: ignore[attr-defined]
     copies: dict[Path, Path] = {}
 
@@ -112,20 +131,26 @@ def install() -> None:
         original = Path(path).expanduser().resolve()
         if original in copies:
             return copies[original]
-        remote = [kwargs[k] for k in ("events_uri", "index_uri") if kwargs.get(k)]
+        remote = [f"{k}: {kwargs[k].split('@')[-1]}" for k in ("events_uri", "index_uri") if kwargs.get(k)]
         marker = original / MARKER
         if marker.is_file():
             stores = json.loads(marker.read_text(encoding="utf-8")).get("stores", {})
-            remote += [v for v in stores.values() if isinstance(v, str) and "://" in v]
+            local = {"events": EVENTS, "index": INDEX}
+            remote += [f"{k}: {stores[k]}" for k in local if stores.get(k, local[k]) != local[k]]
         if remote:
             raise NotCopyableError(
-                f"ragtt report runs notebooks against throwaway copies of their projects, and {path} has remote "
-                f"stores ({', '.join(remote)}) that cannot be copied: run the report with --allow-writes "
-                "(allow_writes=True) to use the project itself"
+                f"ragtt report runs notebooks against throwaway copies of their projects, and {path} keeps "
+                f"stores outside its folder ({', '.join(remote)}) that cannot be copied: run the report "
+                "with --allow-writes (allow_writes=True) to use the project itself"
             )
         copy = folder / f"{len(copies) + 1}-{original.name or 'project'}"
         if marker.is_file():
-            shutil.copytree(original, copy, symlinks=True, ignore=shutil.ignore_patterns("*.lock"))
+            copy.mkdir()
+            databases = sorted(original.glob("*.db"), key=lambda db: db.name != EVENTS)  # the log first
+            for database in databases:
+                copy_database(database, copy / database.name)
+            ignore = shutil.ignore_patterns("*.lock", "*.db", "*.db-wal", "*.db-shm", "*.db-journal")
+            shutil.copytree(original, copy, symlinks=True, ignore=ignore, dirs_exist_ok=True)
         copies[original] = copy
         record = folder / _RECORD
         entries = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else []

@@ -222,3 +222,103 @@ def test_browser_diff_card_shows_its_why_beside_it(report_html: Path, offline: A
     gap = detail.bounding_box()["y"] - (chosen.bounding_box()["y"] + chosen.bounding_box()["height"])
     assert 0 <= gap < 20, gap
     screenshot(page, chosen, screens / "newcomer_diff_why.png")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "!!ragtt ingest docs --project p",
+        "out = !ragtt query hello",
+        "!{sys.executable} -m ragtt ingest docs",
+        "!python -m ragtt.cli ingest docs",
+        "%system ragtt ingest docs",
+        "%%bash\ncd /tmp\nragtt ingest docs --project p",
+        "%%script sh\nexec ragtt ingest docs",
+        "%%sh\necho hi && ragtt snapshot x",
+    ],
+)
+def test_each_shell_form_running_ragtt_is_caught(source: str) -> None:
+    from ragtt_nb.report_sandbox import shell_writers
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(source)]
+    assert [found.split(" (")[0] for found in shell_writers(nb)] == ["cell 2"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["!ls ragtt_data", "!cat ragtt.json", "ragtt = 1\nprint(ragtt)", "%%bash\nls ragtt_data", "%%html\nragtt x"],
+)
+def test_shell_lines_not_running_ragtt_pass(source: str) -> None:
+    from ragtt_nb.report_sandbox import shell_writers
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source)]
+    assert shell_writers(nb) == []
+
+
+@pytest.fixture
+def installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """``install()`` run here as the report's kernel runs it; ``Project.open`` put back after."""
+    from ragtt_nb import report_sandbox
+
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    monkeypatch.setenv(report_sandbox.ENV, str(copies))
+    opener = ragtt.Project.__dict__["open"]
+    try:
+        report_sandbox.install()
+        yield copies
+    finally:
+        ragtt.Project.open = opener  # type: ignore[method-assign]
+
+
+def test_a_postgres_log_project_is_not_copyable_and_the_uris_are_dropped(
+    installed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The marker of a project whose log is in Postgres says "events": "postgresql", no URI."""
+    from ragtt.marker import Marker
+    from ragtt_nb.report_sandbox import NotCopyableError
+
+    project = tmp_path / "shared"
+    project.mkdir()
+    Marker.new("chunks").with_store("events", "postgresql").with_store("tables", ["chunks"]).write(project)
+    with pytest.raises(NotCopyableError, match="events: postgresql"):
+        ragtt.Project.open(project, embedder=ragtt.HashEmbedder(), progress=False)
+    assert "RAGTT_EVENTS_URI" not in os.environ and "RAGTT_INDEX_URI" not in os.environ
+
+
+def test_install_drops_the_store_uris_from_the_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragtt_nb import report_sandbox
+
+    monkeypatch.setenv(report_sandbox.ENV, str(tmp_path))
+    monkeypatch.setenv("RAGTT_EVENTS_URI", "postgresql://someone@127.0.0.1/history")
+    monkeypatch.setenv("RAGTT_INDEX_URI", "s3://bucket/index")
+    opener = ragtt.Project.__dict__["open"]
+    try:
+        report_sandbox.install()
+        assert "RAGTT_EVENTS_URI" not in os.environ and "RAGTT_INDEX_URI" not in os.environ
+    finally:
+        ragtt.Project.open = opener  # type: ignore[method-assign]
+
+
+def test_a_local_project_is_copied_with_its_log_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is copied through SQLite's backup API while the original is open (WAL), so
+    the copy holds what was committed, and writing to the copy leaves the original alone."""
+    from ragtt_nb import report_sandbox
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("Flask needs Python 3.9 or newer.", encoding="utf-8")
+    monkeypatch.setenv(report_sandbox.ENV, str(tmp_path))
+    opener = ragtt.Project.__dict__["open"]
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as original:
+        original.ingest(tmp_path / "docs")
+        events = len(original.events.frame())
+        try:
+            report_sandbox.install()
+            with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as copy:
+                assert copy.path == tmp_path / "1-proj" and len(copy.events.frame()) == events
+                copy.snapshot("only-in-the-copy")
+        finally:
+            ragtt.Project.open = opener  # type: ignore[method-assign]
+        assert len(original.events.frame()) == events
