@@ -246,7 +246,7 @@ def answer(
     try:
         if kind == "diff":
             left, right = run("previous", "left"), run("column", "right")
-            report = proj.diff(left, right)
+            report = proj.diff(left, right, generate=False)
             same = not (report.added or report.removed or report.changed) and all(
                 k.rank_before == k.rank_after for k in report.kept
             )
@@ -329,7 +329,7 @@ class _Chunks:
 
 
 def _diff(table: _Chunks, proj: Any, left: str, right: str) -> dict[str, Any]:
-    return table.diff(chunk_diff.build(proj.diff(left, right), proj))
+    return table.diff(chunk_diff.build(proj.diff(left, right, generate=False), proj))
 
 
 def _focal(table: _Chunks, proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:

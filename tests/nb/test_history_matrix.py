@@ -228,3 +228,17 @@ def test_ragtt_eval_magic_shows_the_widget(
     assert "gate on context_recall" in capsys.readouterr().out
     widget.close()
     gated.close()
+
+
+def test_building_and_answering_log_no_generation(flask: tuple[ragtt.Project, Any]) -> None:
+    """The matrix shows retrieval diffs: its diffs never generate the answers a run lacks
+    (a logged replay with generation per side, for up to ``EMBED_LIMIT`` diffs)."""
+    proj, matrix = flask
+    wire = matrix.to_dict()
+    events = len(proj.events.frame())
+    data = hm.build(proj, wire)
+    cell = np.frombuffer(data["diffs"]["cell"]["view"], dtype="<i4").tolist()[-1]
+    q, c = divmod(cell, len(wire["columns"]))
+    content = {"type": "diff", "key": "k", "question": q, "column": c, "previous": c - 1}
+    assert "error" not in (hm.answer(proj, content, wire["query_ids"]) or {})
+    assert len(proj.events.frame()) == events
