@@ -10,7 +10,6 @@ parse leaves those metrics unparseable, with the raw text kept, never a silent N
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,9 +62,9 @@ class LiteLLMJudge:
     def verdict(
         self, question: str, answer: str, chunks: Sequence[RetrievedChunk], reference: str | None, wanted: Sequence[str]
     ) -> Verdict:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from ragtt._lazy import import_litellm
 
+        litellm = import_litellm()
         messages = prompt(question, answer, chunks, reference)
         response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
         raw = str(response.choices[0].message.content or "")
