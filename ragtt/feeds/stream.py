@@ -74,7 +74,8 @@ def seconds(value: str | float | timedelta, name: str) -> float:
         out = float(value)
     elif isinstance(value, str | timedelta):
         parsed = parse_duration(value)
-        assert parsed is not None
+        if parsed is None:
+            raise ConfigError(f"{name} is a duration ('5s', '2m', seconds as a number); got {value!r}")
         out = parsed.total_seconds()
     else:
         raise ConfigError(f"{name} is a duration ('5s', '2m', seconds as a number); got {value!r}")
