@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote
 
 __all__ = ["connect", "copy_database", "driver", "load_sqlite_vec"]
 
@@ -87,7 +88,7 @@ def copy_database(source: str | Path, target: str | Path) -> None:
     backup API: one read transaction, so writers in other processes go on (WAL) and the copy
     is the database as of one commit."""
     db = driver()
-    src = db.connect(f"file:{source}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    src = db.connect(f"file:{quote(str(source))}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
         dst = db.connect(str(target))
         try:
