@@ -101,6 +101,7 @@ def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
         if target.exists():
             target.rmdir()
         os.replace(partial, target)
+        _fsync_folder(target.parent)  # the rename itself survives a power cut
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -197,9 +198,13 @@ def _fsync_tree(root: Path) -> None:
         for name in names:
             with open(os.path.join(folder, name), "rb") as fh:
                 os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        _fsync_folder(folder)
+
+
+def _fsync_folder(folder: str | Path) -> None:
+    with contextlib.suppress(OSError):  # a file system that cannot fsync a folder
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
