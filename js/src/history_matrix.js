@@ -25,7 +25,7 @@ import timelineView from "./timeline.js";
 /** @typedef {import("./types.js").Model} Model */
 
 const CELL = { NO_RUN: 0, FIRST: 1, SAME: 2, CHANGED: 3, UNKNOWN: 4 };
-const QUANT = 65534, ABSENT = 65535;  // values travel as uint16 steps of 1 / QUANT (state/history_matrix.py)
+const QUANT = 65534, ABSENT = 65535;  // values travel as uint16 steps of 1 / QUANT (ragtt/views/history_matrix.py)
 const GUTTER = 200;       // the question column, CSS px
 const AXIS_H = 22;        // the version labels above the cells, CSS px
 const PAD = 8;            // right padding, CSS px
