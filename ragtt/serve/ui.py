@@ -134,7 +134,7 @@ def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
 
 
 def _queries(proj: Project, search: str, limit: int) -> list[dict[str, Any]]:
-    """The logged runs, newest first: live queries, replays and golden (regression) runs, with
+    """The logged runs, newest first: live queries, replays, golden (regression) and evaluation runs, with
     their kind; ``search`` keeps the runs whose text holds every one of its words, in any order."""
     import polars as pl
 
@@ -155,11 +155,19 @@ def _queries(proj: Project, search: str, limit: int) -> list[dict[str, Any]]:
             "text": r["text"],
             "ts": r["ts"],
             "index_version": r["index_version"],
-            "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
+            "kind": _kind(r["type"] == replayed, r["purpose"]),
             "original_query_id": r["original_query_id"],
         }
         for r in frame.iter_rows(named=True)
     ]
+
+
+def _kind(replay: bool, purpose: str | None) -> str:
+    """An evaluation's cells are replays logged with purpose "evaluation": they are shown as
+    such, not among the replays a person asked for."""
+    if purpose == "evaluation":
+        return "evaluation"
+    return "replay" if replay else "golden" if purpose == "regression" else "live"
 
 
 def _sources(proj: Project) -> list[dict[str, Any]]:

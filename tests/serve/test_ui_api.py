@@ -80,3 +80,14 @@ def test_the_ui_api_is_guarded_by_the_token(tmp_path: Any) -> None:
         bearer = {"Authorization": "Bearer t0k"}
         assert c.post("/ingest", json={"texts": {"a.md": "Refunds."}}, headers=bearer).status_code == 200
         assert c.get("/ui/api/queries", headers=bearer).json() == []
+
+
+def test_evaluation_cells_are_listed_as_evaluation(client: TestClient) -> None:
+    """An evaluation's cells are replays logged with purpose "evaluation": not shown as replays."""
+    asked = _asked(client, "refund days")
+    proj = client.app.state.projects.get()  # type: ignore[attr-defined]
+    proj.evaluate(
+        [{"id": "refund", "question": "refund days", "reference_contexts": ["Refunds within 30 days."]}], at="latest"
+    )
+    kinds = {q["query_id"]: q["kind"] for q in client.get("/ui/api/queries").json()}
+    assert kinds.pop(asked) == "live" and kinds and set(kinds.values()) == {"evaluation"}
