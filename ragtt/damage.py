@@ -96,6 +96,24 @@ def _lance(exc: Exception, ctx: Context) -> ProjectDamagedError | None:
     return index_damage(ctx.table.where, str(exc))
 
 
+# what Lance and its object store say of a file that cannot be read: I/O, decoding, corruption
+# (not any "invalid" or "error", which a bad argument or a busy store says too)
+_UNREADABLE = (
+    "corrupt",
+    "decode",
+    "eof",
+    "i/o error",
+    "io error",
+    "ioerror",
+    "checksum",
+    "truncated",
+    "out of range",
+    "invalid data",
+    "not a valid",
+    "failed to read",
+)
+
+
 def index_damage(where: str, message: str) -> ProjectDamagedError | None:
     """The named error for a message of Lance's (or its object store's) about a file of the
     table at ``where`` that is missing or cannot be read; None for any other message."""
@@ -105,7 +123,7 @@ def index_damage(where: str, message: str) -> ProjectDamagedError | None:
     lowered = message.lower()
     if "not found" in lowered or "no such file" in lowered:
         kind = "is missing"
-    elif any(w in lowered for w in ("corrupt", "invalid", "decode", "unexpected", "eof", "out of range", "error")):
+    elif any(w in lowered for w in _UNREADABLE):
         kind = "cannot be read"
     else:
         return None
