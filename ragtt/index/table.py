@@ -6,7 +6,7 @@ past through a checked-out, read-only ``View`` of an exact version (cached: vers
 change). Reading needs no ``import lancedb`` (its connection, namespace and embedding layers
 are most of what a reading CLI verb would otherwise spend starting up), except full-text
 search: BM25 stays on LanceDB's own engine, whose scores its logged queries were ranked with
-(pylance's newer engine scores them differently), through ``View.text``. The table lives in
+(pylance's newer engine scores them differently), through ``View.text`` and ``View.full_text``. The table lives in
 the project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
 Lance's object-store support: ``storage_options`` are merged with the standard environment
 variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by Lance itself. On object storage a view is
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -111,15 +111,48 @@ def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
 class View:
     """One version of the table, read-only: ``dataset`` is the Lance dataset checked out at
     it (scans, vector search); ``text`` is the same version as a LanceDB table, opened on
-    first use, for full-text search only."""
+    first use, for full-text search only. ``full_text`` runs a batch of BM25 searches on
+    LanceDB's async handle of that version (the engine a sync search calls, without its
+    per-query Python round trips), all in one trip to LanceDB's event loop."""
 
-    def __init__(self, dataset: Any, open_text: Callable[[], Any]) -> None:
+    def __init__(
+        self, dataset: Any, open_text: Callable[[], Any], open_text_async: Callable[[], Awaitable[Any]]
+    ) -> None:
         self.dataset = dataset
         self._open_text = open_text
+        self._open_text_async = open_text_async
+        self._text_async: Any = None
 
     @functools.cached_property
     def text(self) -> Any:
         return self._open_text()
+
+    def full_text(self, queries: Sequence[str], columns: list[str], limit: int) -> list[Any]:
+        """The top ``limit`` rows (``columns`` and ``_score``) of each query's BM25 search on
+        ``text``, as Arrow tables, in the order of ``queries``."""
+        import asyncio
+
+        import_lancedb()  # before its event loop's module: that imports the package
+        from lancedb.background_loop import LOOP
+
+        async def search() -> list[Any]:
+            if self._text_async is None:
+                self._text_async = await self._open_text_async()
+            table = self._text_async
+            return list(
+                await asyncio.gather(
+                    *(
+                        table.query()
+                        .nearest_to_text(q, columns="text")
+                        .select([*columns, "_score"])
+                        .limit(limit)
+                        .to_arrow()
+                        for q in queries
+                    )
+                )
+            )
+
+        return list(LOOP.run(search()))
 
     @functools.cached_property
     def text_tokenizer(self) -> dict[str, Any] | None:
@@ -341,7 +374,11 @@ class ChunkTable:
         mirror = None
         if self._cache is not None:
             dataset, mirror = self._mirrored(self._cache, dataset)
-        view = View(dataset, functools.partial(self._text_view, version, mirror))
+        view = View(
+            dataset,
+            functools.partial(self._text_view, version, mirror),
+            functools.partial(self._text_view_async, version, mirror),
+        )
         self._views[version] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -368,6 +405,14 @@ class ChunkTable:
         handle = self._lancedb().open_table(self.table_name)
         handle.checkout(version)
         return handle
+
+    async def _text_view_async(self, version: int, mirror: Path | None) -> Any:
+        """``_text_view``'s table as LanceDB's async handle (what its sync table wraps)."""
+        location, options = (mirror, None) if mirror is not None else (self.folder, self._storage_options)
+        db = await import_lancedb().connect_async(str(location), storage_options=options or None)
+        table = await db.open_table(self.table_name)
+        await table.checkout(version)
+        return table
 
     def tag(self, label: str, version: int) -> None:
         try:
