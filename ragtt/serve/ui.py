@@ -1,11 +1,14 @@
-"""``/ui``: the live dashboard, the four notebook widgets in a plain page over the REST API.
+"""``/ui``: the live dashboard, the notebook widgets in a plain page over the REST API.
 
 The page loads the widgets' own bundles (``js/*.js``, served from the package, no CDN) and
 renders each with a small model shim (``js/src/model_shim.js``) whose state comes from
 ``GET /ui/api/model/{widget}``: the same traits the widget classes compute, from
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
-overlay's page requests) goes to ``POST /ui/api/model/{widget}/msg``.
+overlay's page requests, the history matrix's diffs and timelines past its state's bound)
+goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model evaluates
+``dataset`` (a path on the server, as ``POST /evaluate`` takes it) ``at`` the versions asked
+for: the dashboard posts ``/evaluate`` first, so this reads the matrix back from the log.
 
 The page and its static files hold no project data and need no token (a browser cannot
 send one on navigation); every ``/ui/api`` route is guarded like the REST routes, and the
@@ -25,6 +28,7 @@ from fastapi.params import Depends
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict
 
+from ragtt.errors import RagttError
 from ragtt.verbs import dumps
 
 if TYPE_CHECKING:
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["UI_CSP", "router"]
 
-WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay")
+WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
 STATIC = frozenset({f"{w}.{ext}" for w in WIDGETS for ext in ("js", "css")} | {"dashboard.js", "dashboard.css"})
 # Scripts and styles only from the server itself; page images are blob: URLs the overlay makes.
 UI_CSP = (
@@ -75,7 +79,7 @@ def _json(data: Any) -> Response:
 
 
 def _models(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
-    from ragtt.views import chunk_diff, drift_scatter, pdf_overlay, timeline
+    from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
 
     def need(name: str) -> str:
         value = args.get(name)
@@ -92,13 +96,28 @@ def _models(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str
             return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
         if widget == "pdf_overlay":
             return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-    except (ValueError, FileNotFoundError) as exc:
+        if widget == "history_matrix":
+            at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
+            named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
+            versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
+            matrix = proj.evaluate(need("dataset"), at=named or versions)
+            return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
+    except (RagttError, ValueError, FileNotFoundError) as exc:
         raise HTTPException(400, str(exc)) from None
     raise HTTPException(404, f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 
 
 def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
     """The replies the widget's Python side would send (``msg:custom`` content and buffers)."""
+    if widget == "history_matrix":
+        from ragtt.views import history_matrix
+        from ragtt.views.wire import split_buffers
+
+        answer = history_matrix.answer(proj, msg.content)  # the dashboard's state names each run's id
+        if answer is None:
+            return []
+        content, buffers = split_buffers(answer)
+        return [{"content": content, "buffers": buffers}]
     if widget != "pdf_overlay":
         return []  # the other views send nothing that needs an answer
     from ragtt.views import pdf_overlay
@@ -115,18 +134,30 @@ def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
 
 
 def _queries(proj: Project, search: str, limit: int) -> list[dict[str, Any]]:
+    """The logged runs, newest first: live queries, replays and golden (regression) runs, with
+    their kind; ``search`` keeps the runs whose text holds every one of its words, in any order."""
     import polars as pl
 
     from ragtt.events import types as ev
 
-    frame = proj.events.frame(types=[ev.QUERY_RECEIVED]).with_columns(
-        pl.col("payload").str.json_path_match("$.text").alias("text")
+    replayed = ev.REPLAY_PREFIX + ev.QUERY_RECEIVED
+    frame = proj.events.frame(types=[ev.QUERY_RECEIVED, replayed]).with_columns(
+        pl.col("payload").str.json_path_match("$.text").alias("text"),
+        pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
+        pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
     )
-    if search:
-        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(search.lower(), literal=True))
+    for word in search.lower().split():
+        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
     frame = frame.sort("seq", descending=True).head(limit)
     return [
-        {"query_id": r["query_id"], "text": r["text"], "ts": r["ts"], "index_version": r["index_version"]}
+        {
+            "query_id": r["query_id"],
+            "text": r["text"],
+            "ts": r["ts"],
+            "index_version": r["index_version"],
+            "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
+            "original_query_id": r["original_query_id"],
+        }
         for r in frame.iter_rows(named=True)
     ]
 
@@ -193,8 +224,22 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
         b: str | None = None,
         query: str | None = None,
         source: str | None = None,
+        dataset: str | None = None,
+        at: str | None = None,
+        metric: str | None = None,
     ) -> Response:
-        args = {"query_id": query_id, "left": left, "right": right, "a": a, "b": b, "query": query, "source": source}
+        args = {
+            "query_id": query_id,
+            "left": left,
+            "right": right,
+            "a": a,
+            "b": b,
+            "query": query,
+            "source": source,
+            "dataset": dataset,
+            "at": at,
+            "metric": metric,
+        }
         return _json(_models(get_project(), widget, args))
 
     @api.post("/model/{widget}/msg")

@@ -4,7 +4,6 @@ quickstart report and headless Chromium with every non-file request aborted."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 import ragtt
 from ragtt.demo import sample_releases
+from tests.conftest import SCREENS_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How many days do I have to ask for a refund?"
@@ -61,6 +61,17 @@ def shell(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         magics._proj.close()
 
 
+def write_notebook(path: Path, sources: list[str]) -> Path:
+    """A Python 3 notebook of code cells (``sources``), written to ``path``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
 def export(notebook: Path, out: Path, **kwargs: Any) -> Path:
     from ragtt_nb.export import export_report
 
@@ -82,19 +93,16 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("RAGTT_EMBEDDER", None)
 
 
-SCREENS_ENV = "RAGTT_SCREENSHOTS"
 SCREEN = {"width": 1400, "height": 900}
-_SCREENS: list[Path] = []
 
 
 @pytest.fixture(scope="session")
 def screens() -> Path:
-    """The folder the browser tests save their 1400x900 widget screenshots in (printed at the end
-    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder that outlives the run (pytest's
-    own temporary folders are pruned after three runs)."""
-    folder = Path(os.environ.get(SCREENS_ENV) or tempfile.mkdtemp(prefix="ragtt-screens-"))
+    """The folder the browser tests save their 1400x900 widget screenshots in: $RAGTT_SCREENSHOTS,
+    which tests/conftest.py sets once per run (every parallel worker saves into the same
+    folder) and names at the end of the run."""
+    folder = Path(os.environ[SCREENS_ENV])
     folder.mkdir(parents=True, exist_ok=True)
-    _SCREENS.append(folder)
     return folder
 
 
@@ -106,12 +114,6 @@ def screenshot(page: Any, widget: Any, path: Path) -> Path:
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000, f"{path} looks blank"
     return path
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for folder in dict.fromkeys(_SCREENS):
-        shots = sorted(p.name for p in folder.glob("*.png"))
-        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {folder} ({', '.join(shots) or 'none'})")
 
 
 class Offline:

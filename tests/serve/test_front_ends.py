@@ -38,7 +38,7 @@ CLI_ONLY = {
     "test capture": {"queries_file"},
     "compare-configs": {"queries_file"},
 }
-MAGIC_ONLY = {"diff": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
+MAGIC_ONLY = {"diff": {"table"}, "eval": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
 OWN_SECTIONS = ("global options", "only in the CLI", "only in notebooks")
 GROUPS = groups(list(VERBS.values()))
 
@@ -251,7 +251,10 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         call("regression_run", suite=str(suite))
         call("evaluate", dataset=str(suite), at=["first", "second"])
         call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
+        call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
         call("verify")
+        call("verify", deep=True)
+        call("backup", dest=str(home / "backup"))
         call("prune", max_snapshots=1)
         yield found
 
