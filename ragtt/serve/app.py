@@ -17,7 +17,6 @@ import hmac
 import inspect
 import io
 import ipaddress
-import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -33,13 +32,13 @@ from ragtt import __version__
 from ragtt.errors import ConfigError, RagttError
 from ragtt.serve import docs, ui
 from ragtt.verbs import VERBS, Verb, dumps
-from ragtt.verbs.http import Projects, error_body, status_for
+from ragtt.verbs.http import Projects, default_threads, error_body, status_for
 from ragtt.verbs.schema import annotation, body_model
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
 
-__all__ = ["check_host", "create_app", "serve"]
+__all__ = ["check_host", "create_app", "default_threads", "serve"]
 
 ARROW = "application/vnd.apache.arrow.stream"
 PARQUET = ("application/vnd.apache.parquet", "application/x-parquet")
@@ -105,12 +104,6 @@ def _endpoint(
     endpoint.__name__ = verb.name
     endpoint.__doc__ = verb.help
     return endpoint
-
-
-def default_threads() -> int:
-    """Worker threads for a server on this machine: four per CPU it may run on, 4 to 32."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return min(32, max(4, 4 * cpus))
 
 
 def create_app(

@@ -4,6 +4,7 @@ code for each ragtt error, and the JSON an error answers with. No web framework 
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,13 @@ if TYPE_CHECKING:
     from ragtt.project import Project
     from ragtt.verbs.model import Verb
 
-__all__ = ["Projects", "error_body", "status_for"]
+__all__ = ["Projects", "default_threads", "error_body", "status_for"]
+
+
+def default_threads() -> int:
+    """Worker threads for a server on this machine: four per CPU it may run on, 4 to 32."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(32, max(4, 4 * cpus))
 
 
 def status_for(exc: Exception) -> int:
