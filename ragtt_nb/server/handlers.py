@@ -178,9 +178,9 @@ class VerbHandler(Base):
             folder = resolve_project(self.backend.root, project, may_create=self.verb.creates)
             return self.backend.pool(folder).run(self.verb, self.values(path_args))
 
-        await self.guarded(run, self.render)
+        await self.guarded(run, self.respond)
 
-    def render(self, result: Any) -> None:
+    def respond(self, result: Any) -> None:
         if self.html and self.verb.html is not None:
             self.set_header("Content-Type", "text/html; charset=utf-8")
             self.set_header("Content-Security-Policy", HTML_CSP)
