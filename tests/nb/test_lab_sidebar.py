@@ -3,7 +3,7 @@ its built lab extension) over a folder holding a project of several Flask releas
 by headless Chromium: the panel lists snapshots and queries; a click opens a timeline tab
 that scrubs; "Diff with now" opens the chunk diff; "Insert in notebook" writes the %ragtt
 line; `%ragtt open` of a second project in a notebook moves the panel to it; script
-payloads in queries, labels and sources stay text."""
+payloads in queries, documents and source names stay text."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from .jupyter import WITH_RAGTT, running
 BUILT = REPO / "ragtt_nb" / "labextension"
 TOKEN = secrets.token_hex(16)
 EVIL_QUERY = "blueprint <img src=x onerror=\"window.__pwned='query'\"><script>window.__pwned='s'</script>"
-EVIL_LABEL = "<img src=x onerror=\"window.__pwned='label'\">"
 EVIL_SOURCE = "<img src=x onerror=\"window.__pwned='source'\">.md"
 
 
@@ -40,7 +39,7 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             proj.ingest(release)
             proj.snapshot(release.name.split("_", 1)[1])
         proj.ingest_texts({EVIL_SOURCE: "# Evil\n\nA blueprint <script>window.__pwned='doc'</script> here.\n"})
-        proj.snapshot(EVIL_LABEL)
+        proj.snapshot("with-payloads")  # labels are letters, digits, '.', '-', '_' only: no markup can be one
         for text in ("how do I register a blueprint", "application context teardown", EVIL_QUERY):
             proj.query(text)
     with ragtt.Project.open(root / "second", embedder=ragtt.HashEmbedder(), progress=False, create=True) as other:
@@ -98,7 +97,7 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         page.wait_for_selector("#ragtt-history .ragtt-history-row", timeout=60_000)
         snapshots = panel.locator(".ragtt-history-snapshot").all_inner_texts()
         assert any("flask-0.10" in s for s in snapshots) and any("flask-1.0" in s for s in snapshots)
-        assert any(EVIL_LABEL in s for s in snapshots)  # shown as text, not parsed
+        assert any("with-payloads" in s for s in snapshots)
         rows = panel.locator(".ragtt-history-row .ragtt-history-text").all_inner_texts()
         assert rows[:3] == [EVIL_QUERY, "application context teardown", "how do I register a blueprint"]
         assert panel.get_attribute("data-project") == "flask"
