@@ -32,6 +32,7 @@ MB = 1_000_000
 _CHILD = """
 import json, resource, sys, time
 import ragtt
+ragtt.tune_process()  # as the ragtt CLI does: the arena cap and Lance's read sizes
 def peak(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 proj = ragtt.Project.open(sys.argv[1], embedder=ragtt.HashEmbedder(), progress=False)
 base, t0 = peak(), time.perf_counter()

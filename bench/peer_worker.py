@@ -45,6 +45,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common
 
 
+def _chunk_rows(folder: Path) -> int | None:
+    """The peer's chunk count, which rag-timetravel does not expose: read with LanceDB's public
+    API from its folder (the rows of its one table at the latest version; None if it has more)."""
+    import lancedb
+
+    db = lancedb.connect(str(folder / "lancedb"))
+    names = list(db.table_names())
+    return int(db.open_table(names[0]).count_rows()) if len(names) == 1 else None
+
+
 class HashAdapter:
     """rag-timetravel's Embedder protocol around bench/common.hash_embed."""
 
@@ -97,7 +107,7 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
             "docs": len(docs),
             "seconds": seconds,
             "docs_per_s": len(docs) / seconds,
-            "chunks": await pipeline.index._table.count_rows(),  # noqa: SLF001 - the peer has no public row count
+            "chunks": _chunk_rows(folder),
             "table_version": await pipeline.index.current_version(),
         }
         out["disk"] = {
@@ -141,14 +151,14 @@ async def run(job: dict[str, Any]) -> dict[str, Any]:
 
         if job.get("analysis"):
             out["analysis"] = await analysis(
-                pipeline, job["analysis"], top_k, sources=len({source for source, _ in docs})
+                pipeline, folder, job["analysis"], top_k, sources=len({source for source, _ in docs})
             )
     finally:
         await pipeline.aclose()
     return out
 
 
-async def analysis(pipeline: Any, spec: dict[str, Any], top_k: int, sources: int) -> dict[str, Any]:
+async def analysis(pipeline: Any, folder: Path, spec: dict[str, Any], top_k: int, sources: int) -> dict[str, Any]:
     """Drift and lineage across one re-ingest (see the module docstring)."""
     from rag_timetravel.drift import EmbeddingDriftDetector
     from rag_timetravel.lineage import LineageTracer
@@ -167,7 +177,7 @@ async def analysis(pipeline: Any, spec: dict[str, Any], top_k: int, sources: int
     await asyncio.sleep(0.01)
     after = [(await pipeline.query(q, top_k=top_k)).query_id for q in queries]
     va, vb = snap_a["lancedb_version"], snap_b["lancedb_version"]
-    out["reingest"].update(version_before=va, version_after=vb, chunks_after=await pipeline.index._table.count_rows())  # noqa: SLF001 - the peer has no public row count
+    out["reingest"].update(version_before=va, version_after=vb, chunks_after=_chunk_rows(folder))
 
     # -- lineage: the first ``lineage_pairs`` query pairs, once each ---------------------------
     tracer = LineageTracer(pipeline)

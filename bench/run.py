@@ -64,6 +64,7 @@ OTHER_BENCHES = {
     "bench_traces.py": ([], ["--quick"]),  # OpenTelemetry export, queries/s to OTLP/JSON (issue 11)
     "bench_ray.py": ([], ["--quick"]),  # ingest on a local Ray vs in-process (20,000 docs; quick: 2,000)
     "bench_s3.py": ([], ["--quick"]),  # issue 12: replay p50, index on S3 (moto) vs in the folder, 2,000 docs
+    "bench_eval.py": ([], ["--quick"]),  # issue 26: the history matrix vs replay_text; 1,000 versions vs 10
 }
 
 
@@ -101,11 +102,17 @@ class Profiler:
 # -- ragtt's side (in this process) -------------------------------------------------------------
 
 
+def ragtt_hash_embedder() -> Any:
+    import ragtt
+
+    return ragtt.HashEmbedder(common.HASH_DIM)
+
+
 def _open(folder: Path) -> Any:
     import ragtt
 
     return ragtt.Project.open(
-        folder, config=ragtt.PipelineConfig(top_k=TOP_K), embedder=ragtt.HashEmbedder(common.HASH_DIM), progress=False
+        folder, config=ragtt.PipelineConfig(top_k=TOP_K), embedder=ragtt_hash_embedder(), progress=False
     )
 
 
@@ -318,13 +325,29 @@ def protocol_overhead(folder: Path, calls: int) -> dict[str, Any]:
     and the completion transaction (with a document and three events), with no table write.
     A query adds nothing: it writes its events in one transaction, as before."""
     from ragtt.commit import writing
+    from ragtt.context import Context
     from ragtt.events.documents import DocumentRow
     from ragtt.events.store import Event
+    from ragtt.generate import ExtractiveGenerator
+    from ragtt.ingest.types import IngestOptions
+    from ragtt.opening import open_stores
 
-    proj = _open(folder)
-    try:
+    with _open(folder) as proj:
         proj.ingest_texts({"seed.md": "seed text"})
-        ctx = proj._ctx  # noqa: SLF001 - the bench times the protocol itself, below the facade
+    # the protocol itself, below the facade: the stores a Project opens, in a Context of our own
+    stores = open_stores(folder, None, ragtt_hash_embedder(), create=False, embedding_cache=None)
+    ctx = Context(
+        stores.path,
+        stores.config,
+        stores.embedder,
+        ExtractiveGenerator(),
+        IngestOptions(),
+        False,
+        stores.log,
+        stores.table,
+        stores.cache,
+    )
+    try:
         samples = []
         for i in range(calls):
             doc = DocumentRow(f"k{i}", "d", f"s{i}.md", "h", "text " * 200, "[]", "2026-01-01T00:00:00.000000Z")
@@ -335,7 +358,7 @@ def protocol_overhead(folder: Path, calls: int) -> dict[str, Any]:
                 w.commit()
             samples.append((time.perf_counter() - t0) * 1e3)
     finally:
-        proj.close()
+        stores.close()
     return common.summary(samples)
 
 

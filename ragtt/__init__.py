@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "SentenceTransformerEmbedder": "ragtt.index.embedders",
     # results
     "Document": "ragtt.results",
+    "EngineChange": "ragtt.results",
     "IngestReport": "ragtt.results",
     "QueryResult": "ragtt.results",
     "ReplayResult": "ragtt.results",
@@ -43,6 +44,9 @@ _EXPORTS: dict[str, str] = {
     "GoldenSuite": "ragtt.timetravel.regression",
     "RegressionReport": "ragtt.timetravel.regression",
     "BisectReport": "ragtt.timetravel.bisect",
+    "EvalDataset": "ragtt.evaluation.dataset",
+    "HistoryMatrix": "ragtt.evaluation.matrix",
+    "LiteLLMJudge": "ragtt.evaluation.judge",
     "ConfigComparison": "ragtt.timetravel.compare",
     "compare_configs": "ragtt.timetravel.compare",
     # ingest building blocks
@@ -75,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
     "PruneReport": "ragtt.retention",
+    # process-wide settings, for programs whose main job is ragtt (the CLI and servers call it)
+    "tune_process": "ragtt.tuning",
 }
 
 # The public surface: exactly the lazily exported names (tests pin it by equality).
@@ -131,6 +137,9 @@ if TYPE_CHECKING:
     from ragtt.errors import (
         ValidationError as ValidationError,
     )
+    from ragtt.evaluation.dataset import EvalDataset as EvalDataset
+    from ragtt.evaluation.judge import LiteLLMJudge as LiteLLMJudge
+    from ragtt.evaluation.matrix import HistoryMatrix as HistoryMatrix
     from ragtt.generate import ExtractiveGenerator as ExtractiveGenerator
     from ragtt.generate import LiteLLMGenerator as LiteLLMGenerator
     from ragtt.index.embedders import (
@@ -159,6 +168,9 @@ if TYPE_CHECKING:
         Document as Document,
     )
     from ragtt.results import (
+        EngineChange as EngineChange,
+    )
+    from ragtt.results import (
         IngestReport as IngestReport,
     )
     from ragtt.results import (
@@ -184,4 +196,5 @@ if TYPE_CHECKING:
     from ragtt.timetravel.regression import RegressionReport as RegressionReport
     from ragtt.timetravel.run import LoggedRun as LoggedRun
     from ragtt.timetravel.snapshot_diff import SnapshotDiff as SnapshotDiff
+    from ragtt.tuning import tune_process as tune_process
     from ragtt.verify import VerifyReport as VerifyReport

@@ -1,5 +1,6 @@
-"""Lazy re-exports for package ``__init__`` modules (PEP 562), so imports stay fast; and
-``import_lancedb``, which defers the part of LanceDB's import that ragtt never uses."""
+"""Lazy re-exports for package ``__init__`` modules (PEP 562), so imports stay fast;
+``import_lancedb``, which defers the part of LanceDB's import that ragtt never uses; and
+``import_litellm``, which keeps litellm offline at import without touching ``os.environ``."""
 
 from __future__ import annotations
 
@@ -7,33 +8,11 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["import_lancedb", "lance_environment", "lazy_exports"]
-
-# Lance's defaults that ragtt overrides, unless the deployment sets them: quiet native logs,
-# scans in batches of 1,024 rows instead of 8,192, and at most 32 MiB of reads buffered ahead
-# of a scan instead of 2 GiB. Index builds read the whole table ahead: on a 200 MB ingest
-# (343k rows) the full-text update's peak fell from +307 MiB over the process's baseline to
-# +197 with the batch size, and the IVF-PQ build's from +591 to +321 with the buffer (+416 at
-# 64 MiB); flat vector searches and column scans at that size ran no slower.
-_LANCE_DEFAULTS = {
-    "RUST_LOG": "error",
-    "LANCE_DEFAULT_BATCH_SIZE": "1024",
-    "LANCE_DEFAULT_IO_BUFFER_SIZE": str(32 << 20),
-}
-
-
-def lance_environment() -> None:
-    """Set ragtt's defaults for Lance's environment variables (before Lance reads them; a
-    variable already set is left alone), and cap the malloc arenas its threads will share
-    (``ragtt._memory.cap_malloc_arenas``; ``MALLOC_ARENA_MAX`` set by the deployment wins)."""
-    from ragtt._memory import cap_malloc_arenas
-
-    for name, value in _LANCE_DEFAULTS.items():
-        os.environ.setdefault(name, value)
-    cap_malloc_arenas()
+__all__ = ["LANCEDB_SERIES", "import_lancedb", "import_litellm", "lazy_exports", "scoped_environment"]
 
 
 def lazy_exports(
@@ -59,18 +38,63 @@ def lazy_exports(
 # ``import lancedb`` imports its namespace client, whose package __init__ imports every REST
 # API module and its pydantic models (measured: about half of lancedb's import time). ragtt
 # opens local tables only. The package is registered unexecuted; its __init__ runs on the
-# first attribute anyone reads from it, and its submodules import as usual meanwhile.
+# first attribute anyone reads from it, and its submodules import as usual meanwhile. That
+# leans on how this LanceDB series imports the client, so it is done for LANCEDB_SERIES only:
+# any other LanceDB fails here, loudly, until someone checks the shortcut still holds (the
+# pin in pyproject.toml and the fixture replay in tests/fixtures say the same of its scoring).
+LANCEDB_SERIES = "0.40."
 _DEFERRED_PACKAGES = ("lance_namespace_urllib3_client",)
 
 
 def import_lancedb() -> Any:
     """``import lancedb``, minus the namespace client's REST layer until something uses it."""
-    lance_environment()
     if "lancedb" not in sys.modules:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("lancedb")
+        except PackageNotFoundError:
+            found = "none"
+        if not found.startswith(LANCEDB_SERIES):
+            from ragtt.errors import ConfigError
+
+            raise ConfigError(
+                f"ragtt supports lancedb {LANCEDB_SERIES}x (its BM25 scores and version format are what "
+                f"every logged query was ranked with); lancedb {found} is installed. Install "
+                f"'lancedb>={LANCEDB_SERIES}0,<{_next_series(LANCEDB_SERIES)}', or upgrade ragtt"
+            )
         for name in _DEFERRED_PACKAGES:
             if name not in sys.modules:
                 _defer_package_init(name)
     return importlib.import_module("lancedb")
+
+
+def _next_series(series: str) -> str:
+    major, minor, _ = series.split(".")
+    return f"{major}.{int(minor) + 1}"
+
+
+@contextmanager
+def scoped_environment(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` in ``os.environ`` for the block only (a variable already set keeps its
+    value): for libraries that read a setting once, as they import or load."""
+    added = [name for name in values if name not in os.environ]
+    for name in added:
+        os.environ[name] = values[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def import_litellm() -> Any:
+    """``import litellm`` with its model cost map read from the package, not fetched from the
+    network (litellm reads ``LITELLM_LOCAL_MODEL_COST_MAP`` once, as it imports)."""
+    if "litellm" in sys.modules:
+        return sys.modules["litellm"]
+    with scoped_environment({"LITELLM_LOCAL_MODEL_COST_MAP": "True"}):
+        return importlib.import_module("litellm")
 
 
 def _defer_package_init(name: str) -> None:

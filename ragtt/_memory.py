@@ -9,7 +9,7 @@ file: 136 MiB free but resident after the full-text update; with it returned
 
 glibc makes up to 8 arenas per core as threads contend for one; every Lance reader, writer
 and index builder thread that gets its own keeps what it freed for itself. With at most two
-(``cap_malloc_arenas``, what ``MALLOC_ARENA_MAX=2`` does at start) the same 200 MB ingest
+(``cap_malloc_arenas``, what ``MALLOC_ARENA_MAX=2`` does at start; applied by ``tune_process``) the same 200 MB ingest
 peaked at 520 MiB instead of 605-665 (four runs of each, 2026-12-02).
 """
 
@@ -43,9 +43,10 @@ def _glibc(name: str) -> Any:
 def cap_malloc_arenas() -> None:
     """Let threads made from now on share the glibc arenas that exist once there are
     ``MALLOC_ARENAS``, unless the deployment chose its own cap (``MALLOC_ARENA_MAX``, which
-    glibc read at start). Called before Lance starts its threads; arenas that already exist
-    stay. Best effort: glibc fixes its limit (8 per core) once a process has had more than 8
-    arenas, and then ignores this."""
+    glibc read at start). Process-wide, so only ``ragtt.tune_process()`` calls it (the CLI and
+    servers do, before Lance starts its threads); arenas that already exist stay. Best effort:
+    glibc fixes its limit (8 per core) once a process has had more than 8 arenas, and then
+    ignores this."""
     mallopt = _glibc("mallopt")
     if mallopt is not None and "MALLOC_ARENA_MAX" not in os.environ:
         mallopt(_M_ARENA_MAX, MALLOC_ARENAS)

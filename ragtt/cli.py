@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ragtt import __version__
-from ragtt._lazy import lance_environment
 from ragtt.errors import RagttError
 from ragtt.verbs import VERBS, Verb, VerbUsageError, dumps
 from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, fill, groups
@@ -46,8 +45,21 @@ class Own:
 
 
 def _read_queries(path: Path, args: argparse.Namespace) -> None:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    args.queries = [*(args.queries or []), *(line.strip() for line in lines if line.strip())]
+    """One query a line; or, from a dataset (.jsonl, .csv, .parquet, .json), its questions with
+    their reference answers and must_contain strings (``ragtt.EvalDataset``)."""
+    given = list(args.queries or [])
+    if path.suffix.lower() not in (".jsonl", ".csv", ".parquet", ".json"):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        args.queries = [*given, *(line.strip() for line in lines if line.strip())]
+        return
+    from ragtt.evaluation.dataset import EvalDataset
+
+    items = EvalDataset.load(path).items
+    args.queries = [*given, *(i.question for i in items)]
+    if hasattr(args, "reference"):  # test capture: the answers' references travel with the questions
+        args.reference = [*(args.reference or [""] * len(given)), *(i.reference or "" for i in items)]
+        musts = args.must_contain or [""] * len(given)
+        args.must_contain = [*musts, *("|".join(i.must_contain) for i in items)]
 
 
 def _write_html(path: Path, verb: Verb, result: Any) -> bool:
@@ -69,12 +81,36 @@ def _write_frame(path: Path, verb: Verb, frame: Any) -> bool:
     return True
 
 
-_QUERIES_FILE = Own(("--queries-file",), "also the queries in this file, one per line", before=_read_queries)
+def _matrix_suffix(path: Path, args: argparse.Namespace) -> None:
+    if path.suffix not in (".parquet", ".csv", ".html"):  # said before the evaluation runs, not after
+        raise VerbUsageError(f"--out must end in .parquet, .csv or .html; got {path.name!r}")
+
+
+def _write_matrix(path: Path, verb: Verb, matrix: Any) -> bool:
+    if path.suffix == ".html":
+        return _write_html(path, verb, matrix)
+    _write_frame(path, verb, matrix.frame())
+    return False  # the matrix (and a gate's verdict) still print
+
+
+_QUERIES_FILE = Own(
+    ("--queries-file",),
+    "also the queries in this file: one per line, or a dataset (.jsonl, .csv, .parquet) with references",
+    before=_read_queries,
+)
 
 # By sub-command: the options only the CLI has. Everything else comes from the verb table.
 OWN_OPTIONS: dict[str, tuple[Own, ...]] = {
     "diff": (Own(("--html",), "also write a self-contained HTML report here", after=_write_html),),
     "events": (Own(("--out",), "write to FILE.parquet or FILE.csv instead of printing", after=_write_frame),),
+    "eval": (
+        Own(
+            ("--out",),
+            "also write the cells to FILE.parquet, FILE.csv or FILE.html",
+            before=_matrix_suffix,
+            after=_write_matrix,
+        ),
+    ),
     "test capture": (_QUERIES_FILE,),
     "compare-configs": (_QUERIES_FILE,),
 }
@@ -306,7 +342,9 @@ def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    lance_environment()
+    from ragtt.tuning import tune_process
+
+    tune_process()  # the CLI's process is ragtt's own: Lance's logs, reads and the arena cap
     argv = list(sys.argv[1:] if argv is None else argv)
     for position, arg in enumerate(argv, start=1):
         try:

@@ -8,7 +8,6 @@ the query, and says plainly that no model wrote it.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -297,8 +296,9 @@ class LiteLLMGenerator:
         self.kwargs = completion_kwargs
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from ragtt._lazy import import_litellm
+
+        litellm = import_litellm()
 
         response = litellm.completion(model=self.model_id, messages=build_messages(query, chunks), **self.kwargs)
         answer = response.choices[0].message.content or ""

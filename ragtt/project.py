@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
+    from ragtt.evaluation.dataset import EvalDataset
+    from ragtt.evaluation.judge import LiteLLMJudge
+    from ragtt.evaluation.matrix import HistoryMatrix
     from ragtt.events.base import EventLog
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
@@ -405,6 +408,31 @@ class Project:
         from ragtt.timetravel.regression import Regression
 
         return Regression(self._ctx)
+
+    def evaluate(
+        self,
+        dataset: EvalDataset | str | Path | Any,
+        *,
+        at: str | list[At] | At = "snapshots",
+        mode: str | None = None,
+        top_k: int | None = None,
+        metrics: list[str] | None = None,
+        judge: str | LiteLLMJudge | None = None,
+    ) -> HistoryMatrix:
+        """Every question of ``dataset`` at every version ``at`` names, each cell a logged run.
+
+        ``dataset``: an ``EvalDataset``, a path (golden suite, JSONL / CSV / Parquet, BEIR
+        folder), a frame or a list of dicts. ``at``: "snapshots" (every snapshot), "versions"
+        (every logged version), "latest", or a list of versions, labels and datetimes. Each
+        cell retrieves as a replay at that version does, with the project's plan (or ``mode``
+        / ``top_k``). ``metrics`` None: every metric the dataset has references for
+        (``ragtt.evaluation.metrics``); ``judge``: a litellm model that grades faithfulness
+        and correctness. Evaluating again with the same dataset, plan and metrics reads the
+        versions already evaluated back from the log and searches only the new ones.
+        """
+        from ragtt.evaluation.run import evaluate
+
+        return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
 
     def verify(self) -> VerifyReport:
         """Re-walk the history: hash chain, guards, versions, tags and documents (``.ok``, ``.problems``)."""

@@ -14,6 +14,7 @@ from ragtt.ingest.types import PageRoute, Region
 __all__ = [
     "TRANSIENT",
     "Document",
+    "EngineChange",
     "IngestReport",
     "QueryResult",
     "ReplayResult",
@@ -134,6 +135,23 @@ class QueryResult(Result):
             lines.append(f"  answer [{self.model}]: {self.answer[:200]!r}")
         return "\n".join(lines)
 
+    def to_text(self, at: str | None = None) -> str:
+        """The result as the CLI prints it; ``at`` is the version's label ("flask-1.0 (v6)")
+        when the caller knows it."""
+        where = at if at is not None else f"index version {self.index_version}"
+        lines = [f"{type(self).__name__} {self.query_id} at {where} ({self.latency_ms:.1f} ms)"]
+        lines += [f"  {line}" for line in self._verdict()]
+        for c in self.chunks:
+            preview = " ".join(c.text.split())[:90]
+            lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")
+        if self.answer is not None:
+            lines.append(f"answer ({self.model}):")
+            lines.append(self.answer)
+        return "\n".join(lines)
+
+    def _verdict(self) -> list[str]:
+        return []
+
     def _header_html(self) -> str:
         return (
             f"<b>{esc(type(self).__name__)}</b> <code>{esc(self.query_id)}</code> at index version "
@@ -150,13 +168,65 @@ class QueryResult(Result):
 
 
 @dataclass(frozen=True)
+class EngineChange(Result):
+    """One component that ranked a logged run and is not what ranks its replay today: an
+    engine's version ("lancedb"), a tokenizer setting ("fts_tokenizer.stem"), the embedder's
+    runtime ("embedder.runtime")."""
+
+    component: str
+    role: str
+    recorded: Any
+    today: Any
+
+    def __str__(self) -> str:
+        return f"{self.component} ({self.role}): {self.recorded} when recorded, {self.today} today"
+
+
+@dataclass(frozen=True)
 class ReplayResult(QueryResult):
+    """A replayed run. ``engine_changes``: the components that ranked the original and are not
+    today's (``plan["engines"]``); ``engines_recorded`` is False for a run logged before ragtt
+    recorded them, whose engines are unknown."""
+
     original_query_id: str = ""
     matches_original: bool = False
+    engine_changes: list[EngineChange] = field(default_factory=list)
+    engines_recorded: bool = False
+
+    def __repr__(self) -> str:
+        head, *rest = super().__repr__().split("\n")
+        return "\n".join([head, *(f"  {line}" for line in self._verdict()), *rest])
+
+    def _why(self) -> str:
+        """Whether the engines explain the outcome: what the verdict says after its colon."""
+        if self.matches_original:
+            return "on changed engines" if self.engine_changes else ""
+        if self.engine_changes:
+            return "engines changed since it ran"
+        if self.engines_recorded:
+            return "on the engines it recorded, so not an engine upgrade (check the project with verify())"
+        return "its engines are unknown (it was logged before ragtt recorded them): an upgrade may explain it"
+
+    def _verdict(self) -> list[str]:
+        if not self.original_query_id:  # a question asked of the past, not a logged run's replay
+            return []
+        word = "matches" if self.matches_original else "DIFFERS FROM"
+        why = self._why()
+        head = f"replay {word} original {self.original_query_id}" + (f": {why}" if why else "")
+        return [head, *(f"  {change}" for change in self.engine_changes)]
 
     def _header_html(self) -> str:
+        if not self.original_query_id:
+            return super()._header_html()
         verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
-        return super()._header_html() + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>"
+        why = self._why()
+        changes = "".join(f"<li>{esc(str(change))}</li>" for change in self.engine_changes)
+        return (
+            super()._header_html()
+            + f"<br>replay of <code>{esc(self.original_query_id)}</code>: <b>{verdict}</b>"
+            + (f": {esc(why)}" if why else "")
+            + (f"<ul>{changes}</ul>" if changes else "")
+        )
 
 
 @dataclass(frozen=True)

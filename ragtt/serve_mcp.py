@@ -126,6 +126,9 @@ def run_stdio(project_path: str | Path, *, embedder: Embedder | None = None) -> 
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from ragtt.tuning import tune_process
+
+    tune_process()  # the server's process is ragtt's own (create_server alone tunes nothing)
     server, worker = create_server(project_path, embedder=embedder)
 
     async def main() -> None:

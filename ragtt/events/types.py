@@ -13,6 +13,7 @@ __all__ = [
     "CONTEXT_ASSEMBLED",
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
+    "EVALUATION_CELLS",
     "GENERATION_EXECUTED",
     "HISTORY_PRUNED",
     "INDEX_CREATED",
@@ -20,6 +21,7 @@ __all__ = [
     "INDEX_REEMBEDDED",
     "INDEX_VECTOR_BUILT",
     "INGEST_COMPLETED",
+    "JUDGE_VERDICT",
     "ONCE_PER_QUERY",
     "PRUNABLE",
     "QUERY_COMPLETED",
@@ -30,6 +32,7 @@ __all__ = [
     "SNAPSHOT_TAKEN",
     "DocumentIngested",
     "DocumentRemoved",
+    "EvaluationCells",
     "HistoryPruned",
     "IngestCompleted",
     "RetrievalExecuted",
@@ -47,6 +50,9 @@ INDEX_VECTOR_BUILT: Final = "index.vector_built"  # an ANN index on the vectors 
 SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
 REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
+# One version's cells of an evaluation (ragtt.evaluation.run), written with their runs in one append.
+EVALUATION_CELLS: Final = "evaluation.cells"
+JUDGE_VERDICT: Final = "judge.verdict"  # an LLM judge's prompt, model and raw reply for one run
 
 QUERY_RECEIVED: Final = "query.received"
 RETRIEVAL_EXECUTED: Final = "retrieval.executed"
@@ -135,3 +141,19 @@ class HistoryPruned(TypedDict):
     snapshots_dropped: list[str]
     versions_deleted: list[int]
     versions_kept: list[int]
+
+
+class EvaluationCell(TypedDict):
+    question_id: str
+    query_id: str  # the cell's run (replay-prefixed events)
+    values: dict[str, float]  # metric -> value; a metric it could not compute is absent
+    unparseable: dict[str, str]  # metric -> the judge's raw reply that did not parse
+
+
+class EvaluationCells(TypedDict):
+    """One version of an evaluation (``ragtt.evaluation.run``), appended with its runs."""
+
+    evaluation_id: str  # a hash of the dataset, plan, metrics, judge and generator
+    version: int
+    metrics: list[str]
+    cells: list[EvaluationCell]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ragtt._lazy import scoped_environment
 from ragtt.config import EMBEDDER_BACKENDS
 from ragtt.errors import ConfigError
 from ragtt.index.onnx_export import PRECISIONS
@@ -176,24 +177,24 @@ class SentenceTransformerEmbedder:
         if self._model is None:
             # Loading takes seconds before the first vector: front ends show this line (logging "ragtt").
             logging.getLogger("ragtt").info("loading model %s …", self.model_name)
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            try:
-                from sentence_transformers import SentenceTransformer
-            except ImportError as exc:
-                raise ConfigError(
-                    "the default embedder needs sentence-transformers (pip install ragtt[embed]); "
-                    "or pass embedder=ragtt.HashEmbedder() / --embedder hash"
-                ) from exc
-            path = str(_model_folder(self.model_name))
-            try:  # its "Loading weights" bar is noise in a CLI run or a report
-                from transformers.utils import logging as hf_logging
+            # offline while the libraries import and the model loads (they read it then), and
+            # only then: the process's environment stays the caller's
+            with scoped_environment({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}):
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ConfigError(
+                        "the default embedder needs sentence-transformers (pip install ragtt[embed]); "
+                        "or pass embedder=ragtt.HashEmbedder() / --embedder hash"
+                    ) from exc
+                path = str(_model_folder(self.model_name))
+                try:  # its "Loading weights" bar is noise in a CLI run or a report
+                    from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()
-            except ImportError:
-                pass
-            self._model = SentenceTransformer(path, device=self.device)
+                    hf_logging.disable_progress_bar()
+                except ImportError:
+                    pass
+                self._model = SentenceTransformer(path, device=self.device)
         return self._model
 
     def __getstate__(self) -> dict[str, Any]:
@@ -351,8 +352,9 @@ class LiteLLMEmbedder:
         return self._dim
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        from ragtt._lazy import import_litellm
+
+        litellm = import_litellm()
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

@@ -29,7 +29,15 @@ import numpy as np
 
 from ragtt.errors import ConfigError
 
-__all__ = ["DOWN_PROJ_BLOCK", "EXPORT_VERSION", "PRECISIONS", "cache_dir", "disabled_fusions", "exported_model"]
+__all__ = [
+    "DOWN_PROJ_BLOCK",
+    "EXPORT_VERSION",
+    "PRECISIONS",
+    "cache_dir",
+    "disabled_fusions",
+    "exported_model",
+    "recipe",
+]
 
 # Bump when the graph or a quantization recipe changes: a new version is a new file, never a
 # silent change under an existing model_id's cached vectors. A new recipe is a new precision
@@ -82,6 +90,13 @@ def exported_model(model_dir: Path, precision: str) -> Path:
     if quantization is not None:
         _atomic_write(target, lambda tmp: _quantize(fp32, tmp, quantization))
     return target
+
+
+def recipe(precision: str) -> str:
+    """How ``precision``'s graph is built and quantized, in words: part of the embedder's
+    identity that each run records (``plan["engines"]``)."""
+    graph, quantization = _RECIPES[precision]
+    return f"{precision}: graph {graph}, quantization {quantization or 'none'}, export v{EXPORT_VERSION}"
 
 
 def disabled_fusions(precision: str) -> list[str]:

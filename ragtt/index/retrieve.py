@@ -12,6 +12,7 @@ ones. ``execute`` resolves the plan at the version it searches (``searching``) a
 records the resolved plan, so ``index_uuid`` names the index probed (None: an exact scan);
 the same version resolves to the same index, so a replay runs the same search. Plans
 recorded before ANN indexes existed read as ``vector_index="flat"``: an exact scan, as then.
+The run also records the engines that ranked it (``engines``, see ``ragtt.index.engines``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.errors import ConfigError
-from ragtt.index.table import CHUNK_COLUMNS
+from ragtt.index.table import CHUNK_COLUMNS, SCAN_SIZES
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -59,6 +60,9 @@ class RetrievalPlan:
     nprobes: int = 0
     refine_factor: int = 0
     index_uuid: str | None = None  # resolved by ``searching``: the ANN index searched, None = exact
+    # What ranked the run (ragtt.index.engines), set by ``execute`` as it runs: None for a plan
+    # not run yet, and for runs recorded before ragtt kept it.
+    engines: dict[str, Any] | None = None
 
     def searching(self, index: VectorIndex | None) -> RetrievalPlan:
         """This plan as it runs on a version whose ANN index is ``index``: what the run records."""
@@ -84,6 +88,7 @@ class RetrievalPlan:
             "nprobes": self.nprobes,
             "refine_factor": self.refine_factor,
             "index_uuid": self.index_uuid,
+            **({} if self.engines is None else {"engines": self.engines}),
         }
 
     @classmethod
@@ -102,6 +107,7 @@ class RetrievalPlan:
             nprobes=int(data.get("nprobes", 0)),
             refine_factor=int(data.get("refine_factor", 0)),
             index_uuid=data.get("index_uuid"),
+            engines=data.get("engines"),
         )
 
 
@@ -167,7 +173,9 @@ def _vector(view: View, plan: RetrievalPlan, vector: NDArray[np.float32], n: int
         nearest.update(use_index=True, nprobes=plan.nprobes, refine_factor=plan.refine_factor)
 
     def fetch(limit: int) -> list[dict[str, Any]]:
-        found = view.dataset.to_table(columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit})
+        found = view.dataset.to_table(
+            columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit}, **SCAN_SIZES
+        )
         return found.to_pylist()
 
     rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))

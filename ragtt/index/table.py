@@ -24,8 +24,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt._lazy import import_lancedb, lance_environment
+from ragtt._lazy import import_lancedb
 from ragtt.errors import NotFoundError, ProjectDamagedError, StoreError
+from ragtt.tuning import SCAN_BATCH_ROWS, SCAN_IO_BUFFER_BYTES
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_COLUMNS",
     "KEEP_FOREVER",
+    "SCAN_SIZES",
     "ChunkTable",
     "VectorIndex",
     "View",
@@ -45,6 +47,9 @@ __all__ = [
     "sql_string_list",
 ]
 
+# How much Lance reads per batch and ahead of a scan: ragtt's values (ragtt.tuning), passed
+# to every scan rather than set in the process's environment.
+SCAN_SIZES = {"batch_size": SCAN_BATCH_ROWS, "io_buffer_size": SCAN_IO_BUFFER_BYTES}
 # Everything a retrieved chunk carries; the vector travels only when asked for.
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
 _VIEW_CACHE = 64
@@ -98,7 +103,6 @@ def _connect(location: str | Path, storage_options: dict[str, str] | None) -> An
 
 def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
     """The Lance dataset at ``where``, at its latest version."""
-    lance_environment()
     import lance
 
     return lance.dataset(where, storage_options=storage_options or None)
@@ -116,6 +120,16 @@ class View:
     @functools.cached_property
     def text(self) -> Any:
         return self._open_text()
+
+    @functools.cached_property
+    def text_tokenizer(self) -> dict[str, Any] | None:
+        """The full-text index's tokenizer settings at this version, as LanceDB (whose engine
+        runs BM25) reads them; None when the version has no full-text index."""
+        for index in self.text.list_indices():
+            if list(index.columns) == ["text"]:
+                # read defensively: a replay on another LanceDB must still run and say what changed
+                return dict(getattr(index, "index_details", None) or {})
+        return None
 
 
 def _text_index(dataset: Any) -> dict[str, Any] | None:
@@ -218,9 +232,9 @@ class ChunkTable:
         cache: IndexCache | None = None,
     ) -> tuple[ChunkTable, list[int]]:
         """A new, empty table with its full-text index; returns it and the versions made."""
+        db = _connect(folder, storage_options)
         from lancedb.index import FTS
 
-        db = _connect(folder, storage_options)
         table = db.create_table(table_name, schema=chunk_schema(dim))
         made = [int(table.version)]
         # Full-text search fails at any version older than its index: build it before any row.
@@ -441,7 +455,7 @@ class ChunkTable:
     # -- reads ----------------------------------------------------------------------------------
 
     def scan(self, version: int, columns: list[str], where: str | None = None) -> pa.Table:
-        return self.view(version).dataset.to_table(columns=columns, filter=where or None)
+        return self.view(version).dataset.to_table(columns=columns, filter=where or None, **SCAN_SIZES)
 
     def texts(self, version: int, chunk_ids: Iterable[str]) -> dict[str, str]:
         """chunk_id -> text at ``version``, in one scan (ids not in the table then are absent)."""

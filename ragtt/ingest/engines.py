@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtt._lazy import import_litellm
 from ragtt.errors import ConfigError
 from ragtt.ingest.types import IngestOptions
 
@@ -78,7 +79,7 @@ def vision_unavailable(options: IngestOptions) -> str | None:
     if not options.vision_model:
         return "no vision_model is set in IngestOptions"
     try:
-        import litellm  # noqa: F401
+        import_litellm()
     except ImportError:
         return "litellm is not installed (pip install 'ragtt[llm]')"
     return None
@@ -160,8 +161,7 @@ def run_vision(page: pymupdf.Page, options: IngestOptions, zoom: float = 1.5) ->
     """The page image in, Markdown out, through litellm (import deferred: about 2 s)."""
     import pymupdf
 
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
+    litellm = import_litellm()
 
     png = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom)).tobytes("png")
     url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")

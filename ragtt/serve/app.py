@@ -227,6 +227,9 @@ def serve(
     uvicorn parses HTTP with httptools and runs on uvloop (the serve extra installs both)."""
     import uvicorn
 
+    from ragtt.tuning import tune_process
+
     check_host(host, token)
+    tune_process()  # the server's process is ragtt's own (create_app alone leaves a host app's alone)
     app = create_app(project_path, token=token, embedder=embedder, threads=threads)
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -51,10 +51,10 @@ def _frame(
     import polars as pl
 
     dtypes = {"str": pl.String, "f64": pl.Float64, "i64": pl.Int64, "bool": pl.Boolean}
-    ext = store._columns("assertions")  # noqa: SLF001 - the temporal package's own store
+    ext = store.internals.columns("assertions")
     names = [*ASSERTION_COLUMNS, "superseded_by", "citation_count", *ext, *(extra or {})]
     schema: dict[str, Any] = {n: dtypes[_TYPES[n]] for n in (*ASSERTION_COLUMNS, "superseded_by", "citation_count")}
-    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.read() as conn:
         rows = conn.execute(sql, params).fetchall()
         declared = {r[1]: r[2].upper() for r in conn.execute("PRAGMA table_info(assertions)")}
     for column in ext:
@@ -89,7 +89,7 @@ def snapshot(
         params.append(at)
     _filters(where, params, "a.type", assertion_types)
     _filters(where, params, "a.entity_type", entity_types)
-    ext = "".join(f", a.{quoted(c)}" for c in store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
+    ext = "".join(f", a.{quoted(c)}" for c in store.internals.columns("assertions"))
     sql = (
         f"SELECT {_SELECT}{ext}, (a.valid_until IS NULL OR a.valid_until > ?) AS valid_at_position "
         f"FROM assertions a WHERE {' AND '.join(where)} ORDER BY a.valid_from, a.id"
@@ -100,7 +100,7 @@ def snapshot(
 
 def entity_history(store: AssertionStore, namespace: str, entity_id: str) -> pl.DataFrame:
     store.namespaces.info(namespace)
-    ext = "".join(f", a.{quoted(c)}" for c in store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
+    ext = "".join(f", a.{quoted(c)}" for c in store.internals.columns("assertions"))
     sql = (
         f"SELECT {_SELECT}{ext} FROM assertions a WHERE a.namespace = ? AND a.entity_id = ? ORDER BY a.valid_from, a.id"
     )

@@ -142,12 +142,12 @@ def connected(
     include_superseded: bool = False,
 ) -> list[ConnectedAssertion]:
     anchor = None if at is None else to_position(at, "at")
-    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.read() as conn:
         namespace = _start(store, conn, assertion_id)
         found = neighbourhood(
             conn, namespace, [assertion_id], anchor, max_depth, link_types, direction, include_superseded
         )
-        loaded = load_assertions(conn, [aid for aid, _, _ in found], store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
+        loaded = load_assertions(conn, [aid for aid, _, _ in found], store.internals.columns("assertions"))
     return [ConnectedAssertion(loaded[aid], depth, path) for aid, depth, path in found if aid in loaded]
 
 
@@ -163,7 +163,7 @@ def find_path(
     include_superseded: bool = False,
 ) -> list[Link] | None:
     anchor = None if at is None else to_position(at, "at")
-    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.read() as conn:
         namespace = _start(store, conn, from_id)
         _start(store, conn, to_id)
         if from_id == to_id:

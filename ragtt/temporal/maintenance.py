@@ -43,7 +43,7 @@ def _alive(pid: int, host: str) -> bool:
 
 def _acquire(store: AssertionStore, namespace: str) -> str:
     owner = time_ordered_id()
-    with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.write() as conn:
         store.namespaces.info(namespace, conn=conn)
         row = conn.execute(
             "SELECT owner, pid, host, acquired_at FROM namespace_locks WHERE namespace = ?", (namespace,)
@@ -63,7 +63,7 @@ def _acquire(store: AssertionStore, namespace: str) -> str:
 
 
 def _release(store: AssertionStore, namespace: str, owner: str) -> None:
-    with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.write() as conn:
         conn.execute("DELETE FROM namespace_locks WHERE namespace = ? AND owner = ?", (namespace, owner))
 
 
@@ -89,14 +89,14 @@ def reindex_namespace(
         "WHERE namespace = ?"
     )
     try:
-        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:
             info = store.namespaces.info(namespace, conn=conn)
             staging = vec_table_name(namespace, info.index_generation + 1)
             conn.execute(f"DROP TABLE IF EXISTS {staging}")
             conn.execute(vec_ddl(staging, new_dimension))
         start_seq, high = info.change_seq, 0
         while True:  # embedding happens outside any transaction: writers are never blocked by it
-            with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+            with store.internals.read() as conn:
                 rows = conn.execute(
                     f"{select} AND seq > ? ORDER BY seq LIMIT ?", (namespace, high, batch_size)
                 ).fetchall()
@@ -105,10 +105,10 @@ def reindex_namespace(
             vectors = as_matrix(
                 embedder.embed([r[6] for r in rows]), len(rows), new_dimension, f"{embedder.model_id} output"
             )
-            with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+            with store.internals.write() as conn:
                 vec0_upsert(conn, staging, [tuple(r[:6]) for r in rows], vectors)
             high = rows[-1][0]
-        with store._write() as conn:  # catch up and swap, under the write lock  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:  # catch up and swap, under the write lock
             late = conn.execute(f"{select} AND seq > ? ORDER BY seq", (namespace, high)).fetchall()
             if late:
                 _copy(store, conn, staging, late, embedder, new_dimension)
@@ -129,14 +129,14 @@ def reindex_namespace(
             if old and old != staging:
                 conn.execute(f"DROP TABLE IF EXISTS {old}")
         staging = None
-        store._ns_embedders[namespace] = embedder  # noqa: SLF001 - the temporal package's own store
-        store._matrices.pop(namespace, None)  # noqa: SLF001 - the temporal package's own store
+        store.internals.namespace_embedders[namespace] = embedder
+        store.internals.matrices.pop(namespace, None)
         store.logger.info("reindexed namespace %r with %s (%d dimensions)", namespace, embedder.model_id, new_dimension)
         return store.namespaces.info(namespace)
     finally:
         if staging is not None:  # failed: the old index was never touched
             try:
-                with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+                with store.internals.write() as conn:
                     conn.execute(f"DROP TABLE IF EXISTS {staging}")
             except Exception:
                 store.logger.exception("could not drop staging table %s", staging)
@@ -144,7 +144,7 @@ def reindex_namespace(
 
 
 def rebuild_fts(store: AssertionStore, tokenizer: str | None) -> str:
-    with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+    with store.internals.write() as conn:
         current = conn.execute("SELECT value FROM settings WHERE key = 'fts_tokenizer'").fetchone()[0]
         chosen = validate_tokenizer(tokenizer) if tokenizer is not None else current
         for trigger in ("assertions_fts_ad", "assertions_fts_au"):

@@ -68,9 +68,9 @@ class Namespaces:
             "FROM namespaces WHERE name = ?"
         )
         if conn is None:
-            with self._store._lock:  # noqa: SLF001 - the temporal package's own store
-                self._store._check_open()  # noqa: SLF001 - the temporal package's own store
-                row = self._store._conn.execute(sql, (namespace,)).fetchone()  # noqa: SLF001 - the temporal package's own store
+            with self._store.internals.lock:
+                self._store.internals.check_open()
+                row = self._store.internals.conn.execute(sql, (namespace,)).fetchone()
         else:
             row = conn.execute(sql, (namespace,)).fetchone()
         if row is None:
@@ -78,7 +78,7 @@ class Namespaces:
         return NamespaceInfo(*row)
 
     def all(self) -> list[NamespaceInfo]:
-        with self._store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+        with self._store.internals.read() as conn:
             names = [r[0] for r in conn.execute("SELECT name FROM namespaces ORDER BY name")]
             return [self.info(n, conn=conn) for n in names]
 
@@ -87,7 +87,7 @@ class Namespaces:
             raise ValidationError(f"namespace must be a non-empty str; got {namespace!r}")
         dimension = _dimension(dimension)
         store = self._store
-        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:
             row = conn.execute("SELECT embedding_dimension FROM namespaces WHERE name = ?", (namespace,)).fetchone()
             if row is not None:
                 if dimension is not None and row[0] != dimension:
@@ -139,7 +139,7 @@ class Namespaces:
                 "sqlite-vec is not loaded, so no vector index can be built; install sqlite-vec "
                 "and pysqlite3-binary, or keep the namespace full-text only"
             )
-        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:
             info = self.info(namespace, conn=conn)
             if not info.vectorless:
                 raise ConfigError(
@@ -170,7 +170,7 @@ class Namespaces:
 
     def embedder_for(self, info: NamespaceInfo) -> tuple[Embedder | None, str | None]:
         """The embedder that may index ``info``'s namespace, or None and the reason."""
-        emb = self._store._ns_embedders.get(info.name) or self._store.embedder  # noqa: SLF001 - the temporal package's own store
+        emb = self._store.internals.namespace_embedders.get(info.name) or self._store.embedder
         if info.vectorless:
             return None, f"namespace {info.name!r} is vectorless (full-text only)"
         if emb is None:
@@ -251,7 +251,7 @@ class Namespaces:
             vec0_upsert(conn, info.vec_table, [rows[i] for i in idx], matrix, fresh=True)
 
     def pending(self, namespace: str) -> list[str]:
-        with self._store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+        with self._store.internals.read() as conn:
             info = self.info(namespace, conn=conn)
             if info.vectorless:
                 return []
@@ -269,7 +269,7 @@ class Namespaces:
         store = self._store
         if not store.vector_enabled:
             raise StoreError("sqlite-vec is not loaded; embeddings cannot be indexed in this process")
-        with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.read() as conn:
             found = {
                 r[0]: r[1:]
                 for part in chunks(ids)
@@ -295,7 +295,7 @@ class Namespaces:
             vectors = embedder.embed([found[i][1] for i in ids])
         else:
             vectors = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1)
-        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:
             stamp = self.bump(conn, namespaces)
             for ns in namespaces:
                 info = self._ensure_vec_table(conn, self.info(ns, conn=conn))
@@ -334,12 +334,12 @@ class Namespaces:
         store = self._store
         if not store.vector_cache or info.vec_table is None or info.embedding_dimension is None:
             return None
-        current = store._matrices.get(info.name)  # noqa: SLF001 - the temporal package's own store
+        current = store.internals.matrices.get(info.name)
         if current is None or current.table != info.vec_table:
             current = VectorMatrix(info.vec_table, info.embedding_dimension)
             current.refresh(conn, info.name, None)
         elif current.change_seq != info.change_seq:
             current.refresh(conn, info.name, current.change_seq)
         current.change_seq = info.change_seq
-        store._matrices[info.name] = current  # noqa: SLF001 - the temporal package's own store
+        store.internals.matrices[info.name] = current
         return current

@@ -290,12 +290,14 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
     warnings: list[str] = []
     vector = _query_vector(store, query, store.namespaces.info(query.namespace), warnings)
     k = query.candidate_limit or max(50, 5 * query.limit)
-    ext = store._columns("assertions")  # noqa: SLF001 - the temporal package's own store
-    with store._read() as conn:  # noqa: SLF001 - the temporal package's own store
+    ext = store.internals.columns("assertions")
+    with store.internals.read() as conn:
         info = store.namespaces.info(query.namespace, conn=conn)
         matrix = store.namespaces.matrix(conn, info) if vector is not None else None
         text_side = query.strategy != "vector" and query.query_text is not None
-        text = store._alongside(_text_hits, conn, query, k, matrix) if text_side and matrix is not None else None  # noqa: SLF001 - the temporal package's own store
+        text = (
+            store.internals.alongside(_text_hits, conn, query, k, matrix) if text_side and matrix is not None else None
+        )
         try:
             vector_hits, backend, quantized = (
                 _vector_hits(conn, info, query, vector, k, matrix) if vector is not None else ([], None, 0)
@@ -373,7 +375,7 @@ def retrieve(store: AssertionStore, query: RetrievalQuery, middleware: Sequence[
         "took_ms": took,
         "warnings": warnings,
     }
-    store._emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)  # noqa: SLF001 - the temporal package's own store
+    store.internals.emit("retrieve.took_ms", took, namespace=query.namespace, strategy=query.strategy)
     return _after(chain, query, RetrievalResult(results, meta))
 
 
@@ -415,7 +417,9 @@ def _expanded(
     for i, r in enumerate(results):  # a hit linked to other hits names the best-ranked of them
         if r.id in hit_links:
             results[i] = dataclasses.replace(r, link_depth=1, linked_from=hit_links[r.id])
-    loaded = load_assertions(conn, [aid for aid, _, _ in found if aid not in have], store._columns("assertions"))  # noqa: SLF001 - the temporal package's own store
+    loaded = load_assertions(
+        conn, [aid for aid, _, _ in found if aid not in have], store.internals.columns("assertions")
+    )
     score_of = {r.id: r.score for r in results}
     out = []
     for aid, depth, path in found:

@@ -11,24 +11,20 @@
 from __future__ import annotations
 
 import logging
-import os
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt._sqlite import connect, load_sqlite_vec
-from ragtt.errors import ConfigError, StoreError, ValidationError
+from ragtt.errors import ConfigError, ValidationError
 from ragtt.temporal import graph, writes
+from ragtt.temporal.internals import StoreInternals
 from ragtt.temporal.models import Assertion, Citation, Episode, Link, PositionLike, to_position
 from ragtt.temporal.namespaces import NamespaceInfo, Namespaces, VectorPlan
 from ragtt.temporal.results import AssembledContext, ConnectedAssertion, RetrievalQuery, RetrievalResult
 from ragtt.temporal.rows import load_assertions, load_episode
 from ragtt.temporal.schema import SchemaExtensions, apply_extensions, migrate, prepare_connection
 from ragtt.temporal.scoring import RRFScorer, Scorer
-from ragtt.temporal.vectors import VectorMatrix
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,15 +49,27 @@ class _Advanced:
         """End an open assertion's validity at ``valid_until`` without writing a successor."""
         end = to_position(valid_until, "valid_until")
         store = self._store
-        with store._write() as conn:  # noqa: SLF001 - the temporal package's own store
+        with store.internals.write() as conn:
             ns = conn.execute("SELECT namespace FROM assertions WHERE id = ?", (assertion_id,)).fetchone()
             change = writes.bump_change_seq(conn, ns[0]) if ns else 0
             seq, namespace = writes.close_assertion(conn, assertion_id, end, change)
-            store._close_vectors(conn, namespace, [(seq, end)])  # noqa: SLF001 - the temporal package's own store
+            store.internals.close_vectors(conn, namespace, [(seq, end)])
+
+
+def _load_vec(conn: Any) -> bool:
+    try:
+        conn.execute("SELECT vec_version()")
+        return True
+    except Exception:
+        return load_sqlite_vec(conn)
 
 
 class AssertionStore:
-    """Facts with validity windows, citations and links, retrieved as of any position."""
+    """Facts with validity windows, citations and links, retrieved as of any position.
+
+    ``internals`` is what the temporal package's own modules use (its connection, transactions
+    and caches: ``ragtt.temporal.internals``); it is not part of the public API.
+    """
 
     def __init__(
         self,
@@ -92,11 +100,7 @@ class AssertionStore:
             raise ConfigError(f"scorer must implement score_batch(candidates, context); got {scorer!r}")
         if schema_extensions is not None and not isinstance(schema_extensions, SchemaExtensions):
             raise ConfigError(f"schema_extensions must be a SchemaExtensions; got {type(schema_extensions).__name__}")
-        self._conn = conn
-        self._owns_connection = owns_connection
-        self._lock = threading.RLock()
-        self._closed = False
-        self._helper: tuple[int, ThreadPoolExecutor] | None = None  # (the pid that started it, the pool)
+        self.internals = StoreInternals(self, conn, owns_connection=owns_connection)
         self.namespace = namespace or DEFAULT_NAMESPACE
         self.embedding_dimension = (
             embedding_dimension if embedding_dimension is not None else (embedder.dim if embedder is not None else None)
@@ -107,13 +111,11 @@ class AssertionStore:
         self.metrics = metrics
         self.middleware = tuple(middleware)
         self.vector_cache = vector_cache
-        self._matrices: dict[str, VectorMatrix] = {}
-        self._ns_embedders: dict[str, Embedder] = {}
         self.advanced = _Advanced(self)
         prepare_connection(conn)
-        self.vector_enabled = bool(sqlite_vec) and self._load_vec()
+        self.vector_enabled = bool(sqlite_vec) and _load_vec(conn)
         self.schema_version = migrate(conn)
-        self._ext = apply_extensions(conn, schema_extensions)
+        self.internals.extensions = apply_extensions(conn, schema_extensions)
         self.namespaces = Namespaces(self)
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -169,25 +171,9 @@ class AssertionStore:
                 conn.close()
             raise
 
-    def _load_vec(self) -> bool:
-        try:
-            self._conn.execute("SELECT vec_version()")
-            return True
-        except Exception:
-            return load_sqlite_vec(self._conn)
-
     def close(self) -> None:
         """Release the store; a connection it opened is closed, one it was given stays open."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            self._matrices.clear()
-            if self._helper is not None and self._helper[0] == os.getpid():
-                self._helper[1].shutdown(wait=True)
-            self._helper = None
-            if self._owns_connection:
-                self._conn.close()
+        self.internals.close()
 
     def __enter__(self) -> AssertionStore:
         return self
@@ -196,77 +182,8 @@ class AssertionStore:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"sqlite-vec {'on' if self.vector_enabled else 'off'}"
+        state = "closed" if self.internals.closed else f"sqlite-vec {'on' if self.vector_enabled else 'off'}"
         return f"AssertionStore(namespace={self.namespace!r}, embedder={self.embedder!r}, {state})"
-
-    # --- plumbing shared by the pipeline modules --------------------------------------------
-
-    @contextmanager
-    def _write(self) -> Iterator[Any]:
-        with self._lock:
-            self._check_open()
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-
-    @contextmanager
-    def _read(self) -> Iterator[Any]:
-        with self._lock:
-            self._check_open()
-            self._conn.execute("BEGIN")
-            try:
-                yield self._conn
-            finally:
-                self._conn.execute("COMMIT")
-
-    def _alongside(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        """``fn(*args)`` on the store's helper thread, for work on the connection while the
-        caller (holding the store's lock, inside ``_read``) computes without it; the caller
-        must wait for the future before it touches the connection again. A connection the
-        store was given may refuse other threads, and a shutting-down interpreter takes no
-        new work on its pools: there the call runs here, at once."""
-        if self._owns_connection:
-            if self._helper is None or self._helper[0] != os.getpid():  # a forked child has no thread
-                self._helper = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-temporal"))
-            try:
-                return self._helper[1].submit(fn, *args)
-            except RuntimeError:  # the interpreter is shutting down, and its pools with it
-                pass
-        done: Future[Any] = Future()
-        try:
-            done.set_result(fn(*args))
-        except Exception as exc:
-            done.set_exception(exc)
-        return done
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise StoreError("this AssertionStore is closed; open a new one")
-
-    def _columns(self, table: str) -> list[str]:
-        return list(self._ext.get(table, {}))
-
-    def _defaults(self, table: str) -> dict[str, Any]:
-        return dict(self._ext.get(table, {}))
-
-    def _emit(self, name: str, value: float, **tags: str) -> None:
-        if self.metrics is not None:
-            try:
-                self.metrics(name, value, tags)
-            except Exception:  # a metrics sink must never break a write or a query
-                self.logger.exception("metrics hook failed for %s", name)
-
-    def _close_vectors(self, conn: Any, namespace: str, closes: Sequence[tuple[int, float]]) -> None:
-        info = self.namespaces.info(namespace, conn=conn)
-        if info.vec_table and self.vector_enabled:
-            conn.executemany(
-                f"UPDATE {info.vec_table} SET valid_until = ? WHERE rowid = ?",
-                [(float(end), seq) for seq, end in closes],
-            )
 
     # --- namespaces --------------------------------------------------------------------------
 
@@ -316,15 +233,15 @@ class AssertionStore:
         namespaces = sorted({a.namespace for a in items})
         infos = {ns: self.namespaces.ensure(ns) for ns in namespaces}
         vectors = self.namespaces.vectors_for(items, infos, embeddings)
-        with self._write() as conn:
+        with self.internals.write() as conn:
             self._insert_assertions(conn, items, infos, vectors)
-        self._emit("assertions.written", len(items), namespace=",".join(namespaces))
+        self.internals.emit("assertions.written", len(items), namespace=",".join(namespaces))
         return len(items)
 
     def write_citation(self, assertion_id: str, citation: Citation) -> Citation:
         """Add a citation to an existing assertion."""
         self._check_types([citation], Citation)
-        with self._write() as conn:
+        with self.internals.write() as conn:
             if not conn.execute("SELECT 1 FROM assertions WHERE id = ?", (assertion_id,)).fetchone():
                 raise ValidationError(f"assertion {assertion_id!r} does not exist; write it before citing it")
             writes.insert_citations(conn, [(assertion_id, citation)])
@@ -333,7 +250,7 @@ class AssertionStore:
     def write_link(self, link: Link, *, allow_cross_namespace: bool = False) -> Link:
         """Link two assertions; endpoints in another namespace need ``allow_cross_namespace=True``."""
         self._check_types([link], Link)
-        with self._write() as conn:
+        with self.internals.write() as conn:
             writes.insert_link(conn, link, allow_cross_namespace=allow_cross_namespace)
         return link
 
@@ -348,8 +265,8 @@ class AssertionStore:
         namespaces = sorted({episode.namespace, *(a.namespace for a in items)})
         infos = {ns: self.namespaces.ensure(ns) for ns in namespaces}
         vectors = self.namespaces.vectors_for(items, infos, embeddings) if items else None
-        with self._write() as conn:
-            writes.insert_episodes(conn, [episode], self._defaults("episodes"))
+        with self.internals.write() as conn:
+            writes.insert_episodes(conn, [episode], self.internals.defaults("episodes"))
             if items:
                 self._insert_assertions(conn, items, infos, vectors)
             for link in link_items:
@@ -360,7 +277,7 @@ class AssertionStore:
         self, conn: Any, items: list[Assertion], infos: dict[str, NamespaceInfo], vectors: VectorPlan | None
     ) -> None:
         change = self.namespaces.bump(conn, list(infos))
-        rows, closes = writes.insert_assertions(conn, items, self._defaults("assertions"), change)
+        rows, closes = writes.insert_assertions(conn, items, self.internals.defaults("assertions"), change)
         if closes:  # predecessors share their successor's namespace (checked), so one lookup serves all
             found = conn.execute(
                 f"SELECT namespace, seq, id FROM assertions WHERE id IN ({','.join('?' * len(closes))})",
@@ -368,7 +285,7 @@ class AssertionStore:
             ).fetchall()
             ends = dict(closes)
             for ns in {row[0] for row in found}:
-                self._close_vectors(conn, ns, [(seq, ends[aid]) for n, seq, aid in found if n == ns])
+                self.internals.close_vectors(conn, ns, [(seq, ends[aid]) for n, seq, aid in found if n == ns])
         if vectors is not None:
             self.namespaces.store_vectors(conn, infos, items, rows, vectors)
 
@@ -381,12 +298,12 @@ class AssertionStore:
     # --- reads -------------------------------------------------------------------------------
 
     def get_assertion(self, assertion_id: str) -> Assertion | None:
-        with self._read() as conn:
-            return load_assertions(conn, [assertion_id], self._columns("assertions")).get(assertion_id)
+        with self.internals.read() as conn:
+            return load_assertions(conn, [assertion_id], self.internals.columns("assertions")).get(assertion_id)
 
     def get_episode(self, episode_id: str) -> Episode | None:
-        with self._read() as conn:
-            return load_episode(conn, episode_id, self._columns("episodes"))
+        with self.internals.read() as conn:
+            return load_episode(conn, episode_id, self.internals.columns("episodes"))
 
     def retrieve(self, query: RetrievalQuery, middleware: Sequence[Any] = ()) -> RetrievalResult:
         """Rank the assertions valid at ``query.temporal_anchor`` by vector and full-text evidence.

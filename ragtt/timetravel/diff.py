@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt._html import BOX, STYLE, esc, runs_html, table
+from ragtt.index.engines import engine_changes
 from ragtt.index.retrieve import tokens
 from ragtt.results import Result, version_label
 from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
@@ -317,9 +318,12 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
         if cid in rmap
     ]
     notes = []
-    if left.plan != right.plan:
-        changed = sorted(k for k, v in left.plan.to_dict().items() if right.plan.to_dict().get(k) != v)
-        notes.append(f"the two runs used different retrieval settings: {', '.join(changed)}")
+    settings = [k for k, v in left.plan.to_dict().items() if k != "engines" and right.plan.to_dict().get(k) != v]
+    if settings:
+        notes.append(f"the two runs used different retrieval settings: {', '.join(sorted(settings))}")
+    engines = engine_changes(left.plan.engines, right.plan.engines or {})
+    if engines:
+        notes.append(f"the two runs ranked on different engines: {'; '.join(map(str, engines))}")
     left_ids, right_ids = [c["chunk_id"] for c in left.chunks], [c["chunk_id"] for c in right.chunks]
     latency = (
         right.latency_ms - left.latency_ms if left.latency_ms is not None and right.latency_ms is not None else None

@@ -18,8 +18,10 @@ passage 0.76 or less; the smallest share of a kept passage in the new top-k was 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragtt._hashing import sha256_hex
@@ -35,12 +37,14 @@ __all__ = [
     "containment",
     "score_passages",
     "shingles",
+    "text_shingles",
 ]
 
 DEFAULT_MATCH = 0.8
 REACH = 0.2
 SHINGLE = 3
 _NEW_EVIDENCE = 0.5  # a retrieved chunk sharing less than this with every golden passage is new evidence
+_SHINGLED = 4096  # passages and chunks whose shingles are kept
 
 
 @dataclass(frozen=True)
@@ -94,17 +98,26 @@ class PassageScore:
     recall: float
     missing: list[PassageRef]
     replaced_by: list[PassageRef]
+    # per passage, in order: the source it was found in (None: missing)
+    found_in: list[str | None] = field(default_factory=list)
 
 
-def shingles(text: str, size: int = SHINGLE) -> set[tuple[str, ...]]:
+@functools.lru_cache(maxsize=_SHINGLED)
+def shingles(text: str) -> frozenset[tuple[str, ...]]:
+    """``text_shingles`` of a passage or chunk, cached: an evaluation scores the same chunks at
+    version after version (whole documents go through ``text_shingles`` uncached)."""
+    return text_shingles(text)
+
+
+def text_shingles(text: str, size: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     """Word ``size``-grams of ``text`` (case- and width-folded); a shorter text is one shingle."""
     words = tokens(text)
     if len(words) <= size:
-        return {tuple(words)} if words else set()
-    return {tuple(words[i : i + size]) for i in range(len(words) - size + 1)}
+        return frozenset([tuple(words)] if words else [])
+    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
 
 
-def containment(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
+def containment(part: AbstractSet[tuple[str, ...]], whole: AbstractSet[tuple[str, ...]]) -> float:
     """Share of ``part``'s shingles found in ``whole`` (1.0 for an empty part)."""
     return 1.0 if not part else len(part & whole) / len(part)
 
@@ -114,42 +127,64 @@ def score_passages(
     chunks: Sequence[RetrievedChunk],
     source_text: Callable[[str], str | None],
     match: float = DEFAULT_MATCH,
+    *,
+    source_shingles: Callable[[str], AbstractSet[tuple[str, ...]]] | None = None,
 ) -> PassageScore:
     """Passage recall of ``chunks`` against ``passages``, the passages that are missing, and the
     retrieved chunks that carry none of the golden passages (what replaced them).
 
-    ``source_text(source)`` is a source's current text, None when it is gone.
+    ``source_text(source)`` is a source's current text, None when it is gone
+    (``source_shingles``, when given, is its shingles instead: a caller scoring many runs
+    caches them). A passage with no source (a reference passage given as plain text) may be
+    found in any retrieved source, by the same two measures.
     """
     ids = {c.chunk_id for c in chunks}
     by_source: dict[str, set[tuple[str, ...]]] = {}
     for c in chunks:
         by_source.setdefault(c.source, set()).update(shingles(c.text))
-    in_sources: dict[str, set[tuple[str, ...]]] = {}
-    found, missing = 0, []
+    in_sources: dict[str, AbstractSet[tuple[str, ...]]] = {}
+
+    def of_source(source: str) -> AbstractSet[tuple[str, ...]]:
+        if source not in in_sources:
+            if source_shingles is not None:
+                in_sources[source] = source_shingles(source)
+            else:
+                text = source_text(source)
+                in_sources[source] = text_shingles(text) if text is not None else frozenset()
+        return in_sources[source]
+
+    found_in: list[str | None] = []
+    missing = []
     golden_shingles: set[tuple[str, ...]] = set()
     for p in passages:
         own = shingles(p.text)
         golden_shingles |= own
-        if p.chunk_id in ids:
-            found += 1
+        if p.chunk_id and p.chunk_id in ids:
+            found_in.append(next(c.source for c in chunks if c.chunk_id == p.chunk_id))
             continue
-        if p.source not in in_sources:
-            text = source_text(p.source)
-            in_sources[p.source] = shingles(text) if text is not None else set()
-        retrieved = containment(own, by_source.get(p.source, set()))
-        in_source = containment(own, in_sources[p.source])
-        if in_source >= match and retrieved >= REACH:
-            found += 1
+        best = (-1.0, 0.0, p.source)
+        for source in [p.source] if p.source else sorted(by_source):
+            retrieved = containment(own, by_source.get(source, set()))
+            in_source = containment(own, of_source(source))
+            if in_source >= match and retrieved >= REACH:
+                found_in.append(source)
+                break
+            best = max(best, (retrieved, in_source, source))
         else:
-            missing.append(PassageRef(p.chunk_id, p.source, p.first_words, round(retrieved, 4), round(in_source, 4)))
+            found_in.append(None)
+            retrieved, in_source, source = best
+            missing.append(
+                PassageRef(p.chunk_id, source, p.first_words, round(max(retrieved, 0.0), 4), round(in_source, 4))
+            )
     golden_ids = {p.chunk_id for p in passages}
     replaced = []
     for c in chunks:
         share = containment(shingles(c.text), golden_shingles)
         if c.chunk_id not in golden_ids and share < _NEW_EVIDENCE:
             replaced.append(PassageRef(c.chunk_id, c.source, _first_words(c.text), round(share, 4)))
+    found = sum(s is not None for s in found_in)
     recall = 1.0 if not passages else found / len(passages)
-    return PassageScore(recall, missing, replaced)
+    return PassageScore(recall, missing, replaced, found_in)
 
 
 def _first_words(text: str, n: int = 8) -> str:

@@ -46,6 +46,8 @@ class GoldenQuery(Result):
     expected_sources: list[str]
     expected_chunk_ids: list[str]
     expected_passages: list[GoldenPassage] = field(default_factory=list)
+    reference: str | None = None  # a reference answer (``ragtt eval`` scores answers against it)
+    must_contain: list[str] = field(default_factory=list)  # strings the answer must hold
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GoldenQuery:
@@ -54,6 +56,8 @@ class GoldenQuery(Result):
             list(data["expected_sources"]),
             list(data["expected_chunk_ids"]),
             [GoldenPassage.from_dict(p) for p in data.get("expected_passages") or []],
+            data.get("reference"),
+            list(data.get("must_contain") or []),
         )
 
 
@@ -207,15 +211,29 @@ class Regression:
         self._ctx = ctx
 
     def capture(
-        self, queries: list[str], name: str, *, top_k: int | None = None, mode: str | None = None, at: At | None = None
+        self,
+        queries: list[str],
+        name: str,
+        *,
+        top_k: int | None = None,
+        mode: str | None = None,
+        at: At | None = None,
+        references: list[str | None] | None = None,
+        must_contain: list[list[str]] | None = None,
     ) -> GoldenSuite:
-        """Record what ``queries`` retrieve now (or ``at`` a past version, label or datetime)."""
+        """Record what ``queries`` retrieve now (or ``at`` a past version, label or datetime).
+
+        ``references`` (a reference answer per query) and ``must_contain`` (strings each
+        answer must hold) go with the queries, in their order, for ``proj.evaluate``.
+        """
         if isinstance(queries, str) or not queries:
             raise ConfigError("capture takes a non-empty list of query strings")
+        refs = _aligned(references, queries, "references", None)
+        musts = _aligned(must_contain, queries, "must_contain", [])
         plan = self._ctx.plan(top_k=top_k, mode=mode)
         version = self._ctx.version if at is None else self._ctx.resolve(at)
         golden = []
-        for text in queries:
+        for text, reference, must in zip(queries, refs, musts, strict=True):
             _, result = self._run(text, plan, version)
             golden.append(
                 GoldenQuery(
@@ -223,31 +241,38 @@ class Regression:
                     sorted({c.source for c in result}),
                     [c.chunk_id for c in result],
                     [GoldenPassage.from_chunk(c) for c in result],
+                    reference or None,
+                    list(must or []),
                 )
             )
         return GoldenSuite(name, format_ts(utc_now()), version, self._ctx.config.config_id, plan.to_dict(), golden)
 
     def run(
-        self, suite: GoldenSuite | str | Path, threshold: float = 0.8, match: float | str = DEFAULT_MATCH
+        self,
+        suite: GoldenSuite | str | Path,
+        threshold: float = 0.8,
+        match: float | str = DEFAULT_MATCH,
+        *,
+        at: At | None = None,
     ) -> RegressionReport:
-        """Re-ask the suite at the latest version; ``match`` picks the gate (see the module docstring)."""
+        """Re-ask the suite at the latest version (or ``at`` a version, label or datetime);
+        ``match`` picks the gate (see the module docstring)."""
         if not isinstance(suite, GoldenSuite):
             suite = GoldenSuite.load(suite)
         if not 0 <= threshold <= 1:
             raise ConfigError(f"threshold must be in [0, 1]; got {threshold}")
         gate, similarity = resolve_match(match)
+        version = self._ctx.version if at is None else self._ctx.resolve(at)
         plan = RetrievalPlan.from_dict(suite.plan)
         texts: dict[str, str | None] = {}  # each source's current text, read once per run
         outcomes = []
         for golden in suite.queries:
             try:  # one failing query never stops the rest
-                outcomes.append(self._score(golden, plan, threshold, gate, similarity, texts))
+                outcomes.append(self._score(golden, plan, version, threshold, gate, similarity, texts))
             except Exception as exc:
                 reason = f"{type(exc).__name__}: {exc}"
                 outcomes.append(QueryOutcome(golden.text, "error", None, None, [], None, reason, gated_on=gate))
-        report = RegressionReport(
-            suite.name, self._ctx.version, threshold, outcomes, similarity if gate == "passages" else gate
-        )
+        report = RegressionReport(suite.name, version, threshold, outcomes, similarity if gate == "passages" else gate)
         from ragtt.events import types as ev
         from ragtt.events.store import Event
 
@@ -282,16 +307,17 @@ class Regression:
         self,
         golden: GoldenQuery,
         plan: RetrievalPlan,
+        version: int,
         threshold: float,
         gate: str,
         similarity: float,
         texts: dict[str, str | None],
     ) -> QueryOutcome:
-        query_id, chunks = self._run(golden.text, plan)
+        query_id, chunks = self._run(golden.text, plan, version)
 
         def source_text(source: str) -> str | None:
             if source not in texts:
-                texts[source] = _current_text(self._ctx, source)
+                texts[source] = _text_at(self._ctx, version, source)
             return texts[source]
 
         return score_query(golden, chunks, query_id, threshold, gate, source_text, similarity)
@@ -347,9 +373,17 @@ def resolve_match(match: float | str) -> tuple[str, float]:
     return "passages", float(match)
 
 
-def _current_text(ctx: Context, source: str) -> str | None:
-    """The parsed text of ``source`` at the latest version; None once it left the index."""
-    doc_key = ctx.table.doc_key_of(ctx.version, source)
+def _aligned(values: list[Any] | None, queries: list[str], name: str, empty: Any) -> list[Any]:
+    if values is None or not values:
+        return [empty] * len(queries)
+    if len(values) != len(queries):
+        raise ConfigError(f"{name} gives {len(values)} values for {len(queries)} queries: give one per query, in order")
+    return list(values)
+
+
+def _text_at(ctx: Context, version: int, source: str) -> str | None:
+    """The parsed text of ``source`` at ``version``; None when it is not in the index then."""
+    doc_key = ctx.table.doc_key_of(version, source)
     row = None if doc_key is None else ctx.log.documents.get(doc_key)
     return None if row is None else str(row.text)
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import time_ordered_id
 from ragtt.errors import ReplayError
+from ragtt.index.engines import engine_changes
 from ragtt.results import ReplayResult, RetrievedChunk
 from ragtt.timetravel.run import Run, execute, load_run, record
 
@@ -35,14 +37,20 @@ def replay(ctx: Context, query_id: str, *, generate: bool = False) -> ReplayResu
             "index's files were changed outside ragtt; restore the index folder from a backup"
         )
     matches = same_retrieval(original.chunks, run.chunks)
-    return _finish(
+    changes = engine_changes(original.plan.engines, run.plan.engines or {})
+    result = _finish(
         ctx,
         run,
         original_query_id=query_id,
         matches=matches,
         config_id=original.config_id,
-        extra={"original_query_id": query_id, "matches_original": matches},
+        extra={
+            "original_query_id": query_id,
+            "matches_original": matches,
+            "engine_changes": [c.to_dict() for c in changes],
+        },
     )
+    return replace(result, engine_changes=changes, engines_recorded=original.plan.engines is not None)
 
 
 def replay_text(ctx: Context, text: str, version: int, plan: RetrievalPlan, *, generate: bool, at: Any) -> ReplayResult:

@@ -7,20 +7,23 @@ run's events in one transaction. Only the event type prefix differs ("" or "repl
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragtt.events import types as ev
 from ragtt.events.store import Event, utc_now
+from ragtt.index.engines import run_engines
 from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
 
 if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
     from ragtt.context import Context
     from ragtt.generate import Generation
 
-__all__ = ["LoggedRun", "Run", "check_query_id", "execute", "load_run", "record"]
+__all__ = ["LoggedRun", "Run", "check_query_id", "execute", "load_run", "record", "run_events"]
 
 
 @dataclass(frozen=True)
@@ -36,12 +39,17 @@ class Run:
     timings_ms: dict[str, float]
 
 
-def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, generate: bool) -> Run:
+def execute(
+    ctx: Context, query: str, plan: RetrievalPlan, version: int, *, generate: bool, vector: NDArray[Any] | None = None
+) -> Run:
+    """Search ``version`` with ``plan`` (and answer); ``vector`` is the query's embedding under
+    the plan's embedder when the caller already holds it (a matrix embeds each question once)."""
     started = time.perf_counter()
     view = ctx.table.view(version)
     plan = plan.searching(ctx.table.vector_index(version))  # what this version's search is; recorded
-    vector = None
-    if plan.mode in ("vector", "hybrid"):
+    if plan.mode not in ("vector", "hybrid"):
+        vector = None
+    elif vector is None:
         vector = ctx.query_vector(plan, query)
     embedded = time.perf_counter()
     hits = retrieve(view, plan, query, vector)
@@ -49,6 +57,7 @@ def execute(ctx: Context, query: str, plan: RetrievalPlan, version: int, *, gene
     retrieved = time.perf_counter()
     generation = ctx.generator.generate(query, chunks) if generate else None
     done = time.perf_counter()
+    plan = replace(plan, engines=run_engines(view, plan, ctx.embedder))  # what ranked it, recorded with it
     timings = {
         "embed": (embedded - started) * 1e3,
         "retrieve": (retrieved - embedded) * 1e3,
@@ -75,6 +84,11 @@ def _to_chunk(hit: Hit, rank: int) -> RetrievedChunk:
 
 def record(ctx: Context, run: Run, query_id: str, *, prefix: str, config_id: str, extra: dict[str, Any]) -> None:
     """Write the run's events (``{prefix}query.received`` ... ``{prefix}query.completed``) atomically."""
+    ctx.log.append_many(run_events(run, query_id, prefix=prefix, config_id=config_id, extra=extra))
+
+
+def run_events(run: Run, query_id: str, *, prefix: str, config_id: str, extra: dict[str, Any]) -> list[Event]:
+    """The events ``record`` writes for one run (callers that log many runs at once append them together)."""
     now = utc_now()
     v = run.index_version
     chunks = [
@@ -144,7 +158,7 @@ def record(ctx: Context, run: Run, query_id: str, *, prefix: str, config_id: str
             ts=now,
         )
     )
-    ctx.log.append_many(events)
+    return events
 
 
 @dataclass(frozen=True)

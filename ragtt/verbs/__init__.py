@@ -42,3 +42,4 @@ from ragtt.verbs import query  # noqa: F401
 from ragtt.verbs import analysis  # noqa: F401
 from ragtt.verbs import history  # noqa: F401
 from ragtt.verbs import admin  # noqa: F401
+from ragtt.verbs import evaluation  # noqa: F401

@@ -56,11 +56,20 @@ def _snapshots_text(snaps: Any) -> str:
 
 
 def _regression_run(proj: Project, a: dict[str, Any]) -> Any:
-    return proj.regression.run(a["suite"], threshold=a["threshold"], match=a["match"])
+    return proj.regression.run(a["suite"], threshold=a["threshold"], match=a["match"], at=a["at"])
 
 
 def _regression_capture(proj: Project, a: dict[str, Any]) -> Any:
-    suite = proj.regression.capture(a["queries"], a["name"], top_k=a["top_k"], mode=a["mode"], at=a["at"])
+    musts = [[m.strip() for m in value.split("|") if m.strip()] for value in a["must_contain"] or []]
+    suite = proj.regression.capture(
+        a["queries"],
+        a["name"],
+        top_k=a["top_k"],
+        mode=a["mode"],
+        at=a["at"],
+        references=a["reference"],
+        must_contain=musts,
+    )
     if a["out"]:
         suite.save(a["out"])
     return suite
@@ -167,6 +176,7 @@ verb(
                 default="0.8",
                 flags=("--match",),
             ),
+            Arg("at", At, "run at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",)),
         ),
         call=_regression_run,
         to_json=lambda report: {**report.to_dict(), "exit_code": report.exit_code},
@@ -189,6 +199,18 @@ verb(
             TOP_K,
             MODE,
             Arg("at", At, "capture at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",)),
+            Arg(
+                "reference",
+                list[str],
+                "a reference answer per query, in the queries' order ('' for none)",
+                flags=("--reference",),
+            ),
+            Arg(
+                "must_contain",
+                list[str],
+                "strings each answer must hold, per query in order, joined by '|' ('' for none)",
+                flags=("--must-contain",),
+            ),
         ),
         call=_regression_capture,
         to_json=as_dict,

@@ -30,20 +30,9 @@ def rows(frame: Any) -> list[dict[str, Any]]:
 
 
 def result_text(result: Any, at: str | None = None) -> str:
-    """A QueryResult or ReplayResult as the CLI prints it; ``at`` is the version's label
-    ("flask-1.0 (v6)") when the caller knows it."""
-    where = at if at is not None else f"index version {result.index_version}"
-    lines = [f"{type(result).__name__} {result.query_id} at {where} ({result.latency_ms:.1f} ms)"]
-    if getattr(result, "original_query_id", ""):
-        verdict = "matches" if result.matches_original else "DIFFERS FROM"
-        lines.append(f"  replay {verdict} original {result.original_query_id}")
-    for c in result.chunks:
-        preview = " ".join(c.text.split())[:90]
-        lines.append(f"  #{c.rank} {c.score:.4f} {c.source} [{c.charspan[0]}:{c.charspan[1]}] {preview}")
-    if result.answer is not None:
-        lines.append(f"answer ({result.model}):")
-        lines.append(result.answer)
-    return "\n".join(lines)
+    """A QueryResult or ReplayResult as the CLI prints it (its ``to_text``); ``at`` is the
+    version's label ("flask-1.0 (v6)") when the caller knows it."""
+    return str(result.to_text(at))
 
 
 def labelled_text(result: Any, proj: Project) -> str:

@@ -22,8 +22,10 @@ __all__ = [
     "ConfigComparison",
     "DiffReport",
     "DriftReport",
+    "EngineChange",
     "Event",
     "GoldenSuite",
+    "HistoryMatrix",
     "IngestReport",
     "LineageReport",
     "OtlpTrace",
@@ -94,11 +96,25 @@ class QueryResult(TypedDict):
     latency_ms: float
 
 
+class EngineChange(TypedDict):
+    """A component that ranked the original run and is not today's (``ragtt.EngineChange``):
+    "lancedb", "lance", "embedder.runtime", "fts_tokenizer.stem"... with both values."""
+
+    component: str
+    role: str
+    recorded: Any
+    today: Any
+
+
 class ReplayResult(QueryResult):
-    """A replay (``ragtt.ReplayResult``): a run, and whether it matches the run it replays."""
+    """A replay (``ragtt.ReplayResult``): a run, whether it matches the run it replays, and
+    which of the engines that ranked that run differ today (``engines_recorded``: False for a
+    run logged before ragtt recorded them)."""
 
     original_query_id: str
     matches_original: bool
+    engine_changes: list[EngineChange]
+    engines_recorded: bool
 
 
 class DiffChunk(TypedDict):
@@ -306,6 +322,8 @@ class GoldenQuery(TypedDict):
     expected_sources: list[str]
     expected_chunk_ids: list[str]
     expected_passages: list[GoldenPassage]
+    reference: str | None  # a reference answer (ragtt eval scores answers against it)
+    must_contain: list[str]  # strings the answer must hold
 
 
 class GoldenSuite(TypedDict):
@@ -365,3 +383,49 @@ class VerifyReport(TypedDict):
     events_checked: int
     versions_checked: int
     documents_checked: int
+
+
+class MatrixQuestion(TypedDict):
+    id: str
+    question: str
+
+
+class MatrixColumn(TypedDict):
+    version: int
+    label: str | None  # the snapshot label naming the version
+    at: str  # when the version was committed, ISO 8601 UTC
+
+
+class Unparseable(TypedDict):
+    question_id: str
+    version: int
+    metric: str
+    raw: str  # the judge's reply that did not parse
+
+
+class Gate(TypedDict):
+    metric: str
+    baseline_version: int
+    baseline_label: str | None
+    version: int
+    label: str | None
+    threshold: float
+    fallen: list[dict[str, Any]]  # question_id, question, baseline, now, query_id
+
+
+class HistoryMatrix(TypedDict):
+    """A question set at each evaluated version (``ragtt.HistoryMatrix``): ``cells[metric]`` and
+    ``query_ids`` are [question][column], None where absent."""
+
+    dataset: str
+    evaluation_id: str
+    plan: dict[str, Any]
+    metrics: list[str]
+    questions: list[MatrixQuestion]
+    columns: list[MatrixColumn]
+    cells: dict[str, list[list[float | None]]]
+    query_ids: list[list[str | None]]
+    unparseable: list[Unparseable]
+    computed_versions: int  # versions searched by this call; the rest were read back from the log
+    reused_versions: int
+    gate: Gate | None

@@ -49,6 +49,8 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     suite = home / "suite.json"
     call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
     call("regression_run", suite=str(suite))
+    call("evaluate", dataset=str(suite), at=["first", "second"])
+    call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
     call("verify")
     call("prune", max_snapshots=1)
 

@@ -31,7 +31,13 @@ from tests.serve.conftest import TEXTS, call_every_verb, run_in_own_loop
 GLOBAL = {"project", "embedder", "events_uri", "index_uri", "json"}
 # What each front end adds of its own (files to read or write; display). Pinned here, so an
 # option hand-added to one front end fails this test until someone decides it belongs there.
-CLI_ONLY = {"diff": {"html"}, "events": {"out"}, "test capture": {"queries_file"}, "compare-configs": {"queries_file"}}
+CLI_ONLY = {
+    "diff": {"html"},
+    "events": {"out"},
+    "eval": {"out"},
+    "test capture": {"queries_file"},
+    "compare-configs": {"queries_file"},
+}
 MAGIC_ONLY = {"diff": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
 OWN_SECTIONS = ("global options", "only in the CLI", "only in notebooks")
 GROUPS = groups(list(VERBS.values()))

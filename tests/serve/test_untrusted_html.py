@@ -31,6 +31,7 @@ SOURCE = "evil<img src=x onerror=alert('source')>.md"
 QUERY = f"refund days {EVIL}"
 SUITE = f"golden {EVIL}"
 SHOWS_QUERY = {
+    "ragtt.evaluation.matrix.HistoryMatrix",
     "ragtt.results.QueryResult",
     "ragtt.timetravel.diff.DiffReport",
     "ragtt.timetravel.regression.RegressionReport",
@@ -89,6 +90,12 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "ragtt.temporal.results.RetrievalResult": lambda: store.retrieve(asked),
             "ragtt.temporal.results.AssembledContext": lambda: store.assemble_context(asked, 1000),
             "ragtt.retention.PruneReport": lambda: pruned_copy(root),
+            "ragtt.evaluation.matrix.HistoryMatrix": lambda: proj.evaluate(
+                ragtt.EvalDataset.from_records(
+                    [{"question": QUERY, "reference_contexts": [f"Refunds within 30 days. {EVIL}"]}], name=SUITE
+                ),
+                judge=ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=EVIL),  # an unparseable verdict
+            ),
         }
         out.update(objects=objects, then=then.query_id, now=now.query_id)
         yield out

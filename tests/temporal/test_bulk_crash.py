@@ -55,7 +55,7 @@ def test_killed_bulk_writer_leaves_whole_batches_with_vectors_and_full_text(tmp_
     os.kill(proc.pid, signal.SIGKILL)
     proc.join()
     with AssertionStore.open(path) as store:
-        with store._read() as conn:  # the test inspects the tables behind the API
+        with store.internals.read() as conn:  # the test inspects the tables behind the API
             written = conn.execute("SELECT COUNT(*) FROM assertions").fetchone()[0]
             info = store.namespaces.info(NS, conn=conn)
             vectors = conn.execute(f"SELECT COUNT(*) FROM {info.vec_table}").fetchone()[0]

@@ -60,7 +60,7 @@ def test_two_processes_write_for_thirty_seconds(tmp_path: Path) -> None:
         assert len(report["written"]) > 50
     expected = {aid for report in reports for aid in report["written"]}
     with AssertionStore.open(db, embedder=HashEmbedder(32)) as store:
-        stored = {r[0] for r in store._conn.execute("SELECT id FROM assertions")}
+        stored = {r[0] for r in store.internals.conn.execute("SELECT id FROM assertions")}
         assert stored == expected
         assert store.pending_indexing(NS) == []  # every write was indexed too
         for name, report in zip(("p1", "p2"), reports, strict=True):

@@ -56,7 +56,10 @@ def test_reindex_swaps_in_a_new_dimension(store: AssertionStore, fact: Fact) -> 
         )
     )
     assert exact.ids == ["new"] and exact[0].score_components["vector_similarity"] == pytest.approx(1.0)
-    assert store._conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = ?", (old_table,)).fetchone()[0] == 0
+    assert (
+        store.internals.conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = ?", (old_table,)).fetchone()[0]
+        == 0
+    )
     fact("after", "written after the reindex", 60)  # auto-indexing now uses the new embedder
     assert store.pending_indexing(NS) == []
 
@@ -73,24 +76,24 @@ def test_failed_reindex_leaves_the_old_index(store: AssertionStore, fact: Fact) 
     assert store.retrieve(q).ids == before
     tables = [
         r[0]
-        for r in store._conn.execute(
+        for r in store.internals.conn.execute(
             "SELECT name FROM sqlite_master WHERE name LIKE 'vec_%' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
         )
     ]
     assert tables == [info.vec_table]
-    assert store._conn.execute("SELECT COUNT(*) FROM namespace_locks").fetchone()[0] == 0
+    assert store.internals.conn.execute("SELECT COUNT(*) FROM namespace_locks").fetchone()[0] == 0
     with pytest.raises(ConfigError, match="dimension"):
         store.reindex_namespace(NS, 8, HashEmbedder(16))
 
 
 def test_reindex_lock_keeps_a_second_run_out(store: AssertionStore, fact: Fact, tmp_path: Path) -> None:
     fact("a", "x", 1)
-    store._conn.execute(
+    store.internals.conn.execute(
         "INSERT INTO namespace_locks VALUES (?, 'other', 1, ?, 0)", (NS, __import__("socket").gethostname())
     )
     with pytest.raises(NamespaceLockedError, match="being reindexed"):
         store.reindex_namespace(NS, 16, HashEmbedder(16))
-    store._conn.execute("UPDATE namespace_locks SET pid = 2147480000")  # a process that no longer exists
+    store.internals.conn.execute("UPDATE namespace_locks SET pid = 2147480000")  # a process that no longer exists
     store.reindex_namespace(NS, 16, HashEmbedder(16))
     assert store.namespaces.info(NS).embedding_dimension == 16
 
@@ -127,11 +130,11 @@ def test_schema_extensions_are_validated_and_idempotent(tmp_path: Path) -> None:
         assert store.get_assertion("b").extensions == {"tenant": "acme"}  # type: ignore[union-attr]
         assert store.get_episode("e1").extensions == {"channel": "email"}  # type: ignore[union-attr]
         assert store.snapshot(NS, 2)["tenant"].to_list() == ["globex", "acme"]
-        store._conn.execute("INSERT INTO ext_reviews (assertion_id, verdict, score) VALUES ('a', 'ok', 1.0)")
+        store.internals.conn.execute("INSERT INTO ext_reviews (assertion_id, verdict, score) VALUES ('a', 'ok', 1.0)")
         with pytest.raises(ValidationError, match="unknown extension columns"):
             store.write_assertion(make("c", "z", 1, extensions={"nope": 1}))
     with AssertionStore.open(path, schema_extensions=ext) as again:  # applied twice: nothing changes
-        assert again._conn.execute("SELECT COUNT(*) FROM ext_reviews").fetchone()[0] == 1
+        assert again.internals.conn.execute("SELECT COUNT(*) FROM ext_reviews").fetchone()[0] == 1
     changed = SchemaExtensions(columns=[ExtensionColumn("assertions", "tenant", "INTEGER")])
     with pytest.raises(ConfigError, match="cannot be changed"):
         AssertionStore.open(path, schema_extensions=changed)

@@ -366,8 +366,8 @@ def test_a_store_whose_helper_is_gone_runs_the_text_side_itself(tmp_path: Path) 
         _keyword_corpus(s)
         query = RetrievalQuery(NS, 2, query_text="zebra", query_embedding=unit(0), limit=5)
         want = s.retrieve(query).ids
-        assert s._helper is not None
-        s._helper[1].shutdown()  # what interpreter shutdown does to every pool
+        assert s.internals.helper is not None
+        s.internals.helper[1].shutdown()  # what interpreter shutdown does to every pool
         assert s.retrieve(query).ids == want
 
 

@@ -191,7 +191,7 @@ def test_given_connection_stays_open_and_foreign_keys_are_on(tmp_path: Path) -> 
     with pytest.raises(StoreError, match="closed"):
         store.init_namespace("x")
     owned = AssertionStore.open(tmp_path / "y.db")
-    raw = owned._conn
+    raw = owned.internals.conn
     owned.close()
     with pytest.raises(Exception, match="closed"):
         raw.execute("SELECT 1")
@@ -226,7 +226,7 @@ def test_a_version_1_store_migrates_to_batch_indexed_full_text(tmp_path: Path) -
     conn.close()
     with AssertionStore.open(path) as store:
         assert store.schema_version == SCHEMA_VERSION == 2
-        with store._read() as raw:  # the test inspects the schema behind the API
+        with store.internals.read() as raw:  # the test inspects the schema behind the API
             triggers = {r[0] for r in raw.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
         assert triggers == {"assertions_fts_ad", "assertions_fts_au"}
         store.write_assertions([make("new", "refunds now take thirty days", 5), make("other", "unrelated", 6)])
@@ -237,7 +237,7 @@ def test_a_version_1_store_migrates_to_batch_indexed_full_text(tmp_path: Path) -
             "new",
             "old",
         ]
-        with store._read() as raw:  # FTS5's own check: the index holds exactly the content rows
+        with store.internals.read() as raw:  # FTS5's own check: the index holds exactly the content rows
             raw.execute("INSERT INTO assertions_fts(assertions_fts) VALUES ('integrity-check')")
     with AssertionStore.open(path) as again:  # a migrated store opens without migrating twice
         assert again.schema_version == 2

@@ -1,0 +1,322 @@
+"""``HistoryMatrix``: a question set's metrics at each evaluated version, and where each question broke.
+
+A cell is one question at one column (a version, named by its snapshot label when it has
+one); ``cells[metric][question][column]`` is its value, None when the metric could not be
+computed there (no references) or the judge's verdict did not parse (then ``unparseable``
+holds the raw reply). ``query_ids`` name each cell's logged run: replay, diff or trace it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragtt._html import BOX, STYLE, esc
+from ragtt.errors import ConfigError, NotFoundError
+from ragtt.results import TRANSIENT, Result
+
+if TYPE_CHECKING:
+    import polars as pl
+
+__all__ = ["Column", "Gate", "HistoryMatrix"]
+
+_TEXT_ROWS, _TEXT_COLUMNS = 20, 8
+_HTML_ROWS, _HTML_COLUMNS = 100, 60
+
+
+@dataclass(frozen=True)
+class Column(Result):
+    """One evaluated version: its number, the snapshot label naming it (None: none), and when
+    it was committed (ISO 8601, UTC)."""
+
+    version: int
+    label: str | None
+    at: str
+
+    @property
+    def name(self) -> str:
+        return self.label or f"v{self.version}"
+
+
+@dataclass(frozen=True)
+class Gate(Result):
+    """The CI gate: which questions' ``metric`` at ``label`` fell below the baseline's by more than ``threshold``."""
+
+    metric: str
+    baseline_version: int
+    baseline_label: str | None
+    version: int
+    label: str | None
+    threshold: float
+    fallen: list[dict[str, Any]]  # question_id, question, baseline, now, query_id
+
+    @property
+    def passed(self) -> bool:
+        return not self.fallen
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def to_text(self) -> str:
+        base = self.baseline_label or f"v{self.baseline_version}"
+        now = self.label or f"v{self.version}"
+        head = (
+            f"gate on {self.metric}: {len(self.fallen)} question(s) fell more than {self.threshold:g} below "
+            f"{base} at {now}; exit {self.exit_code}"
+        )
+        return "\n".join(
+            [head]
+            + [
+                f"  FELL {f['question']!r}: {f['baseline']:.3f} -> {f['now']:.3f} ({f['query_id']})"
+                for f in self.fallen
+            ]
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class HistoryMatrix(Result):
+    """``proj.evaluate(dataset)``: ``frame()``, ``wide(metric)``, ``regressions()``, ``to_dict()``."""
+
+    dataset: str
+    evaluation_id: str
+    plan: dict[str, Any]
+    metrics: list[str]
+    question_ids: list[str]
+    questions: list[str]
+    columns: list[Column]
+    cells: dict[str, list[list[float | None]]]
+    query_ids: list[list[str | None]]
+    unparseable: list[dict[str, Any]] = field(default_factory=list)
+    computed_versions: int = 0  # versions this call searched; the rest were read back from the log
+    reused_versions: int = 0
+    gate: Gate | None = None
+    # (good query id, bad query id) -> the lineage sentence between the two runs
+    explain: Callable[[str, str], str] | None = field(default=None, metadata=TRANSIENT, repr=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"HistoryMatrix({self.dataset!r}, {len(self.questions)} questions x {len(self.columns)} versions, "
+            f"metrics {', '.join(self.metrics) or 'none'})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "evaluation_id": self.evaluation_id,
+            "plan": self.plan,
+            "metrics": list(self.metrics),
+            "questions": [{"id": i, "question": q} for i, q in zip(self.question_ids, self.questions, strict=True)],
+            "columns": [c.to_dict() for c in self.columns],
+            "cells": {m: [list(row) for row in rows] for m, rows in self.cells.items()},
+            "query_ids": [list(row) for row in self.query_ids],
+            "unparseable": [dict(u) for u in self.unparseable],
+            "computed_versions": self.computed_versions,
+            "reused_versions": self.reused_versions,
+            "gate": self.gate.to_dict() if self.gate is not None else None,
+        }
+
+    # -- frames ----------------------------------------------------------------------------------
+
+    def frame(self) -> pl.DataFrame:
+        """Long: one row per computed (or unparseable) cell and metric, in question, version,
+        metric order; ``unparseable`` holds the judge's raw reply where its verdict did not parse."""
+        import polars as pl
+
+        raw = {(u["question_id"], u["version"], u["metric"]): u["raw"] for u in self.unparseable}
+        rows = []
+        for qi, (qid, question) in enumerate(zip(self.question_ids, self.questions, strict=True)):
+            for ci, col in enumerate(self.columns):
+                for metric in self.metrics:
+                    value = self.cells[metric][qi][ci]
+                    bad = raw.get((qid, col.version, metric))
+                    if value is None and bad is None:
+                        continue
+                    rows.append(
+                        (qid, question, col.version, col.label, col.at, metric, value, self.query_ids[qi][ci], bad)
+                    )
+        schema = {
+            "question_id": pl.String,
+            "question": pl.String,
+            "version": pl.Int64,
+            "label": pl.String,
+            "at": pl.String,
+            "metric": pl.String,
+            "value": pl.Float64,
+            "query_id": pl.String,
+            "unparseable": pl.String,
+        }
+        frame = pl.DataFrame(rows, schema=schema, orient="row")
+        return frame.with_columns(pl.col("at").str.to_datetime("%Y-%m-%dT%H:%M:%S%.fZ", time_zone="UTC"))
+
+    def wide(self, metric: str) -> pl.DataFrame:
+        """``metric`` as questions x columns (named by label, else ``v<version>``)."""
+        import polars as pl
+
+        rows = self._values(metric)
+        data: dict[str, Any] = {"question_id": self.question_ids, "question": self.questions}
+        for ci, col in enumerate(self.columns):
+            data[col.name] = [row[ci] for row in rows]
+        return pl.DataFrame(
+            data, schema={k: pl.String if k in ("question_id", "question") else pl.Float64 for k in data}
+        )
+
+    def regressions(self, metric: str = "context_recall", threshold: float = 0.5) -> pl.DataFrame:
+        """Each time a question's ``metric`` fell below ``threshold`` after being at or above it:
+        the last good and first bad columns, their runs, and the lineage sentence between them."""
+        import polars as pl
+
+        rows = []
+        for qi, values in enumerate(self._values(metric)):
+            good: int | None = None
+            for ci, value in enumerate(values):
+                if value is None:
+                    continue
+                if value >= threshold:
+                    good = ci
+                elif good is not None:
+                    rows.append(self._regression(qi, good, ci, metric))
+                    good = None
+        schema = {
+            "question_id": pl.String,
+            "question": pl.String,
+            "metric": pl.String,
+            "last_good_version": pl.Int64,
+            "last_good_label": pl.String,
+            "last_good_value": pl.Float64,
+            "first_bad_version": pl.Int64,
+            "first_bad_label": pl.String,
+            "first_bad_value": pl.Float64,
+            "last_good_query_id": pl.String,
+            "first_bad_query_id": pl.String,
+            "reason": pl.String,
+        }
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def against(self, baseline: int | str, *, metric: str | None = None, threshold: float = 0.0) -> HistoryMatrix:
+        """This matrix with a ``gate``: the questions whose ``metric`` at the last column fell below
+        the ``baseline`` column's (a version or a label) by more than ``threshold``."""
+        metric = metric or ("context_recall" if "context_recall" in self.metrics else (self.metrics or [""])[0])
+        rows = self._values(metric)
+        base = next((i for i, c in enumerate(self.columns) if baseline in (c.label, c.version, str(c.version))), None)
+        if base is None:
+            raise NotFoundError(f"the baseline {baseline!r} is not one of the evaluated columns")
+        last = len(self.columns) - 1
+        fallen = []
+        for qi, row in enumerate(rows):
+            then, now = row[base], row[last]
+            if then is not None and now is not None and now < then - threshold:
+                fallen.append(
+                    {
+                        "question_id": self.question_ids[qi],
+                        "question": self.questions[qi],
+                        "baseline": then,
+                        "now": now,
+                        "query_id": self.query_ids[qi][last],
+                    }
+                )
+        b, n = self.columns[base], self.columns[last]
+        return dataclasses.replace(
+            self, gate=Gate(metric, b.version, b.label, n.version, n.label, float(threshold), fallen)
+        )
+
+    def _values(self, metric: str) -> list[list[float | None]]:
+        if metric not in self.cells:
+            raise ConfigError(
+                f"this matrix has no {metric!r}; it has {', '.join(self.metrics) or 'no metric'} "
+                "(a metric with no references in the dataset is not computed)"
+            )
+        return self.cells[metric]
+
+    def _regression(self, qi: int, good: int, bad: int, metric: str) -> tuple[Any, ...]:
+        g, b = self.columns[good], self.columns[bad]
+        good_id, bad_id = self.query_ids[qi][good], self.query_ids[qi][bad]
+        reason = self.explain(good_id, bad_id) if self.explain and good_id and bad_id else None
+        values = self.cells[metric][qi]
+        return (
+            self.question_ids[qi],
+            self.questions[qi],
+            metric,
+            g.version,
+            g.label,
+            values[good],
+            b.version,
+            b.label,
+            values[bad],
+            good_id,
+            bad_id,
+            reason,
+        )
+
+    # -- text and HTML ---------------------------------------------------------------------------
+
+    def to_text(self) -> str:
+        lines = [
+            f"{self!r}: {self.computed_versions} version(s) searched now, {self.reused_versions} read back from the log"
+        ]
+        shown = self.columns[-_TEXT_COLUMNS:]
+        offset = len(self.columns) - len(shown)
+        for metric in self.metrics:
+            rows = self.cells[metric]
+            lines.append(f"{metric}" + (f" (last {len(shown)} of {len(self.columns)} versions)" if offset else ""))
+            lines.append("  " + " ".join(f"{c.name[:10]:>10}" for c in shown) + "  question")
+            for qi, row in enumerate(rows[:_TEXT_ROWS]):
+                cells = " ".join(f"{_fmt(v):>10}" for v in row[offset:])
+                lines.append(f"  {cells}  {self.questions[qi][:60]}")
+            if len(rows) > _TEXT_ROWS:
+                lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
+        if self.unparseable:
+            lines.append(f"{len(self.unparseable)} judge verdict(s) did not parse (see .unparseable)")
+        if self.gate is not None:
+            lines.append(self.gate.to_text())
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_html(self) -> str:
+        """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
+        return (
+            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt history matrix</title></head><body>"
+            + self._repr_html_()
+            + f"<pre>{esc(self.to_text())}</pre></body></html>"
+        )
+
+    def _repr_html_(self) -> str:
+        parts = [f"{STYLE}{BOX}<b>History matrix</b> {esc(self.dataset)}: {len(self.questions)} questions &times; "]
+        parts.append(f"{len(self.columns)} versions")
+        shown = self.columns[-_HTML_COLUMNS:]
+        offset = len(self.columns) - len(shown)
+        for metric in self.metrics:
+            head = "".join(f"<th title='{esc(c.at)}'>{esc(c.name)}</th>" for c in shown)
+            body = []
+            for qi, row in enumerate(self.cells[metric][:_HTML_ROWS]):
+                tds = "".join(_cell_html(v, self.query_ids[qi][offset + k]) for k, v in enumerate(row[offset:]))
+                body.append(f"<tr><td>{esc(self.questions[qi], 80)}</td>{tds}</tr>")
+            parts.append(
+                f"<div><b>{esc(metric)}</b></div><table class='ragtt-t'><thead><tr><th>question</th>{head}</tr>"
+                f"</thead><tbody>{''.join(body)}</tbody></table>"
+            )
+        if len(self.questions) > _HTML_ROWS or offset:
+            parts.append(
+                f"<div class='dim'>showing {min(len(self.questions), _HTML_ROWS)} questions and the last "
+                f"{len(shown)} versions; frame() has every cell</div>"
+            )
+        if self.unparseable:
+            parts.append(f"<div>{len(self.unparseable)} judge verdict(s) did not parse</div>")
+        if self.gate is not None:
+            parts.append(f"<pre>{esc(self.gate.to_text())}</pre>")
+        return "".join(parts) + "</div>"
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _cell_html(value: float | None, query_id: str | None) -> str:
+    if value is None:
+        return f"<td class='dim' title='{esc(query_id)}'>-</td>"
+    hue = round(120 * value)  # red (0) to green (1)
+    return f"<td style='background:hsl({hue},70%,85%)' title='{esc(query_id)}'>{value:.2f}</td>"

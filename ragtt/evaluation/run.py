@@ -1,0 +1,341 @@
+"""``evaluate``: every question of a dataset at every chosen version, each cell a logged run.
+
+Cost: each distinct question is embedded once for the whole matrix; the versions are walked
+in order, each checked out once (``ChunkTable.view`` caches it) and searched for every
+question through ``ragtt.timetravel.run.execute``, the function replays use. One version's
+runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and query ids)
+are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
+the log, never half of one. An evaluation is named by a hash of the dataset, the plan, the
+metrics, the judge and the generator (``evaluation_id``); evaluating again reads the
+versions already logged under that name back and searches only the others.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ragtt._hashing import sha256_hex, time_ordered_id
+from ragtt.errors import NotFoundError
+from ragtt.evaluation.dataset import EvalDataset, EvalItem, as_dataset
+from ragtt.evaluation.judge import LiteLLMJudge, as_judge
+from ragtt.evaluation.matrix import Column, HistoryMatrix
+from ragtt.evaluation.metrics import JUDGED_METRICS, metric_order, needs_answer, score, wanted_metrics
+from ragtt.events import types as ev
+from ragtt.events.store import Event
+
+if TYPE_CHECKING:
+    from ragtt.context import At, Context
+    from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.timetravel.run import Run
+
+__all__ = ["evaluate", "resolve_columns"]
+
+_SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
+_PROGRESS_MIN_CELLS = 200
+_NAMED = ("snapshots", "versions", "latest")
+# Searches of one version run this many at a time (scoring and logging stay on the caller's thread).
+_WORKERS = min(8, 2 * (os.cpu_count() or 1))
+_PROGRESS_DELAY_S = 2.0
+
+
+def evaluate(
+    ctx: Context,
+    dataset: Any,
+    *,
+    at: str | Sequence[At] | At = "snapshots",
+    mode: str | None = None,
+    top_k: int | None = None,
+    metrics: Sequence[str] | None = None,
+    judge: Any = None,
+) -> HistoryMatrix:
+    data = as_dataset(dataset)
+    judge_ = as_judge(judge)
+    ctx.check_embedder()
+    plan = ctx.plan(top_k=top_k, mode=mode)
+    wanted = wanted_metrics(data, metrics, plan.top_k, judge_ is not None)
+    generate = needs_answer(wanted)
+    columns = resolve_columns(ctx, at)
+    evaluation_id = _evaluation_id(ctx, data, plan, wanted, judge_, generate)
+    versions = list(dict.fromkeys(c.version for c in columns))
+    done = _read_back(ctx, evaluation_id, versions)
+    todo = [v for v in versions if v not in done]
+    if todo:
+        done.update(_search(ctx, data, plan, wanted, judge_, generate, evaluation_id, todo))
+    return _matrix(ctx, data, plan, wanted, evaluation_id, columns, done, len(todo), len(versions) - len(todo))
+
+
+def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
+    """The columns ``at`` names, in version order: "snapshots", "versions", "latest", or a list of
+    versions, labels and datetimes (which may hold those three words too)."""
+    from ragtt.index.snapshots import version_labels
+
+    committed = {v: ts for v, ts, _ in ctx.log.versions.rows()}
+    labels = version_labels(ctx)
+    items = [at] if isinstance(at, int | str | datetime) else list(at)
+    if not items:
+        raise NotFoundError("at names no version: give 'snapshots', 'versions', 'latest' or a non-empty list")
+    tags: dict[str, int] | None = None
+    pairs: list[tuple[int, str | None]] = []
+    for item in items:
+        if item in _NAMED:
+            pairs += _named(ctx, str(item), labels)
+            continue
+        version = ctx.resolve(item)
+        if tags is None:
+            tags = ctx.table.tags()
+        pairs.append((version, item if isinstance(item, str) and item in tags else labels.get(version)))
+    unique = sorted(dict.fromkeys(pairs), key=lambda p: p[0])  # stable: snapshots of one version keep their order
+    return [Column(v, label, committed.get(v, "")) for v, label in unique]
+
+
+def _named(ctx: Context, name: str, labels: dict[int, str]) -> list[tuple[int, str | None]]:
+    from ragtt.index.snapshots import list_snapshots
+
+    if name == "latest":
+        return [(ctx.version, labels.get(ctx.version))]
+    if name == "versions":  # every logged version but the empty table's creation
+        return [(v, labels.get(v)) for v, _, op in ctx.log.versions.rows() if op != "create"]
+    snaps = sorted(list_snapshots(ctx), key=lambda s: (s.index_version, s.created_at))
+    if not snaps:
+        raise NotFoundError(
+            "the project has no snapshots to evaluate at; take some (proj.snapshot(label)) or pass "
+            "at='versions' or at='latest'"
+        )
+    return [(s.index_version, s.label) for s in snaps]
+
+
+def _evaluation_id(
+    ctx: Context, data: EvalDataset, plan: RetrievalPlan, metrics: list[str], judge: LiteLLMJudge | None, generate: bool
+) -> str:
+    recipe = {
+        "dataset": data.fingerprint,
+        "plan": plan.to_dict(),
+        "metrics": metrics,
+        "judge": judge.identity if judge else None,
+        "generator": getattr(ctx.generator, "model_id", type(ctx.generator).__name__) if generate else None,
+    }
+    return "eval-" + sha256_hex(json.dumps(recipe, sort_keys=True))[:20]
+
+
+def _read_back(ctx: Context, evaluation_id: str, versions: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """version -> its logged cells, for the versions this evaluation has already searched."""
+    wanted = set(versions)
+    found: dict[int, list[dict[str, Any]]] = {}
+    for event in ctx.log.query(types=ev.EVALUATION_CELLS):
+        p = event.payload
+        if p.get("evaluation_id") == evaluation_id and p["version"] in wanted:
+            found.setdefault(int(p["version"]), p["cells"])
+    if found and ctx.log.last(ev.HISTORY_PRUNED) is not None:
+        # A prune may have forgotten some cells' runs: those versions are searched again.
+        ids = [c["query_id"] for cells in found.values() for c in cells]
+        logged = ctx.log.runs(ids, types=[ev.REPLAY_PREFIX + ev.QUERY_COMPLETED])
+        found = {v: cells for v, cells in found.items() if all(logged[c["query_id"]] for c in cells)}
+    return found
+
+
+def _search(
+    ctx: Context,
+    data: EvalDataset,
+    plan: RetrievalPlan,
+    metrics: list[str],
+    judge: LiteLLMJudge | None,
+    generate: bool,
+    evaluation_id: str,
+    versions: list[int],
+) -> dict[int, list[dict[str, Any]]]:
+    from ragtt.timetravel.run import execute, run_events
+
+    texts = list(dict.fromkeys(i.question for i in data.items))
+    vectors: dict[str, Any] = {}
+    if plan.mode in ("vector", "hybrid"):  # each distinct question embedded (or read from the cache) once
+        vectors = dict(zip(texts, ctx.cache.embed(ctx.embedder, texts)[0], strict=True))
+    shingled = _Shingled(ctx)
+    progress = _progress(ctx, len(versions) * len(data.items))
+    out: dict[int, list[dict[str, Any]]] = {}
+    pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="ragtt-evaluate")
+
+    def search(version: int, item: EvalItem) -> Run:
+        answer = generate and bool(item.reference or item.must_contain or judge)
+        return execute(ctx, item.question, plan, version, generate=answer, vector=vectors.get(item.question))
+
+    def open_version(version: int) -> None:
+        """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
+        so the searches that share it never open it twice at once."""
+        view = ctx.table.view(version)
+        ctx.table.vector_index(version)
+        if plan.mode != "vector":
+            assert view.text is not None
+            _ = view.text_tokenizer  # what each run records of its BM25 engine, read once here
+
+    try:
+        opening = pool.submit(open_version, versions[0])
+        for k, version in enumerate(versions):
+            events: list[Event] = []
+            cells = []
+            opening.result()  # opened while the version before was searched and scored
+            if k + 1 < len(versions):
+                opening = pool.submit(open_version, versions[k + 1])
+            # A search waits mostly in Lance, outside the GIL: a version's run at once.
+            runs = pool.map(functools.partial(search, version), data.items)
+            for item, run in zip(data.items, runs, strict=True):
+                query_id = time_ordered_id()
+                extra = {
+                    "original_query_id": None,
+                    "at": str(version),
+                    "purpose": "evaluation",
+                    "evaluation_id": evaluation_id,
+                    "question_id": item.id,
+                }
+                events += run_events(
+                    run, query_id, prefix=ev.REPLAY_PREFIX, config_id=ctx.config.config_id, extra=extra
+                )
+                answer = run.generation.answer if run.generation is not None else None
+                values = score(item, run.chunks, answer, metrics, shingled.at(version))
+                unparseable: dict[str, str] = {}
+                if judge is not None and answer is not None:
+                    judged = [m for m in metrics if m in JUDGED_METRICS and (m != "correctness" or item.reference)]
+                    if judged:
+                        verdict = judge.verdict(item.question, answer, run.chunks, item.reference, judged)
+                        events.append(
+                            Event(
+                                ev.JUDGE_VERDICT,
+                                {
+                                    "model": verdict.model,
+                                    "messages": verdict.messages,
+                                    "raw": verdict.raw,
+                                    "scores": verdict.scores,
+                                    "evaluation_id": evaluation_id,
+                                },
+                                query_id=query_id,
+                                index_version=version,
+                            )
+                        )
+                        if verdict.scores is None:
+                            unparseable = dict.fromkeys(judged, verdict.raw)
+                        else:
+                            values.update(verdict.scores)
+                cells.append(
+                    {"question_id": item.id, "query_id": query_id, "values": values, "unparseable": unparseable}
+                )
+                if progress is not None:
+                    progress.update(1)
+            payload = {"evaluation_id": evaluation_id, "version": version, "metrics": metrics, "cells": cells}
+            events.append(Event(ev.EVALUATION_CELLS, payload, index_version=version))
+            ctx.log.append_many(events)  # the version's runs and cells together, or nothing
+            out[version] = cells
+    finally:
+        pool.shutdown(cancel_futures=True)
+        if progress is not None:
+            progress.close()
+    return out
+
+
+class _Shingled:
+    """Each source's parsed text at a version, shingled once per document (a source unchanged
+    across versions is one document), the last ``_SHINGLED_DOCS`` of them kept. A version's
+    document keys are read in one scan, on its first lookup."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
+        self._keys: tuple[int, dict[str, str]] | None = None
+
+    def at(self, version: int) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
+        return lambda source: self._of(version, source)
+
+    def _of(self, version: int, source: str) -> AbstractSet[tuple[str, ...]]:
+        from ragtt.timetravel.golden import text_shingles
+
+        if self._keys is None or self._keys[0] != version:  # versions are walked in order
+            table = self._ctx.table.scan(version, ["source", "doc_key"])
+            self._keys = (version, dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True)))
+        doc_key = self._keys[1].get(source)
+        if doc_key is None:
+            return frozenset()
+        if doc_key not in self._docs:
+            row = self._ctx.log.documents.get(doc_key)
+            self._docs[doc_key] = text_shingles(str(row.text)) if row is not None else frozenset()
+            if len(self._docs) > _SHINGLED_DOCS:
+                self._docs.popitem(last=False)
+        self._docs.move_to_end(doc_key)
+        return self._docs[doc_key]
+
+
+def _progress(ctx: Context, cells: int) -> Any:
+    if not ctx.progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=cells,
+        desc="ragtt evaluate",
+        unit="cell",
+        leave=False,
+        delay=0 if cells >= _PROGRESS_MIN_CELLS else _PROGRESS_DELAY_S,
+    )
+
+
+def _matrix(
+    ctx: Context,
+    data: EvalDataset,
+    plan: RetrievalPlan,
+    metrics: list[str],
+    evaluation_id: str,
+    columns: list[Column],
+    done: dict[int, list[dict[str, Any]]],
+    computed: int,
+    reused: int,
+) -> HistoryMatrix:
+    index = {item.id: qi for qi, item in enumerate(data.items)}
+    cells: dict[str, list[list[float | None]]] = {m: [[None] * len(columns) for _ in data.items] for m in metrics}
+    query_ids: list[list[str | None]] = [[None] * len(columns) for _ in data.items]
+    unparseable = []
+    for ci, column in enumerate(columns):
+        for cell in done[column.version]:
+            qi = index[cell["question_id"]]
+            query_ids[qi][ci] = cell["query_id"]
+            for metric, value in cell["values"].items():
+                cells[metric][qi][ci] = float(value)
+            for metric, raw in cell["unparseable"].items():
+                unparseable.append(
+                    {"question_id": cell["question_id"], "version": column.version, "metric": metric, "raw": raw}
+                )
+    bad = {u["metric"] for u in unparseable}
+    present = [m for m in metrics if m in bad or any(v is not None for row in cells[m] for v in row)]
+    items: list[EvalItem] = data.items
+    return HistoryMatrix(
+        dataset=data.name,
+        evaluation_id=evaluation_id,
+        plan=plan.to_dict(),
+        metrics=sorted(present, key=metric_order),
+        question_ids=[i.id for i in items],
+        questions=[i.question for i in items],
+        columns=columns,
+        cells={m: cells[m] for m in present},
+        query_ids=query_ids,
+        unparseable=unparseable,
+        computed_versions=computed,
+        reused_versions=reused,
+        explain=lambda good, bad: _reason(ctx, good, bad),
+    )
+
+
+def _reason(ctx: Context, good: str, bad: str) -> str:
+    """The lineage sentence between a question's last good run and its first bad one: what left
+    the top-k and why (a re-ingest that changed the passage, a removal), else what else moved."""
+    from ragtt.timetravel.lineage import lineage
+
+    report = lineage(ctx, good, bad)
+    left = [e for e in report.entries if e.change == "left" and e.cause != "ranking"]
+    chosen = left or [e for e in report.entries if e.cause != "ranking"] or report.entries
+    if not chosen:
+        return "the same chunks were retrieved at both versions; the evidence changed inside its source's text"
+    return "; ".join(e.statement(report.labels) for e in chosen[:3])

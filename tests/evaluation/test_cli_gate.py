@@ -1,0 +1,139 @@
+"""``ragtt eval`` as a CI gate (exit 1 regression, 0 fine, 2 bad input), ``--out``, and
+``ragtt test capture`` / ``test run`` with references and ``--at``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import ragtt
+from ragtt.cli import main
+from tests.evaluation.test_sample_matrix import REFUND_THEN, sample_project
+
+STABLE = (
+    "Write to billing@nimbus-notes.example from the address on your account and include the order number "
+    "from your receipt."
+)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("gate") / "proj"
+    sample_project(path).close()
+    yield path
+
+
+def dataset(tmp_path: Path, passage: str) -> Path:
+    path = tmp_path / "qs.jsonl"
+    rows = [{"question": "How long is the refund window and how do I ask?", "reference_contexts": [passage]}]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return path
+
+
+def ragtt_cli(folder: Path, *args: str) -> int:
+    return main(["--project", str(folder), "--embedder", "hash", *args])
+
+
+def test_a_question_that_fell_exits_1(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qs = dataset(tmp_path, REFUND_THEN)
+    code = ragtt_cli(folder, "eval", str(qs), "--at", "latest", "--baseline", "release-1", "--mode", "bm25")
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "gate on context_recall: 1 question(s) fell more than 0 below release-1 at release-3; exit 1" in out
+
+
+def test_no_fall_exits_0_and_writes_the_cells(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qs = dataset(tmp_path, STABLE)
+    out = tmp_path / "m.parquet"
+    code = ragtt_cli(folder, "eval", str(qs), "--baseline", "release-1", "--mode", "bm25", "--out", str(out))
+    assert code == 0, capsys.readouterr()
+    cells = pl.read_parquet(out)
+    assert set(cells["label"].to_list()) == {"release-1", "release-2", "release-3"}
+    html = tmp_path / "m.html"
+    assert ragtt_cli(folder, "eval", str(qs), "--mode", "bm25", "--out", str(html)) == 0
+    assert html.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    capsys.readouterr()
+    assert ragtt_cli(folder, "eval", str(qs), "--mode", "bm25", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"] == ["context_recall", "context_precision"] and data["gate"] is None
+
+
+def test_a_threshold_lets_a_small_fall_pass(folder: Path, tmp_path: Path) -> None:
+    qs = dataset(tmp_path, REFUND_THEN)
+    args = ("eval", str(qs), "--at", "latest", "--baseline", "release-1", "--mode", "bm25")
+    assert ragtt_cli(folder, *args, "--threshold", "1") == 0
+    assert ragtt_cli(folder, *args, "--metric", "context_precision") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("eval", "missing.jsonl"),
+        ("eval", "{qs}", "--baseline", "release-9"),
+        ("eval", "{qs}", "--metric", "ndgc"),
+        ("eval", "{bad}"),
+    ],
+)
+def test_bad_input_exits_2(
+    folder: Path, tmp_path: Path, args: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    qs = dataset(tmp_path, STABLE)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "refrence": "a"}\n', encoding="utf-8")
+    filled = [a.format(qs=qs, bad=bad) for a in args]
+    assert ragtt_cli(folder, *filled) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1  # one line, no traceback
+
+
+def test_a_wrong_out_suffix_is_refused_before_evaluating(folder: Path, tmp_path: Path) -> None:
+    qs = dataset(tmp_path, STABLE)
+    with ragtt.Project.open(folder, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        before = proj.events.frame(types=["evaluation.cells"]).height
+    with pytest.raises(SystemExit) as exited:
+        ragtt_cli(folder, "eval", str(qs), "--out", str(tmp_path / "m.xlsx"))
+    assert exited.value.code == 2
+    with ragtt.Project.open(folder, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        assert proj.events.frame(types=["evaluation.cells"]).height == before
+
+
+def test_test_capture_keeps_references_and_test_run_takes_at(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tmp_path / "suite.json"
+    code = ragtt_cli(
+        folder,
+        *("test", "capture", "--name", "nimbus", "--at", "release-1", "-o", str(suite)),
+        *("--query", "How long is the refund window?", "--reference", "30 days", "--must-contain", "30 days|refund"),
+    )
+    assert code == 0, capsys.readouterr()
+    saved = json.loads(suite.read_text(encoding="utf-8"))
+    assert saved["index_version"] == 3
+    assert saved["queries"][0]["reference"] == "30 days"
+    assert saved["queries"][0]["must_contain"] == ["30 days", "refund"]
+    capsys.readouterr()
+    assert ragtt_cli(folder, "test", "run", str(suite), "--at", "release-1", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["index_version"] == 3
+    items = ragtt.EvalDataset.load(suite).items
+    assert items[0].must_contain == ["30 days", "refund"]
+
+
+def test_capture_reads_a_dataset_as_its_queries_file(folder: Path, tmp_path: Path) -> None:
+    qs = tmp_path / "qs.jsonl"
+    qs.write_text(
+        json.dumps({"question": "How long is the refund window?", "reference": "30 days", "must_contain": ["30 days"]})
+        + "\n",
+        encoding="utf-8",
+    )
+    suite = tmp_path / "suite.json"
+    assert ragtt_cli(folder, "test", "capture", "--name", "n", "--queries-file", str(qs), "-o", str(suite)) == 0
+    query = json.loads(suite.read_text(encoding="utf-8"))["queries"][0]
+    assert (query["text"], query["reference"], query["must_contain"]) == (
+        "How long is the refund window?",
+        "30 days",
+        ["30 days"],
+    )

@@ -1,0 +1,148 @@
+"""EvalDataset in every form it reads, and the errors that say what is wrong."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import ragtt
+from tests.conftest import corpus
+
+ROWS = [
+    {
+        "id": "refund",
+        "question": "How long is the refund window?",
+        "reference": "30 days on any plan",
+        "reference_contexts": ["You can ask for a full refund within 30 days of any purchase."],
+        "relevant": {"refund-policy.md": 2},
+        "must_contain": ["30 days"],
+    },
+    {"id": "trash", "question": "How long are deleted notes kept?"},
+]
+
+
+def check(dataset: ragtt.EvalDataset) -> None:
+    assert [i.id for i in dataset.items] == ["refund", "trash"]
+    first, second = dataset.items
+    assert first.reference == "30 days on any plan"
+    assert [p.text for p in first.reference_contexts] == [
+        "You can ask for a full refund within 30 days of any purchase."
+    ]
+    assert first.relevant == {"refund-policy.md": 2.0}
+    assert first.must_contain == ["30 days"]
+    assert second.reference is None and second.reference_contexts == [] and second.must_contain == []
+
+
+def test_jsonl_json_csv_parquet_and_frames_read_the_same(tmp_path: Path) -> None:
+    jsonl = tmp_path / "qs.jsonl"
+    jsonl.write_text("\n".join(json.dumps(r) for r in ROWS) + "\n", encoding="utf-8")
+    listed = tmp_path / "qs.json"
+    listed.write_text(json.dumps(ROWS), encoding="utf-8")
+    csv = tmp_path / "qs.csv"
+    pl.DataFrame(
+        [{k: json.dumps(v) if isinstance(v, list | dict) else v for k, v in r.items()} for r in ROWS]
+    ).write_csv(csv)
+    parquet = tmp_path / "qs.parquet"
+    frame = pl.DataFrame(
+        [{**r, "relevant": json.dumps(r.get("relevant"))} if "relevant" in r else r for r in ROWS],
+    )
+    frame.write_parquet(parquet)
+    loaded = [ragtt.EvalDataset.load(p) for p in (jsonl, listed, csv, parquet)]
+    for dataset in loaded:
+        check(dataset)
+    assert len({d.fingerprint for d in loaded}) == 1
+    check(ragtt.EvalDataset.from_frame(frame))
+    check(ragtt.EvalDataset.from_frame(frame.to_arrow()))  # anything with __arrow_c_stream__
+    assert isinstance(pa.table(frame.to_arrow()), pa.Table)
+
+
+def test_ragas_names_are_aliases() -> None:
+    rows = [
+        {
+            "user_input": "How long is the refund window?",
+            "reference": "30 days",
+            "retrieved_contexts": ["whatever a past run retrieved"],
+            "reference_contexts": ["within 30 days of any purchase"],
+            "response": "30 days",
+        }
+    ]
+    item = ragtt.EvalDataset.from_records(rows).items[0]
+    assert item.question == "How long is the refund window?"
+    assert item.reference == "30 days" and [p.text for p in item.reference_contexts] == [
+        "within 30 days of any purchase"
+    ]
+
+
+def test_a_mistyped_column_is_named_with_the_accepted_ones() -> None:
+    with pytest.raises(ragtt.ValidationError) as caught:
+        ragtt.EvalDataset.from_records([{"question": "q", "refrence": "a"}])
+    message = str(caught.value)
+    assert "'refrence'" in message
+    for name in ("question", "reference", "reference_contexts", "relevant", "must_contain", "id", "user_input"):
+        assert name in message
+
+
+def test_a_missing_question_column_is_named() -> None:
+    with pytest.raises(ragtt.ValidationError, match=r"missing column 'question'.*accepted columns are id, question"):
+        ragtt.EvalDataset.from_records([{"reference": "a"}])
+
+
+def test_a_wrong_type_names_the_row_and_column() -> None:
+    with pytest.raises(ragtt.ValidationError) as caught:
+        ragtt.EvalDataset.from_records(
+            [{"question": "q1", "reference_contexts": 5}, {"question": "q2", "relevant": {"a.md": "high"}}]
+        )
+    assert caught.value.errors == [
+        "row 1: column 'reference_contexts' must be a list of passages; got int 5",
+        "row 2: column 'relevant' must be a mapping of source or chunk id -> grade (or a list of ids); "
+        "got dict {'a.md': 'high'}",
+    ]
+
+
+def test_duplicate_ids_and_empty_sets_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ragtt.ValidationError, match="id 'x' is used by two questions"):
+        ragtt.EvalDataset.from_records([{"id": "x", "question": "a"}, {"id": "x", "question": "b"}])
+    with pytest.raises(ragtt.ValidationError, match="no questions"):
+        ragtt.EvalDataset.from_records([])
+    with pytest.raises(ragtt.ValidationError, match="expected a golden suite"):
+        ragtt.EvalDataset.load(tmp_path / "missing.jsonl")
+    odd = tmp_path / "qs.txt"
+    odd.write_text("q\n", encoding="utf-8")
+    with pytest.raises(ragtt.ValidationError, match=r"cannot read qs\.txt as a dataset"):
+        ragtt.EvalDataset.load(odd)
+
+
+def test_beir_reads_queries_and_qrels_only(tmp_path: Path) -> None:
+    dataset = ragtt.EvalDataset.load(corpus("cranfield", "beir_format"))
+    assert len(dataset) == 225
+    first = dataset.items[0]
+    assert first.id == "1" and first.question.startswith("what similarity laws")
+    assert first.relevant["184"] == 3.0
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_text('{"_id": "q1", "text": "refund window"}\n', encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\trefund-policy.md\t1\n")
+    assert ragtt.EvalDataset.load(folder).items[0].relevant == {"refund-policy.md": 1.0}  # no corpus.jsonl needed
+
+
+def test_a_golden_suite_carries_references(project: ragtt.Project, tmp_path: Path) -> None:
+    project.ingest(Path(ragtt.__file__).parent / "sample" / "release-1")
+    suite = project.regression.capture(
+        ["How long is the refund window?", "How long are deleted notes kept?"],
+        "nimbus",
+        references=["30 days", None],
+        must_contain=[["30 days"], []],
+    )
+    path = suite.save(tmp_path / "suite.json")
+    dataset = ragtt.EvalDataset.load(path)
+    assert dataset.name == "nimbus"
+    refund, trash = dataset.items
+    assert refund.reference == "30 days" and refund.must_contain == ["30 days"]
+    assert trash.reference is None and trash.must_contain == []
+    assert refund.reference_contexts and all(p.source and p.chunk_id for p in refund.reference_contexts)
+    with pytest.raises(ragtt.ConfigError, match="one per query"):
+        project.regression.capture(["a", "b"], "x", references=["only one"])

@@ -1,0 +1,191 @@
+"""Acceptance on real history: Flask's docs at 22 releases, one snapshot each, and questions
+whose reference passages come from the LATEST release, evaluated across all of them."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragtt
+from ragtt.timetravel.golden import DEFAULT_MATCH, containment, shingles, text_shingles
+from tests.conftest import flask_releases
+
+LATEST = {
+    "What is the minimum Python version supported?": (
+        "docs/installation.rst",
+        "We recommend using the latest version of Python. Flask supports Python 3.9 and newer.",
+    ),
+    "How do I configure trusted hosts?": (
+        "docs/config.rst",
+        "Validate :attr:`.Request.host` and other attributes that use it against these trusted values.",
+    ),
+    "SESSION_COOKIE_SAMESITE default": (
+        "docs/config.rst",
+        "Restrict how cookies are sent with requests from external sites. Can be set to ``'Lax'`` "
+        "(recommended) or ``'Strict'``.",
+    ),
+    "How do I rotate secret keys?": (
+        None,  # given as plain text: found in whichever retrieved source holds it
+        "A list of old secret keys that can still be used for unsigning. This allows a project to implement "
+        "key rotation without invalidating active sessions or other recently-signed secrets.",
+    ),
+}
+MODE, TOP_K = "bm25", 5
+
+
+def label_of(release: Path) -> str:
+    return release.name.split("_", 1)[1]  # 2018-04-26_flask-1.0 -> flask-1.0
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ragtt.Project]:
+    path = tmp_path_factory.mktemp("flask-matrix") / "proj"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        for release in flask_releases():
+            proj.ingest(release)
+            proj.snapshot(label_of(release))
+        yield proj
+
+
+@pytest.fixture(scope="module")
+def dataset() -> ragtt.EvalDataset:
+    latest = flask_releases()[-1]
+    rows = []
+    for question, (source, passage) in LATEST.items():
+        if source is not None:  # the passage really is in the latest release, where it says
+            text = (latest / source).read_text(encoding="utf-8")
+            assert containment(shingles(passage), text_shingles(text)) == 1.0, question
+        rows.append({"question": question, "reference_contexts": [{"text": passage, "source": source or ""}]})
+    rows.append({"question": "install Flask with pip in a virtual environment", "must_contain": ["pip install"]})
+    return ragtt.EvalDataset.from_records(rows, name="flask-questions")
+
+
+@pytest.fixture(scope="module")
+def matrix(history: ragtt.Project, dataset: ragtt.EvalDataset) -> ragtt.HistoryMatrix:
+    return history.evaluate(dataset, mode=MODE, top_k=TOP_K)
+
+
+def test_one_column_per_snapshot(matrix: ragtt.HistoryMatrix) -> None:
+    labels = [label_of(r) for r in flask_releases()]
+    assert len(matrix.columns) == 22
+    assert [c.label for c in matrix.columns] == labels
+    assert matrix.to_dict()["columns"][0]["at"].endswith("Z")
+    # one release is byte-identical to the one before it: two labels, one version, one run
+    versions = [c.version for c in matrix.columns]
+    assert len(set(versions)) == 21
+    assert matrix.computed_versions == 21
+
+
+def test_every_cell_replays_identically_and_is_replay_text(history: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
+    for qi, question in enumerate(matrix.questions):
+        for ci, column in enumerate(matrix.columns):
+            query_id = matrix.query_ids[qi][ci]
+            assert query_id is not None
+            replayed = history.replay(query_id)
+            assert replayed.matches_original, (question, column.label)
+            assert replayed.index_version == column.version
+            fresh = history.replay_text(question, at=column.label, mode=MODE, top_k=TOP_K)
+            assert [c.chunk_id for c in fresh.chunks] == [c.chunk_id for c in replayed.chunks]
+            assert [c.score for c in fresh.chunks] == pytest.approx([c.score for c in replayed.chunks], abs=1e-6)
+
+
+def test_a_passage_absent_from_a_release_scores_below_half_there(
+    history: ragtt.Project, matrix: ragtt.HistoryMatrix
+) -> None:
+    recall = matrix.wide("context_recall")
+    absent_cells = 0
+    for question, (_, passage) in LATEST.items():
+        own = shingles(passage)
+        qi = matrix.questions.index(question)
+        for column in matrix.columns:
+            sources = history.chunks(at=column.label)["source"].unique().to_list()
+            held = max(containment(own, text_shingles(history.document(s, at=column.label).text)) for s in sources)
+            if held < DEFAULT_MATCH:
+                absent_cells += 1
+                assert recall[column.name][qi] < 0.5, (question, column.label)
+    assert absent_cells >= 20  # trusted hosts, key fallbacks and Python 3.9 are recent
+
+
+def test_recent_passages_are_found_once_they_exist(matrix: ragtt.HistoryMatrix) -> None:
+    recall = matrix.wide("context_recall")
+    qi = matrix.questions.index("How do I configure trusted hosts?")
+    assert recall["flask-3.1.3"][qi] == 1.0
+    assert recall["flask-0.10"][qi] == 0.0
+
+
+def test_regressions_agree_with_the_frame(matrix: ragtt.HistoryMatrix) -> None:
+    frame = matrix.frame()
+    for threshold in (0.5, 1.0):
+        found = matrix.regressions("context_recall", threshold=threshold)
+        expected = 0
+        for qi in range(len(matrix.question_ids)):
+            values = [v for v in matrix.cells["context_recall"][qi] if v is not None]
+            expected += sum(a >= threshold > b for a, b in itertools.pairwise(values))
+        assert found.height == expected
+        for row in found.iter_rows(named=True):
+            cells = frame.filter((frame["question_id"] == row["question_id"]) & (frame["metric"] == "context_recall"))
+            good = cells.filter(cells["query_id"] == row["last_good_query_id"])["value"].to_list()
+            bad = cells.filter(cells["query_id"] == row["first_bad_query_id"])["value"].to_list()
+            assert good and min(good) >= threshold and good[0] == row["last_good_value"]
+            assert bad and max(bad) < threshold and bad[0] == row["first_bad_value"]
+            assert row["last_good_version"] < row["first_bad_version"]
+            assert row["reason"]
+
+
+def test_contains_counts_the_answer(matrix: ragtt.HistoryMatrix) -> None:
+    assert "contains" in matrix.metrics
+    qi = matrix.questions.index("install Flask with pip in a virtual environment")
+    row = matrix.cells["contains"][qi]
+    assert all(v is not None and 0.0 <= v <= 1.0 for v in row)
+    other = matrix.questions.index("How do I configure trusted hosts?")
+    assert all(v is None for v in matrix.cells["contains"][other])  # absent, not 0
+
+
+def test_evaluating_twice_searches_nothing_and_gives_an_equal_frame(
+    history: ragtt.Project, dataset: ragtt.EvalDataset, matrix: ragtt.HistoryMatrix, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragtt.timetravel.run as run_module
+
+    calls: list[Any] = []
+    real = run_module.retrieve
+    monkeypatch.setattr(run_module, "retrieve", lambda *a, **k: calls.append(a) or real(*a, **k))
+    before = history.events.frame(types=["replay.retrieval.executed"]).height
+    again = history.evaluate(dataset, mode=MODE, top_k=TOP_K)
+    assert calls == []
+    assert history.events.frame(types=["replay.retrieval.executed"]).height == before
+    assert again.computed_versions == 0 and again.reused_versions == 21
+    assert again.frame().equals(matrix.frame())
+    assert again.to_dict() == matrix.to_dict() | {"computed_versions": 0, "reused_versions": 21}
+
+
+def test_to_dict_is_the_wire_contract(matrix: ragtt.HistoryMatrix) -> None:
+    data = matrix.to_dict()
+    n_q, n_c = len(data["questions"]), len(data["columns"])
+    assert data["metrics"] == ["context_recall", "context_precision", "contains"]
+    assert set(data["questions"][0]) == {"id", "question"}
+    assert set(data["columns"][0]) == {"version", "label", "at"}
+    for rows in data["cells"].values():
+        assert len(rows) == n_q and all(len(r) == n_c for r in rows)
+    assert len(data["query_ids"]) == n_q and all(len(r) == n_c for r in data["query_ids"])
+    assert data["unparseable"] == []
+
+
+def test_a_passage_that_left_is_a_regression_with_its_reason(history: ragtt.Project) -> None:
+    """Flask 1.0's Python support sentence, rewritten in 2.0.0: the question regresses there,
+    and the reason is the re-ingest of installation.rst that changed the passage."""
+    old = (
+        "We recommend using the latest version of Python 3. Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+    )
+    rows = [{"question": "Which Python versions does Flask support?", "reference_contexts": [old]}]
+    matrix = history.evaluate(rows, mode=MODE, top_k=TOP_K)
+    found = matrix.regressions("context_recall", threshold=0.5)
+    assert found.height == 1, matrix.to_text()
+    row = found.row(0, named=True)
+    assert row["first_bad_label"] == "flask-2.0.0"
+    assert row["last_good_value"] == 1.0 and row["first_bad_value"] == 0.0
+    assert "docs/installation.rst was re-ingested at flask-2.0.0" in row["reason"], row["reason"]
+    assert "this passage changed" in row["reason"]

@@ -1,0 +1,164 @@
+"""The bundled sample's three releases: the judge under litellm's mock_response, a process
+that dies mid-matrix, answers and the rendered matrix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import ragtt
+from ragtt.events import types as ev
+
+SAMPLE = Path(ragtt.__file__).parent / "sample"
+REFUND_THEN = "You can ask for a full refund within 30 days of any purchase, on any plan, monthly or annual."
+ROWS = [
+    {
+        "question": "How long is the refund window?",
+        "reference": "A full refund within 30 days of any purchase, on any plan.",
+        "reference_contexts": [REFUND_THEN],
+        "must_contain": ["30 days"],
+    },
+    {
+        "question": "How do I ask for a refund?",
+        "reference": "Write to billing@nimbus-notes.example with the order number.",
+        "reference_contexts": [
+            "Write to billing@nimbus-notes.example from the address on your account and include the order number "
+            "from your receipt."
+        ],
+    },
+]
+
+
+def sample_project(path: Path) -> ragtt.Project:
+    proj = ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False)
+    for release in ("release-1", "release-2", "release-3"):
+        proj.ingest(SAMPLE / release)
+        proj.snapshot(release)
+    return proj
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ragtt.Project]:
+    with sample_project(tmp_path_factory.mktemp("sample") / "proj") as proj:
+        yield proj
+
+
+def test_the_refund_window_regresses_at_release_3_with_its_reason(sample: ragtt.Project) -> None:
+    matrix = sample.evaluate(ROWS, mode="bm25")
+    assert [c.label for c in matrix.columns] == ["release-1", "release-2", "release-3"]
+    assert matrix.metrics == ["context_recall", "context_precision", "answer_match", "contains"]
+    assert matrix.cells["contains"][0][0] == 1.0  # the answer at release 1 says "30 days"
+    assert matrix.cells["contains"][1] == [None, None, None]  # nothing it must contain: absent
+    found = matrix.regressions()
+    assert found["question"].to_list() == ["How long is the refund window?"]
+    row = found.row(0, named=True)
+    assert row["first_bad_label"] == "release-3"
+    assert "refund-policy.md was re-ingested at release-3" in row["reason"]
+    assert matrix.regressions("contains", threshold=1.0)["first_bad_label"].to_list() == ["release-2"]
+
+
+def test_the_judge_runs_once_and_is_read_back(sample: ragtt.Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    verdict = '{"faithfulness": 0.75, "correctness": 0.5}'
+    judge = ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=verdict)
+    matrix = sample.evaluate(ROWS, mode="bm25", judge=judge)
+    assert matrix.cells["faithfulness"] == [[0.75] * 3, [0.75] * 3]
+    assert matrix.cells["correctness"] == [[0.5] * 3, [0.5] * 3]
+    logged = sample.events.query(types=ev.JUDGE_VERDICT)
+    assert len(logged) == 6
+    assert {e.payload["raw"] for e in logged} == {verdict}
+    assert logged[0].payload["model"] == "openai/gpt-4o-mini"
+    assert "How long is the refund window?" in logged[0].payload["messages"][1]["content"]
+    assert {e.query_id for e in logged} == {q for row in matrix.query_ids for q in row}
+
+    import litellm
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the judge was called again")
+
+    monkeypatch.setattr(litellm, "completion", refuse)
+    again = sample.evaluate(ROWS, mode="bm25", judge=ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=verdict))
+    assert again.computed_versions == 0
+    assert again.frame().equals(matrix.frame())
+
+
+def test_a_verdict_that_does_not_parse_is_marked_with_its_raw_text(sample: ragtt.Project) -> None:
+    raw = "I would say it is mostly faithful."
+    matrix = sample.evaluate(ROWS, mode="bm25", judge=ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=raw))
+    assert {"faithfulness", "correctness"} <= set(matrix.metrics)
+    assert matrix.cells["faithfulness"][0] == [None, None, None]
+    assert len(matrix.unparseable) == 12  # 2 questions x 3 versions x 2 metrics
+    assert {u["raw"] for u in matrix.unparseable} == {raw}
+    assert matrix.unparseable[0].keys() == {"question_id", "version", "metric", "raw"}
+    frame = matrix.frame()
+    marked = frame.filter(frame["metric"] == "faithfulness")
+    assert marked.height == 6 and marked["value"].null_count() == 6
+    assert set(marked["unparseable"].to_list()) == {raw}
+    assert "did not parse" in matrix.to_text()
+
+
+def test_a_process_dying_mid_matrix_leaves_whole_versions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with sample_project(tmp_path / "proj") as proj:
+        log = proj.events
+        real = log.append_many
+        appended: list[int] = []
+
+        def dies_on_the_second_version(events, conn=None):  # type: ignore[no-untyped-def]
+            if conn is None and any(e.type == ev.EVALUATION_CELLS for e in events):  # (it calls itself with conn)
+                appended.append(1)
+                if len(appended) == 2:
+                    raise KeyboardInterrupt  # the process dies while the second version is written
+            return real(events, conn)
+
+        monkeypatch.setattr(log, "append_many", dies_on_the_second_version)
+        with pytest.raises(KeyboardInterrupt):
+            proj.evaluate(ROWS, mode="bm25")
+        monkeypatch.undo()
+        cells = log.query(types=ev.EVALUATION_CELLS)
+        runs = log.query(types="replay.query.completed")
+        assert len(cells) == 1 and len(runs) == 2  # the first version whole, nothing of the second
+        matrix = proj.evaluate(ROWS, mode="bm25")
+        assert (matrix.computed_versions, matrix.reused_versions) == (2, 1)
+        assert all(q is not None for row in matrix.query_ids for q in row)
+        for row in matrix.query_ids:
+            for query_id in row:
+                assert proj.replay(str(query_id)).matches_original
+
+
+def test_at_takes_lists_latest_and_versions(sample: ragtt.Project) -> None:
+    both = sample.evaluate(ROWS, mode="bm25", at=["release-3", "release-1"])
+    assert [c.label for c in both.columns] == ["release-1", "release-3"]
+    latest = sample.evaluate(ROWS, mode="bm25", at="latest")
+    assert [c.version for c in latest.columns] == [sample.version]
+    every = sample.evaluate(ROWS, mode="bm25", at="versions")
+    assert [c.version for c in every.columns] == [3, 4, 5]  # 1 and 2 made the empty table
+    with pytest.raises(ragtt.NotFoundError, match="no snapshot labelled 'release-9'"):
+        sample.evaluate(ROWS, at=["release-9"])
+    with pytest.raises(ragtt.ConfigError, match="unknown metric 'ndgc'"):
+        sample.evaluate(ROWS, metrics=["ndgc"])
+    with pytest.raises(ragtt.ConfigError, match="judge"):
+        sample.evaluate(ROWS, metrics=["faithfulness"])
+
+
+def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
+    rows = [{"question": "<script>alert(1)</script> refund?", "reference_contexts": [REFUND_THEN]}]
+    matrix = sample.evaluate(rows, mode="bm25")
+    html = matrix._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in matrix.to_html()
+    assert "release-3" in matrix.to_text()
+    wide = matrix.wide("context_recall")
+    assert wide.columns == ["question_id", "question", "release-1", "release-2", "release-3"]
+    assert repr(matrix).startswith("HistoryMatrix('records', 1 questions x 3 versions")
+
+
+def test_cells_whose_runs_were_pruned_are_searched_again(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    with sample_project(tmp_path / "proj") as proj:
+        proj.evaluate(ROWS, mode="bm25")
+        assert proj.prune(max_age=timedelta(0)).queries_pruned == 6
+        again = proj.evaluate(ROWS, mode="bm25")
+        assert (again.computed_versions, again.reused_versions) == (3, 0)
+        assert all(proj.replay(str(q)).matches_original for row in again.query_ids for q in row)
