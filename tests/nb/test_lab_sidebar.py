@@ -75,7 +75,8 @@ def cells(page: Any) -> list[str]:
     return list(
         page.evaluate(
             """() => {
-              const nb = window.jupyterapp.shell.widgets('main').find((w) => w.content && w.content.model && w.sessionContext);
+              const main = Array.from(window.jupyterapp.shell.widgets('main'));
+              const nb = main.find((w) => w.content && w.content.model && w.sessionContext);
               return nb.content.model.sharedModel.cells.map((c) => c.getSource());
             }"""
         )
