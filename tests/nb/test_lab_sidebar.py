@@ -35,12 +35,14 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     home = tmp_path_factory.mktemp("lab")
     root = home / "root"
     with ragtt.Project.open(root / "flask", embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
-        for release in flask_releases()[:4]:
+        for number, release in enumerate(flask_releases()[:4]):
             proj.ingest(release)
             proj.snapshot(release.name.split("_", 1)[1])
+            if number == 0:  # asked at the first release: "Diff with now" has history to show
+                proj.query("how do I register a blueprint")
         proj.ingest_texts({EVIL_SOURCE: "# Evil\n\nA blueprint <script>window.__pwned='doc'</script> here.\n"})
         proj.snapshot("with-payloads")  # labels are letters, digits, '.', '-', '_' only: no markup can be one
-        for text in ("how do I register a blueprint", "application context teardown", EVIL_QUERY):
+        for text in ("application context teardown", EVIL_QUERY):
             proj.query(text)
     with ragtt.Project.open(root / "second", embedder=ragtt.HashEmbedder(), progress=False, create=True) as other:
         other.ingest_texts({"second.md": "# Second\n\nThe second project.\n"})
@@ -121,6 +123,8 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         diff = page.locator(".ragtt-tab .ragtt-chunk-diff")
         diff.wait_for(timeout=60_000)
         assert "register a blueprint" in diff.locator(".ragtt-cd-query").first.inner_text()
+        heads = diff.locator(".ragtt-cd-colhead").all_inner_texts()
+        assert "flask-0.10" in heads[0] and "with-payloads" in heads[1]  # then and now
         screenshot(page, diff, screens / "lab_chunk_diff_tab.png")
 
         # "Insert in notebook" writes the %ragtt line below the active cell
