@@ -57,15 +57,18 @@ function activate(
     return tab;
   };
 
-  const replayNow = (project: string, queryId: string) =>
+  const replay = (project: string, queryId: string) =>
     api.project<{ query_id: string }>(project, 'replay', {
       method: 'POST', body: JSON.stringify({ query_id: queryId, generate: false }),
     });
 
   const panel = new HistoryPanel(api, {
     open: (project, widget, args) => void open(project, widget, args),
-    diffWithNow: async (project, queryId) => {
-      const now = await replayNow(project, queryId);
+    // "now": the same text replayed as of the newest version (a plain replay reruns the old one)
+    diffWithNow: async (project, queryId, text, latest) => {
+      const now = await api.project<{ query_id: string }>(project, 'replay/as-of', {
+        method: 'POST', body: JSON.stringify({ text, at: latest, generate: false }),
+      });
       open(project, 'chunk_diff', { left: queryId, right: now.query_id });
     },
   });
@@ -88,19 +91,14 @@ function activate(
     execute: async () => {
       const id = await InputDialog.getText({ title: 'Replay which query? (its id)', text: panel.current() ?? '' });
       if (!id.button.accept || !id.value) return;
-      const run = await replayNow(panel.project, id.value.trim());
+      const run = await replay(panel.project, id.value.trim());
       await panel.reload();
       open(panel.project, 'timeline', { query_id: run.query_id });
     },
   });
   app.commands.addCommand(CMD.diffNow, {
     label: 'ragtt: Diff with now',
-    execute: async () => {
-      const id = panel.current();
-      if (!id) return panel.say('No logged query to diff yet.', true);
-      const now = await replayNow(panel.project, id);
-      open(panel.project, 'chunk_diff', { left: id, right: now.query_id });
-    },
+    execute: () => panel.diffWithNow(),
   });
   app.commands.addCommand(CMD.insert, {
     label: 'ragtt: Insert in notebook',

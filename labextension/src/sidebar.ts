@@ -11,12 +11,14 @@ const PAGE = 100; // queries a request fetches
 
 export interface Opener {
   open(project: string, widget: string, args: Record<string, string>): void;
-  diffWithNow(project: string, queryId: string): Promise<void>;
+  diffWithNow(project: string, queryId: string, text: string, latest: number): Promise<void>;
 }
 
 export class HistoryPanel extends Widget {
   project = '';
   selected: string | null = null;
+  latest = 0; // the project's newest version: what "now" means
+  private texts = new Map<string, string>(); // query id -> its text, for the rows fetched
   private total = 0;
   private pages = new Map<number, LoggedQuery[]>();
   private pending = new Set<number>();
@@ -56,7 +58,7 @@ export class HistoryPanel extends Widget {
     actions.append(
       button('jp-Button jp-mod-styled', 'Timeline', 'open the selected query\'s timeline', () => this.openSelected()),
       button('jp-Button jp-mod-styled', 'Diff with now', 'diff the selected query with a replay now', () => {
-        if (this.selected) void this.opener.diffWithNow(this.project, this.selected).catch((err) => this.say(String(err), true));
+        void this.diffWithNow().catch((err) => this.say(String(err), true));
       }),
     );
     this.node.append(
@@ -94,6 +96,7 @@ export class HistoryPanel extends Widget {
     this.say(`Loading ${project}…`);
     try {
       const versions = await this.api.project<Version[]>(project, 'ui/versions');
+      this.latest = versions.length ? versions[versions.length - 1].version : 0;
       this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
       await this.reload();
       this.say(`${project}: ${versions.length} versions, ${this.total} queries`);
@@ -120,6 +123,7 @@ export class HistoryPanel extends Widget {
     if (generation !== this.generation) return;
     this.total = first.total;
     this.pages.set(0, first.queries);
+    for (const q of first.queries) this.texts.set(q.query_id, q.text);
     this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
     this.spacer.style.height = `${first.total * ROW}px`;
     this.scroll.scrollTop = 0;
@@ -153,6 +157,7 @@ export class HistoryPanel extends Widget {
       .then((page) => {
         if (generation !== this.generation) return;
         this.pages.set(offset, page.queries);
+        for (const q of page.queries) this.texts.set(q.query_id, q.text);
         this.paint();
       })
       .catch((err) => this.say(String(err), true))
@@ -184,6 +189,13 @@ export class HistoryPanel extends Widget {
   openSelected(): void {
     const id = this.selected ?? this.row(0)?.query_id;
     if (id) this.opener.open(this.project, 'timeline', { query_id: id });
+  }
+
+  /** The selected (else newest) query asked again at the newest version, diffed with how it ran. */
+  async diffWithNow(): Promise<void> {
+    const id = this.current();
+    if (!id) return this.say('No logged query to diff yet.', true);
+    await this.opener.diffWithNow(this.project, id, this.texts.get(id) ?? '', this.latest);
   }
 
   /** The newest logged query's id (what the palette's commands act on without a selection). */
