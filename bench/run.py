@@ -55,6 +55,7 @@ OTHER_BENCHES = {
     "bench_pdf.py": (["--rounds", "2"], ["--rounds", "1"]),
     "bench_widgets.py": ([], ["--events", "2000", "--rounds", "1"]),  # headless Chromium
     "bench_widgets2.py": ([], ["--points", "20000", "--rounds", "1"]),
+    "bench_widgets3.py": ([], ["--questions", "100", "--versions", "200", "--rounds", "1"]),  # HistoryMatrix
     "bench_embed.py": ([], ["--quick"]),  # ONNX vs torch embedder, Cranfield nDCG (full: minutes)
     "bench_cli.py": ([], ["--quick"]),  # CLI wall times against the tree before issue 14
     "bench_memory.py": ([], ["--quick"]),  # peak RSS of a 200 MB text file's ingest (quick: 20 MB)
@@ -64,6 +65,7 @@ OTHER_BENCHES = {
     "bench_traces.py": ([], ["--quick"]),  # OpenTelemetry export, queries/s to OTLP/JSON (issue 11)
     "bench_ray.py": ([], ["--quick"]),  # ingest on a local Ray vs in-process (20,000 docs; quick: 2,000)
     "bench_s3.py": ([], ["--quick"]),  # issue 12: replay p50, index on S3 (moto) vs in the folder, 2,000 docs
+    "bench_verify.py": ([], ["--quick"]),  # issue 31: hashing on ingest, verify() and verify(deep=True) costs
     "bench_eval.py": ([], ["--quick"]),  # issue 26: the history matrix vs replay_text; 1,000 versions vs 10
 }
 

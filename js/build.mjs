@@ -1,5 +1,6 @@
 // Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
-// per widget, js/<widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into js/<widget>.css;
+// per widget, js/<widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into js/<widget>.css
+// (with the CSS of the widgets it shows inside itself, OPENS);
 // the same for the /ui dashboard page (js/dashboard.js, js/dashboard.css).
 // The outputs are checked in: the wheel, reports and anywidget's hot reload read them, and
 // no Node is needed to use ragtt.
@@ -11,8 +12,10 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
 const JS = dirname(fileURLToPath(import.meta.url));
-const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay"];
+const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix"];
 const SHARED_CSS = ["panel.css", "chunk_card.css"];
+// A widget that renders other widgets' views in itself carries their CSS too.
+const OPENS = { history_matrix: ["chunk_diff.css", "timeline.css"] };
 // `ragtt serve`'s /ui page: loads the widget bundles above at run time, so it carries none of them.
 const PAGES = ["dashboard"];
 
@@ -25,7 +28,7 @@ async function outputs() {
       banner: { js: `// Generated from js/src/${name}.js by js/build.mjs (./dev build): edit the sources, not this file.` },
     });
     files.set(`${name}.js`, result.outputFiles[0].text);
-    const css = [...(PAGES.includes(name) ? [] : SHARED_CSS), `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
+    const css = [...(PAGES.includes(name) ? [] : SHARED_CSS), ...(OPENS[name] || []), `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
     files.set(`${name}.css`, `/* Generated from js/src by js/build.mjs: edit the sources, not this file. */\n${css}`);
   }
   return files;

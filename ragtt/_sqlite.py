@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["connect", "driver", "load_sqlite_vec"]
+__all__ = ["connect", "copy_database", "driver", "load_sqlite_vec"]
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -80,3 +80,19 @@ def load_sqlite_vec(conn: Any) -> bool:
         with contextlib.suppress(Exception):
             conn.enable_load_extension(False)
     return True
+
+
+def copy_database(source: str | Path, target: str | Path) -> None:
+    """A consistent copy of the database ``source`` at ``target`` through SQLite's online
+    backup API: one read transaction, so writers in other processes go on (WAL) and the copy
+    is the database as of one commit."""
+    db = driver()
+    src = db.connect(f"file:{source}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        dst = db.connect(str(target))
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()

@@ -37,9 +37,10 @@ if TYPE_CHECKING:
     from ragtt.events.base import EventLog
     from ragtt.events.documents import DocumentRow
     from ragtt.events.intents import Intent
+    from ragtt.index.files import FileRecord
     from ragtt.index.table import ChunkTable
 
-__all__ = ["Write", "recover", "writing"]
+__all__ = ["Write", "files_event", "recover", "writing"]
 
 
 @dataclass
@@ -176,6 +177,10 @@ def _complete(log: EventLog, table: ChunkTable, intent: Intent) -> list[int]:
     events = [_event_from_body(b, now, last) for b in intent.body["events"]]
     if versions and events:  # the write's last event names every version it made
         events[-1] = replace(events[-1], payload={**events[-1].payload, "versions": versions})
+    # The bytes of what the versions added, in the same transaction: the chain covers them.
+    files = table.added_files(intent.base_version, versions)
+    if files:
+        events.append(files_event(table.table_name, versions, files, now))
     with log.transaction() as conn:
         log.versions.record(conn, versions, intent.operation, now)
         for key, value in intent.body.get("meta", {}).items():
@@ -183,6 +188,16 @@ def _complete(log: EventLog, table: ChunkTable, intent: Intent) -> list[int]:
         log.append_many(events, conn=conn)
         log.intents.remove(conn, intent.intent_id)
     return versions
+
+
+def files_event(
+    table_name: str, versions: list[int], files: Sequence[FileRecord], ts: Any, *, adopted: bool = False
+) -> Event:
+    """The event that records ``files`` (what ``versions`` added, or all of an adopted table's)."""
+    from ragtt.events import types as ev
+
+    payload = {"table": table_name, "versions": versions, "files": [f.to_list() for f in files], "adopted": adopted}
+    return Event(ev.INDEX_FILES_RECORDED, payload, index_version=max(versions, default=None), ts=ts)
 
 
 def _event_body(e: Event) -> dict[str, Any]:

@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from ragtt._hashing import time_ordered_id
 from ragtt.config import PipelineConfig
 from ragtt.context import At, Context
+from ragtt.damage import guarded
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import Document, IngestReport, QueryResult, ReplayResult, RetrievedChunk, Snapshot, Snapshots
+from ragtt.values import check_text, printable, unicode_problem
 
 if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
+    from ragtt.backup import BackupReport
     from ragtt.evaluation.dataset import EvalDataset
     from ragtt.evaluation.judge import LiteLLMJudge
     from ragtt.evaluation.matrix import HistoryMatrix
@@ -49,6 +52,7 @@ __all__ = ["At", "Project"]
 _Run = TypeVar("_Run", bound=QueryResult)
 
 
+@guarded
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
@@ -222,9 +226,14 @@ class Project:
         follow_symlinks: bool = False,
         engine: str = "local",
         ray_address: str | None = None,
+        as_of: datetime | None = None,
     ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
+
+        ``as_of`` (a timezone-aware datetime) is the time the content is of, such as a
+        release date: recorded in the log, it places the version on the Timeline's time axis
+        and ``resolve_version(datetime)`` (``replay --as-of``) finds the version by it.
 
         A folder is a corpus: when only folders are given, the index is made to mirror them,
         so a file deleted or renamed since the last ingest leaves the index (``prune=None``,
@@ -253,12 +262,14 @@ class Project:
             keep=frozenset(s for s, _ in found.skipped),
             engine=engine,
             ray_address=ray_address,
+            as_of=as_of,
         )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
-    def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
+    def ingest_texts(self, texts: dict[str, str], *, as_of: datetime | None = None) -> IngestReport:
         """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
-        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF. ``as_of``: as
+        for ``ingest``."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
@@ -267,15 +278,18 @@ class Project:
         for source, text in texts.items():
             if not isinstance(source, str) or not source or not isinstance(text, str):
                 failed.append((str(source), "source must be a non-empty str and its text a str"))
+            elif (problem := unicode_problem(source)) or (problem := unicode_problem(text)):
+                what = "the source name" if unicode_problem(source) else "its text"
+                failed.append((printable(source), f"{what} {problem}"))
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
-        return run_ingest(self._ctx, items, failed)
+        return run_ingest(self._ctx, items, failed, as_of=as_of)
 
     def remove(self, source: str) -> int:
         """Remove a source's chunks (one new version); returns that version."""
         from ragtt.ingest.remove import remove_source
 
-        return remove_source(self._ctx, source)
+        return remove_source(self._ctx, check_text("the source", source))
 
     # -- query, replay, diff -----------------------------------------------------------------
 
@@ -345,12 +359,20 @@ class Project:
             replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
         )
 
-    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
+    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6, generate: bool = True) -> DiffReport:
         """What entered, left, moved and changed between two runs; a removed and an added chunk
-        of one source at least ``threshold`` similar are one "changed" passage."""
+        of one source at least ``threshold`` similar (in words or in what they are about) are
+        one "changed" passage. Either id may be ``"last"``: the newest live run of the other's
+        question. ``generate``: a run without an answer gets one, through a logged replay."""
         from ragtt.timetravel.diff import diff_runs
 
-        return diff_runs(self._ctx, left_id, right_id, threshold=threshold)
+        return diff_runs(self._ctx, left_id, right_id, threshold=threshold, generate=generate)
+
+    def last_query(self, text: str | None = None) -> str:
+        """The id of the newest live query; with ``text``, of the newest live query of that question."""
+        from ragtt.timetravel.run import last_query
+
+        return last_query(self._ctx, text)
 
     def query_vector(self, text: str, embedder_id: str | None = None) -> NDArray[Any] | None:
         """``text``'s vector under ``embedder_id`` (default: the project's embedder, computed if
@@ -363,7 +385,8 @@ class Project:
     # -- analysis ------------------------------------------------------------------------------
 
     def lineage(self, left_id: str, right_id: str) -> LineageReport:
-        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed, ranking)."""
+        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed,
+        ranking); either id may be ``"last"``, as in ``diff``."""
         from ragtt.timetravel.lineage import lineage
 
         return lineage(self._ctx, left_id, right_id)
@@ -434,11 +457,22 @@ class Project:
 
         return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
 
-    def verify(self) -> VerifyReport:
-        """Re-walk the history: hash chain, guards, versions, tags and documents (``.ok``, ``.problems``)."""
+    def verify(self, *, deep: bool = False) -> VerifyReport:
+        """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
+        documents, and every retained index file against the size the log recorded
+        (``deep``: its SHA-256, and SQLite's full integrity_check). ``.ok``, ``.problems``."""
         from ragtt.verify import verify
 
-        return verify(self._ctx)
+        return verify(self._ctx, deep=deep)
+
+    def backup(self, dest: str | Path) -> BackupReport:
+        """A consistent copy of the project in the new folder ``dest``, taken while other
+        processes may write: the databases through SQLite's online backup API, the index files
+        of the versions the copied log records, each checked against its recorded hash.
+        ``Project.open(dest).verify(deep=True)`` proves it; restoring is putting the folder back."""
+        from ragtt.backup import backup
+
+        return backup(self._ctx, self._marker, dest)
 
     # -- snapshots and versions ----------------------------------------------------------------
 

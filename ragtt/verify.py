@@ -1,33 +1,41 @@
 """``proj.verify()``: re-walk the history and check that the stores agree with it.
 
-Checks that the hash chain is intact; that the history guards are in place; that every
-version the log names exists in the table and none is unlogged; that every tag has its
-snapshot event and every snapshot event its tag; that every document indexed at the
-latest version has its text, matching the hash its ingest logged; and that no write is
-left half done.
+Checks that SQLite finds every SQLite file of the project whole (``quick_check``;
+``integrity_check`` when ``deep``); that the hash chain is intact; that the history guards
+are in place; that every version the log names exists in the table and none is unlogged;
+that every tag has its snapshot event and every snapshot event its tag; that every document
+indexed at the latest version has its text, matching the hash its ingest logged; that no
+write is left half done; and that every file a retained version reads is the one the log
+recorded when the version was written: there, with its size (and, when ``deep``, its
+SHA-256). A damaged or missing file is a problem line naming it, the versions that read it
+and the logged queries that searched them.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragtt._hashing import sha256_hex
 from ragtt._html import STYLE, esc
+from ragtt.damage import named_damage
+from ragtt.events import probe
 from ragtt.events import types as ev
+from ragtt.index.files import FileRecord
 from ragtt.index.snapshots import snapshot_events as live_snapshot_events
 from ragtt.results import Result
 
 if TYPE_CHECKING:
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
 
-__all__ = ["VerifyReport", "verify"]
+__all__ = ["VerifyReport", "recorded_files", "verify"]
 
-_GUARDS = [
-    f"{t}_no_{op}"
-    for t in ("events", "documents", "document_text_parts", "index_versions")
-    for op in ("update", "delete", "replace")
-]
+_GUARDS = list(probe.EVENT_LOG_GUARDS)
+_QUERIES_NAMED = 5  # query ids a problem line names before it counts the rest
 
 
 @dataclass(frozen=True)
@@ -37,11 +45,17 @@ class VerifyReport(Result):
     events_checked: int = 0
     versions_checked: int = 0
     documents_checked: int = 0
+    files_checked: int = 0  # index files of the retained versions
+    files_adopted: int = 0  # of which recorded at a first open, not when written: "adopted, not proven"
+    deep: bool = False  # whether every file was hashed, and SQLite ran integrity_check
 
     def to_text(self) -> str:
+        how = "hashed" if self.deep else "sizes checked"
+        adopted = f", {self.files_adopted} adopted, not proven" if self.files_adopted else ""
         head = (
-            f"verify: {'ok' if self.ok else f'{len(self.problems)} problem(s)'}: {self.events_checked} events, "
-            f"{self.versions_checked} versions, {self.documents_checked} documents checked"
+            f"verify{' --deep' if self.deep else ''}: {'ok' if self.ok else f'{len(self.problems)} problem(s)'}: "
+            f"{self.events_checked} events, {self.versions_checked} versions, {self.documents_checked} documents, "
+            f"{self.files_checked} index files ({how}{adopted})"
         )
         return "\n".join([head, *(f"  {p}" for p in self.problems)])
 
@@ -56,9 +70,55 @@ class VerifyReport(Result):
         )
 
 
-def verify(ctx: Context) -> VerifyReport:
+def verify(ctx: Context, deep: bool = False) -> VerifyReport:
+    problems: list[str] = []
+    _check_sqlite_files(ctx, deep, problems)
+    checked, rows, documents, files, adopted = 0, [], 0, 0, 0
+    with _damage_as_problem(ctx, problems):
+        checked, chain = ctx.log.verify_chain()
+        problems += chain
+    with _damage_as_problem(ctx, problems):
+        rows = _check_log(ctx, problems)
+    with _damage_as_problem(ctx, problems):
+        files, adopted = _check_files(ctx, deep, problems)
+    with _damage_as_problem(ctx, problems):
+        logged = {v for v, _, _ in rows}
+        latest = ctx.table.latest_version()
+        documents = _check_documents(ctx, min(latest, max(logged, default=latest)), problems)
+    return VerifyReport(not problems, problems, checked, len(rows), documents, files, adopted, deep)
+
+
+@contextlib.contextmanager
+def _damage_as_problem(ctx: Context, problems: list[str]) -> Iterator[None]:
+    """A store that cannot be read for a check is the check's finding, named."""
+    try:
+        yield
+    except Exception as exc:
+        damage = named_damage(exc, ctx)
+        if damage is None:
+            raise
+        if str(damage) not in problems:
+            problems.append(str(damage))
+
+
+def _check_sqlite_files(ctx: Context, deep: bool, problems: list[str]) -> None:
+    pragma = "integrity_check" if deep else "quick_check"
+    found = [("the event log", str(ctx.log.file or ctx.log.location), ctx.log.integrity_problems(deep))]
+    for what, path in (("the assertion store", ctx.path / "assertions.db"), ("the embedding cache", ctx.cache.path)):
+        if path is not None and Path(path).exists():
+            found.append((what, str(path), probe.integrity_problems(Path(path), deep=deep)))
+    for what, where, damage in found:
+        if damage:
+            fix = (
+                "it is only a cache: delete it and ragtt embeds again"
+                if what == "the embedding cache"
+                else "restore it from a backup of the project folder"
+            )
+            problems.append(f"{what} {where}: SQLite's {pragma} finds it damaged ({damage[0]}); {fix}")
+
+
+def _check_log(ctx: Context, problems: list[str]) -> list[tuple[int, str, str]]:
     log, table = ctx.log, ctx.table
-    checked, problems = log.verify_chain()
     missing_guards = sorted(set(_GUARDS) - set(log.guards()))
     if missing_guards:
         problems.append(f"event log: history guards removed: {', '.join(missing_guards)}")
@@ -91,9 +151,87 @@ def verify(ctx: Context) -> VerifyReport:
             problems.append(f"snapshot {label!r}: tagged v{version} but its event says v{event.index_version}")
     for label in sorted(set(snapshot_events) - set(tags)):
         problems.append(f"snapshot {label!r}: its event has no tag in the index")
+    return rows
 
-    documents = _check_documents(ctx, min(latest, max(logged, default=latest)), problems)
-    return VerifyReport(not problems, problems, checked, len(rows), documents)
+
+def recorded_files(log: EventLog, name: str) -> dict[str, tuple[FileRecord, bool]]:
+    """Path -> (its record, whether it was adopted) of every file ``log`` recorded of the table ``name``."""
+    found: dict[str, tuple[FileRecord, bool]] = {}
+    for e in log.query(types=ev.INDEX_FILES_RECORDED):
+        if e.payload.get("table", name) != name:
+            continue
+        adopted = bool(e.payload.get("adopted"))
+        for row in e.payload.get("files", []):
+            record = FileRecord.from_list(row)
+            found.setdefault(record.path, (record, adopted))
+    return found
+
+
+def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, int]:
+    """Every file a retained version reads: recorded, there, its size (deep: its SHA-256)."""
+    table = ctx.table
+    recorded = recorded_files(ctx.log, table.table_name)
+    if not recorded:
+        problems.append(
+            f"index: the event log records none of the files of {table.where} (open the project with write "
+            "access once to record them)"
+        )
+        return 0, 0
+    # Not deep: every recorded file is stat'ed, and Lance's manifests (a read of each retained
+    # version's) are listed only when one is gone, to tell a pruned file from a lost one.
+    tracked = table.tracked_files() if deep else None
+    names = sorted(tracked if tracked is not None else recorded)
+    sizes = table.files().sizes(names)
+    bad: dict[str, str] = {}
+    for name in names:
+        entry = recorded.get(name)
+        size = sizes[name]
+        if entry is None:
+            bad[name] = "is not recorded in the event log (written outside ragtt?)"
+        elif size is None:
+            bad[name] = "is missing"
+        elif size != entry[0].size:
+            bad[name] = f"has changed: it is {size} bytes, recorded as {entry[0].size}"
+    if bad and tracked is None:
+        tracked = table.tracked_files()
+        pruned = [n for n in bad if n not in tracked and bad[n] == "is missing"]  # no retained version reads it
+        names = [n for n in names if n not in pruned]
+        bad = {n: what for n, what in bad.items() if n not in pruned}
+    if deep:
+        hashed = [n for n in names if n not in bad]
+        for name, got in zip(hashed, table.digests(hashed), strict=True):
+            if got is None:
+                bad[name] = "is missing"
+            elif got.sha256 != recorded[name][0].sha256:
+                bad[name] = "has changed: its SHA-256 is not the one recorded when it was written"
+    if bad:
+        assert tracked is not None
+        searched = _queries_by_version(ctx)
+        for name, what in bad.items():
+            versions = sorted(tracked.get(name, ()))
+            queries = sorted({q for v in versions for q in searched.get(v, ())})
+            noun = "versions" if len(versions) > 1 else "version"
+            line = f"index file {table.where}/{name} {what}; {noun} {_list(versions)} read it"
+            if queries:
+                more = f" and {len(queries) - _QUERIES_NAMED} more" if len(queries) > _QUERIES_NAMED else ""
+                line += f"; logged queries that searched them: {', '.join(queries[:_QUERIES_NAMED])}{more}"
+            problems.append(line + ". Restore the index folder from a backup")
+    adopted = sum(1 for n in names if n in recorded and recorded[n][1])
+    return len(names), adopted
+
+
+def _queries_by_version(ctx: Context) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    for e in ctx.log.query(types=[ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED]):
+        if e.index_version is not None and e.query_id is not None:
+            found.setdefault(int(e.index_version), []).append(e.query_id)
+    return found
+
+
+def _list(versions: list[int]) -> str:
+    if len(versions) > 1 and versions == list(range(versions[0], versions[-1] + 1)):
+        return _span(versions)
+    return ", ".join(map(str, versions[:10])) + (f" (and {len(versions) - 10} more)" if len(versions) > 10 else "")
 
 
 def _versions_named_by_events(ctx: Context) -> set[int]:

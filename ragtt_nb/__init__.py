@@ -6,7 +6,7 @@
 >>> %ragtt timeline last                     # doctest: +SKIP
 
 Widgets: ``Timeline(proj, query_id, assertions=None)``, ``ChunkDiff(diff_report)``,
-``DriftScatter(proj, a, b)`` and ``PdfOverlay(proj, source)``. Reports:
+``DriftScatter(proj, a, b)``, ``PdfOverlay(proj, source)`` and ``HistoryMatrix(matrix, proj=proj)``. Reports:
 ``export_report("nb.ipynb", "report.html")`` or ``ragtt report nb.ipynb -o report.html``.
 Names load on first use, so importing ragtt_nb does not import the widget stack.
 """
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "ChunkDiff": "ragtt_nb.chunk_diff",
     "DriftScatter": "ragtt_nb.drift_scatter",
+    "HistoryMatrix": "ragtt_nb.history_matrix",
     "PdfOverlay": "ragtt_nb.pdf_overlay",
     "RagttMagics": "ragtt_nb.magics",
     "Timeline": "ragtt_nb.timeline",
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ragtt_nb.chunk_diff import ChunkDiff as ChunkDiff
     from ragtt_nb.drift_scatter import DriftScatter as DriftScatter
     from ragtt_nb.export import export_report as export_report
+    from ragtt_nb.history_matrix import HistoryMatrix as HistoryMatrix
     from ragtt_nb.magics import RagttMagics as RagttMagics
     from ragtt_nb.pdf_overlay import PdfOverlay as PdfOverlay
     from ragtt_nb.timeline import Timeline as Timeline

@@ -1,9 +1,13 @@
 // @ts-check
 // Version labels: "flask-1.0 (v6)" where a snapshot names the version, plain "v6" otherwise;
-// and the distinguishing part of labels that share a prefix ("flask-0.1", "flask-0.2" -> "0.1", "0.2").
+// the distinguishing part of labels that share a prefix ("flask-0.1", "flask-0.2" -> "0.1", "0.2");
+// and their placement on one line of a canvas axis without overlaps (the Timeline's and the
+// HistoryMatrix's version axes).
 
 /** Where a shared prefix or suffix may be cut: after (or before) one of these. */
 const SEPARATORS = "-_ ./:@";
+/** CSS px between two labels on one line. */
+export const LABEL_GAP = 6;
 
 /**
  * The one form a version takes in every widget (ragtt.results.version_label's, in Python).
@@ -15,6 +19,19 @@ const SEPARATORS = "-_ ./:@";
 export function versionLabel(version, names) {
   const name = names && names[String(version)];
   return name ? `${name} (v${version})` : `v${version}`;
+}
+
+/**
+ * A version's text on a version axis: its snapshot label's distinguishing part (`shortOf`,
+ * from `distinguishing`) where a snapshot names it, else "v6".
+ * @param {number} version
+ * @param {Record<string, string>} names version (as a string) -> snapshot label
+ * @param {Map<string, string>} shortOf label -> its distinguishing part
+ * @returns {string}
+ */
+export function slotText(version, names, shortOf) {
+  const name = names[String(version)];
+  return name ? shortOf.get(name) || name : `v${version}`;
 }
 
 /**
@@ -52,4 +69,59 @@ function commonPrefix(xs) {
 function cutAt(s, ok, step) {
   while (s && !ok(s)) s = step(s);
   return s;
+}
+
+/**
+ * @typedef {{x: number, text: string, [key: string]: any}} Mark
+ * @typedef {{x0: number, x1: number, text: string, mark: Mark, row?: number}} LabelBox
+ */
+
+/** Place labels on one line without overlaps: each right of its mark (up to the next mark),
+ *  else left of it, cut with "…" when only part fits, skipped when not even that does.
+ *  `first` (the cursor's label) is placed before the others, in full, and they make room.
+ * @param {CanvasRenderingContext2D} g @param {Mark[]} marks @param {number} left @param {number} right
+ * @param {Mark | null} [first]
+ * @returns {LabelBox[]} */
+export function placeLabels(g, marks, left, right, first = null) {
+  const sorted = [...marks].sort((a, b) => a.x - b.x);
+  const minW = g.measureText("ab…").width;
+  /** @type {LabelBox[]} */
+  const boxes = [];
+  /** @type {LabelBox | null} */
+  let held = null;
+  if (first) {
+    const w = g.measureText(first.text).width;
+    const x0 = first.x + 4 + w <= right ? first.x + 4 : Math.max(left, first.x - 4 - w);
+    held = { x0, x1: x0 + w, text: first.text, mark: first };
+  }
+  let prevRight = -Infinity;
+  sorted.forEach((m, k) => {
+    if (m === first) return;
+    const before = held && m.x < held.x0;
+    const floor = Math.max(left, prevRight + LABEL_GAP, held && !before ? held.x1 + LABEL_GAP : -Infinity);
+    const limit = Math.min(right, k + 1 < sorted.length ? sorted[k + 1].x - 3 : Infinity,
+      held && before ? held.x0 - LABEL_GAP : Infinity);
+    const full = g.measureText(m.text).width;
+    const rightRoom = m.x + 4 >= floor ? limit - (m.x + 4) : -1;
+    const leftRoom = m.x - 4 - floor;
+    let side, room;
+    if (full <= rightRoom) { side = "right"; room = full; }
+    else if (full <= leftRoom) { side = "left"; room = full; }
+    else if (Math.max(rightRoom, leftRoom) >= minW) {
+      side = rightRoom >= leftRoom ? "right" : "left";
+      room = Math.max(rightRoom, leftRoom);
+    } else return;
+    let text = m.text;
+    if (full > room) {
+      let n = text.length;
+      while (n > 1 && g.measureText(`${text.slice(0, n)}…`).width > room) n--;
+      text = `${text.slice(0, n)}…`;
+    }
+    const w = g.measureText(text).width;
+    const x0 = side === "right" ? m.x + 4 : m.x - 4 - w;
+    boxes.push({ x0, x1: x0 + w, text, mark: m });
+    prevRight = x0 + w;
+  });
+  if (held) boxes.push(held);
+  return boxes.sort((a, b) => a.x0 - b.x0);
 }

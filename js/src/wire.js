@@ -41,3 +41,20 @@ export function strings(packed) {
   const dec = new TextDecoder();
   return { length: off.length - 1, get: (i) => dec.decode(bytes.subarray(off[i], off[i + 1])) };
 }
+
+/**
+ * A message's buffers put back where Python's `split_buffers` (ragtt/views/wire.py) took them
+ * out: each `{"$ref": k}` becomes buffer `k`.
+ * @param {any} value the message's content
+ * @param {any[]} buffers the message's buffers (ArrayBuffers or DataViews)
+ * @returns {any}
+ */
+export function joinBuffers(value, buffers) {
+  if (Array.isArray(value)) return value.map((v) => joinBuffers(v, buffers));
+  if (value === null || typeof value !== "object") return value;
+  if (typeof value.$ref === "number" && Object.keys(value).length === 1) return buffers[value.$ref];
+  /** @type {Record<string, any>} */
+  const out = {};
+  for (const [k, v] of Object.entries(value)) out[k] = joinBuffers(v, buffers);
+  return out;
+}

@@ -22,6 +22,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ragtt._hashing import time_ordered_id
@@ -80,6 +81,8 @@ class EventLog(ABC):
     retention: Retention
     #: Where the log lives, for messages (a file path, or a URI without its password).
     location: str
+    #: The log's own file, when it is one (SQLite): what a check of it names.
+    file: Path | None = None
     #: The SQL expression of a document event's source, read from the JSON payload text.
     _SOURCE_SQL: ClassVar[str]
 
@@ -120,6 +123,11 @@ class EventLog(ABC):
     @abstractmethod
     def guards(self) -> list[str]:
         """The history guards (triggers) that are in place."""
+
+    def integrity_problems(self, deep: bool = False) -> list[str]:
+        """What the database's own check finds wrong with the log's storage ([]: whole, or a
+        server that checks its own pages)."""
+        return []
 
     @abstractmethod
     def _top_seq(self) -> int | None:
@@ -269,6 +277,18 @@ class EventLog(ABC):
     def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
         found = self.query(types=type_, limit=1, newest_first=True, **filters)
         return found[0] if found else None
+
+    def as_of_times(self) -> dict[int, datetime]:
+        """Index version -> the ``as_of`` time its ingest carried (a release date: ``ingest(...,
+        as_of=...)``), for the versions whose ingest had one."""
+        from ragtt.events.types import INGEST_COMPLETED
+
+        found = {}
+        for event in self.query(types=INGEST_COMPLETED):
+            when = event.payload.get("as_of")
+            if when and event.index_version is not None:
+                found[int(event.index_version)] = parse_ts(when)
+        return found
 
     def last_ingest_of(self, source: str) -> Event | None:
         """The newest ``document.ingested`` event of ``source``."""

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     # Computes the vectors of batches of texts, one array per batch, in order (an ingest engine's).
     BatchEmbed = Callable[[Embedder, list[list[str]]], Iterable[NDArray[np.float32]]]
 
-__all__ = ["EmbeddingCache", "SQLiteVectors", "VectorStore"]
+__all__ = ["EmbeddingCache", "SQLiteVectors", "VectorStore", "set_aside"]
 
 _SCHEMA = """
 -- A rowid table: WITHOUT ROWID would put every ~1.5 KB vector on its own overflow page.
@@ -138,24 +138,54 @@ class EmbeddingCache:
 
 
 class SQLiteVectors:
-    """The cache in a SQLite file on this machine (``embeddings.db``, or ``embedding_cache=``)."""
+    """The cache in a SQLite file on this machine (``embeddings.db``, or ``embedding_cache=``).
+
+    It is not history: a file found damaged while in use is moved aside (``set_aside``)
+    and a new one started, with a warning; the texts are embedded again as needed."""
 
     def __init__(self, path: str | Path) -> None:
         self.path: Path | None = Path(path)
         self.location = str(path)
+        self._conn: Any = self._connect()
+
+    def _connect(self) -> Any:
+        conn = None
         try:
-            self._conn: Any = connect(path)
-            self._conn.executescript(_SCHEMA)
+            conn = connect(self.location)
+            conn.executescript(_SCHEMA)
+            return conn
         except driver().DatabaseError as exc:
+            if conn is not None:
+                conn.close()
             raise StoreError(
                 f"the embedding cache {self.location} cannot be opened ({exc}); it is only a cache: "
                 "move it aside and ragtt will embed again"
             ) from None
 
+    def _damaged(self, exc: Exception) -> bool:
+        """Whether ``exc`` is damage to the file (then it is set aside and a new one started)."""
+        message = str(exc)
+        if isinstance(exc, driver().IntegrityError) or "locked" in message or "busy" in message:
+            return False
+        if not any(w in message for w in ("malformed", "not a database", "corrupt", "no such table")):
+            return False
+        self._conn.close()
+        set_aside(Path(self.location), f"is damaged ({message})")
+        self._conn = self._connect()
+        return True
+
     def close(self) -> None:
         self._conn.close()
 
     def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
+        try:
+            return self._lookup(model_id, keys)
+        except driver().DatabaseError as exc:
+            if not self._damaged(exc):
+                raise
+            return {}  # a new, empty cache
+
+    def _lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         for start in range(0, len(keys), 500):
             batch = keys[start : start + 500]
@@ -169,6 +199,14 @@ class SQLiteVectors:
 
     def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
         try:
+            self._store(model_id, dim, rows)
+        except _Damaged as damaged:
+            if not self._damaged(damaged.cause):
+                raise StoreError(f"cannot write to the embedding cache {self.location}: {damaged.cause}") from None
+            self._store(model_id, dim, rows)
+
+    def _store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
+        try:
             self._conn.execute("BEGIN IMMEDIATE")
             self._conn.executemany(
                 "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, dim, vector) VALUES (?, ?, ?, ?)",
@@ -180,8 +218,35 @@ class SQLiteVectors:
             # again would hide the real error behind "no transaction is active".
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
-            raise StoreError(f"cannot write to the embedding cache {self.location}: {exc}") from None
+            raise _Damaged(exc) from None
         except BaseException:
             if self._conn.in_transaction:
                 self._conn.execute("ROLLBACK")
             raise
+
+
+class _Damaged(Exception):
+    """A write to the cache failed with ``cause`` (damage, or a full disk: the caller decides)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def set_aside(db: Path, problem: str) -> None:
+    """Move the damaged cache file ``db`` (and its WAL) aside as ``<name>.damaged``, with a
+    warning saying why, so that a new one is made in its place."""
+    import os
+    import warnings
+
+    aside = db.with_name(db.name + ".damaged")
+    for suffix in ("", "-wal", "-shm"):
+        source = db.with_name(db.name + suffix)
+        if source.exists():
+            os.replace(source, aside.with_name(aside.name + suffix))
+    warnings.warn(
+        f"ragtt: the embedding cache {db} {problem}; it is only a cache, so it was moved aside to {aside.name} "
+        "and texts are embedded again as they are needed",
+        RuntimeWarning,
+        stacklevel=5,
+    )

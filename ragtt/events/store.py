@@ -66,6 +66,7 @@ class EventStore(EventLog):
     def __init__(self, path: str | Path, *, table_name: str = "chunks", create: bool = True) -> None:
         super().__init__()
         self.path = Path(path)
+        self.file = self.path
         self.location = str(self.path.parent)
         if not create and not self.path.exists():
             raise ProjectDamagedError(
@@ -183,6 +184,11 @@ class EventStore(EventLog):
     def size_bytes(self) -> int:
         files = [self.path, self.path.with_name(self.path.name + "-wal")]
         return sum(f.stat().st_size for f in files if f.exists())
+
+    def integrity_problems(self, deep: bool = False) -> list[str]:
+        from ragtt.events.probe import integrity_problems
+
+        return integrity_problems(self.path, deep=deep)
 
     def guards(self) -> list[str]:
         return [r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'").fetchall()]

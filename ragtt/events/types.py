@@ -7,7 +7,7 @@ writes the same types with the ``replay.`` prefix under its own id.
 
 from __future__ import annotations
 
-from typing import Any, Final, TypedDict
+from typing import Any, Final, NotRequired, TypedDict
 
 __all__ = [
     "CONTEXT_ASSEMBLED",
@@ -17,6 +17,7 @@ __all__ = [
     "GENERATION_EXECUTED",
     "HISTORY_PRUNED",
     "INDEX_CREATED",
+    "INDEX_FILES_RECORDED",
     "INDEX_OPTIMIZED",
     "INDEX_REEMBEDDED",
     "INDEX_VECTOR_BUILT",
@@ -34,6 +35,7 @@ __all__ = [
     "DocumentRemoved",
     "EvaluationCells",
     "HistoryPruned",
+    "IndexFilesRecorded",
     "IngestCompleted",
     "RetrievalExecuted",
     "SnapshotTaken",
@@ -46,6 +48,8 @@ INGEST_COMPLETED: Final = "ingest.completed"
 INDEX_CREATED: Final = "index.created"
 INDEX_OPTIMIZED: Final = "index.optimized"
 INDEX_REEMBEDDED: Final = "index.reembedded"
+# The size and SHA-256 of every index file a write's versions added (ragtt/index/files.py)
+INDEX_FILES_RECORDED: Final = "index.files_recorded"
 INDEX_VECTOR_BUILT: Final = "index.vector_built"  # an ANN index on the vectors (ragtt.index.maintenance)
 SNAPSHOT_TAKEN: Final = "index.snapshot_taken"
 REGRESSION_COMPLETED: Final = "regression.completed"
@@ -104,6 +108,7 @@ class IngestCompleted(TypedDict):
     embeddings_reused: int
     embedder_id: str
     config_id: str
+    as_of: NotRequired[str]  # the time the ingested content is of (a release date), when the caller gave one
 
 
 class SnapshotTaken(TypedDict):
@@ -111,6 +116,13 @@ class SnapshotTaken(TypedDict):
     label: str
     doc_count: int
     chunk_count: int
+
+
+class IndexFilesRecorded(TypedDict):
+    table: str
+    versions: list[int]  # the versions that added the files (empty: adopted at a first open)
+    files: list[list[Any]]  # [path in the table, size, sha256]
+    adopted: bool  # True: recorded when a project from before this record was first opened
 
 
 class VectorIndexBuilt(TypedDict):

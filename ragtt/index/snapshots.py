@@ -12,14 +12,17 @@ from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events import types as ev
 from ragtt.events.store import Event
 from ragtt.results import Snapshot, Snapshots, version_names
+from ragtt.values import check_label_length, check_text
 
 if TYPE_CHECKING:
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
 
 __all__ = [
     "list_snapshots",
     "maybe_auto_snapshot",
     "snapshot_events",
+    "snapshot_events_in",
     "snapshot_if_changed",
     "take_snapshot",
     "version_labels",
@@ -29,7 +32,9 @@ _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def take_snapshot(ctx: Context, label: str) -> Snapshot:
-    if not isinstance(label, str) or not _LABEL.match(label) or label.isdigit():
+    check_text("the snapshot label", label)
+    check_label_length("the snapshot label", label)
+    if not _LABEL.match(label) or label.isdigit():
         raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); got {label!r}")
     with writing(ctx, "snapshot") as w:
         version = w.base
@@ -68,8 +73,13 @@ def list_snapshots(ctx: Context) -> Snapshots:
 def snapshot_events(ctx: Context) -> dict[str, Event]:
     """Label -> the ``index.snapshot_taken`` event of each snapshot that still exists: a prune
     that dropped a snapshot (its tag) lists its label, and a later snapshot may reuse it."""
+    return snapshot_events_in(ctx.log)
+
+
+def snapshot_events_in(log: EventLog) -> dict[str, Event]:
+    """``snapshot_events`` of the event log ``log``."""
     live: dict[str, Event] = {}
-    for e in ctx.log.query(types=[ev.SNAPSHOT_TAKEN, ev.HISTORY_PRUNED]):
+    for e in log.query(types=[ev.SNAPSHOT_TAKEN, ev.HISTORY_PRUNED]):
         if e.type == ev.HISTORY_PRUNED:
             for label in e.payload.get("snapshots_dropped", []):
                 live.pop(label, None)

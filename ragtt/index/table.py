@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ragtt.index.cache import IndexCache
+    from ragtt.index.files import FileRecord, TableFiles
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -138,7 +139,12 @@ def _text_index(dataset: Any) -> dict[str, Any] | None:
 
 
 def sql_string_list(values: list[str]) -> str:
-    """A SQL ``IN`` list with every quote doubled (source names are user data)."""
+    """A SQL ``IN`` list with every quote doubled (source names are user data; one that is
+    not valid Unicode text is a ConfigError)."""
+    from ragtt.values import check_text
+
+    for value in values:
+        check_text("the source", value)
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
@@ -358,6 +364,13 @@ class ChunkTable:
         except (OSError, ValueError, RuntimeError) as exc:
             import warnings
 
+            from ragtt.damage import index_damage
+
+            damage = index_damage(self.where, str(exc))
+            if damage is not None and "missing" in str(damage):
+                # the store lacks it too: the cache is not at fault, and the read that needs the
+                # file fails on the store with the named error (a read that does not, goes on)
+                return remote, None
             warnings.warn(f"the index cache in {cache.root} is not usable, reading from the store: {exc}", stacklevel=3)
             return remote, None
         return (remote, None) if local is None else (local, folder)
@@ -368,6 +381,74 @@ class ChunkTable:
         handle = self._lancedb().open_table(self.table_name)
         handle.checkout(version)
         return handle
+
+    # -- files ------------------------------------------------------------------------------
+
+    def files(self) -> TableFiles:
+        """The table's files, where they are (its folder or the object store)."""
+        from ragtt.index.files import TableFiles
+
+        return TableFiles(self.where, self._storage_options)
+
+    def tracked_files(self, min_version: int | None = None) -> dict[str, set[int]]:
+        """Path (in the table) -> the retained versions from ``min_version`` on that read it:
+        every data, deletion and index file, as Lance's manifests list them."""
+        from ragtt.index.files import TRACKED_TYPES
+
+        found: dict[str, set[int]] = {}
+        for version, kind, path in self.tracked_rows(min_version):
+            if kind in TRACKED_TYPES:
+                found.setdefault(path, set()).add(version)
+        return found
+
+    def tracked_rows(self, min_version: int | None = None) -> list[tuple[int, str, str]]:
+        """(version, kind, path in the table) of every file each retained version from
+        ``min_version`` on reads: its manifest, transaction, data, deletion and index files."""
+        dataset = self._latest()
+        rows = dataset.tracked_files(min_version=min_version) if min_version else dataset.tracked_files()
+        table = rows.read_all()
+        return list(
+            zip(
+                table.column("version").to_pylist(),
+                [str(k) for k in table.column("type").to_pylist()],
+                [str(p) for p in table.column("path").to_pylist()],
+                strict=True,
+            )
+        )
+
+    def digests(self, names: list[str]) -> list[FileRecord | None]:
+        """Size and SHA-256 of each file (None: gone): on object storage from the index cache's
+        whole copy where it holds one, else downloaded."""
+        if self._cache is None:
+            return self.files().digests(names)
+        folder = self._cache.folder_for(str(self.folder), self._storage_options)
+        cached = {n: self._cache.cached_digest(folder, self.table_name, n) for n in names}
+        rest = [n for n in names if cached[n] is None]
+        fetched = dict(zip(rest, self.files().digests(rest), strict=True))
+        return [cached[n] or fetched[n] for n in names]
+
+    def added_files(self, base: int, versions: list[int]) -> list[FileRecord]:
+        """Size and SHA-256 of every file ``versions`` (all after ``base``) added: what they
+        read that ``base`` did not. A file gone already is damage."""
+        if not versions:
+            return []
+        made = set(versions)
+        tracked = self.tracked_files(base if base >= 1 else None)
+        return self.records_of(sorted(p for p, used in tracked.items() if base not in used and used & made), tracked)
+
+    def records_of(self, names: list[str], tracked: dict[str, set[int]]) -> list[FileRecord]:
+        """Size and SHA-256 of each of ``names`` (read by the versions ``tracked`` says), to be
+        recorded: one that is gone already is damage."""
+        records = []
+        for name, record in zip(names, self.files().digests(names), strict=True):
+            if record is None:
+                versions = sorted(tracked.get(name, ()))
+                raise ProjectDamagedError(
+                    f"the index file {self.where}/{name} (read by versions {', '.join(map(str, versions[:10]))}) "
+                    "is missing; restore the index folder from a backup; `ragtt verify` lists what is affected"
+                )
+            records.append(record)
+        return records
 
     def tag(self, label: str, version: int) -> None:
         try:

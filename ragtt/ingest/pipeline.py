@@ -32,8 +32,11 @@ from ragtt.ingest.chunk import ChunkPlan, plan_chunks
 from ragtt.ingest.loaders import Loader, loader_for, streamed, supported_suffixes
 from ragtt.ingest.types import IngestOptions, ParsedDocument
 from ragtt.results import IngestReport
+from ragtt.values import printable, unicode_problem
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pyarrow as pa
 
     from ragtt.config import PipelineConfig
@@ -176,6 +179,10 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
                 continue
             path = Path(entry.path)
             source = path.relative_to(root).as_posix()
+            problem = unicode_problem(source)
+            if problem is not None:  # bytes the OS could not decode: it cannot be named in the log
+                found.failed.append((printable(source), f"the file name {problem}; rename the file"))
+                continue
             if entry.is_symlink():
                 try:
                     target = path.resolve(strict=True)
@@ -361,20 +368,24 @@ def run_ingest(
     engine: str = "local",
     ray_address: str | None = None,
     batch: BatchLimits | None = None,
+    as_of: datetime | None = None,
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
     the folder). The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs
     parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
     is the same. ``batch`` bounds the chunks embedded and written at a time (default
-    ``DEFAULT_BATCH``, read at call time)."""
+    ``DEFAULT_BATCH``, read at call time). ``as_of`` (timezone-aware) is the time the content
+    is of, recorded in the ``ingest.completed`` event (``EventLog.as_of_times``)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
+    if as_of is not None and as_of.tzinfo is None:
+        raise ConfigError(f"as_of must be a timezone-aware datetime (e.g. UTC); got naive {as_of}")
     started = time.perf_counter()
     runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
+        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH, as_of)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -397,6 +408,7 @@ def _ingest(
     keep: frozenset[str],
     engine: Engine,
     batch: BatchLimits,
+    as_of: datetime | None,
 ) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
@@ -424,7 +436,7 @@ def _ingest(
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, engine, batch)
+        version_after = _write(ctx, write, prepared, pruned, current, counts, engine, batch, as_of)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -545,6 +557,7 @@ def _write(
     counts: dict[str, int],
     engine: Engine,
     batch: BatchLimits,
+    as_of: datetime | None,
 ) -> int:
     import pyarrow as pa
 
@@ -622,6 +635,8 @@ def _write(
         "embedder_id": ctx.embedder.model_id,
         "config_id": ctx.config.config_id,
     }
+    if as_of is not None:
+        completed["as_of"] = format_ts(as_of)
     events.append(Event(ev.INGEST_COMPLETED, dict(completed)))
     documents = [
         DocumentRow(

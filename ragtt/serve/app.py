@@ -18,6 +18,7 @@ import inspect
 import io
 import ipaddress
 import re
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -232,4 +233,13 @@ def serve(
     check_host(host, token)
     tune_process()  # the server's process is ragtt's own (create_app alone leaves a host app's alone)
     app = create_app(project_path, token=token, embedder=embedder, threads=threads)
+    print(serving_line(host, port, token), file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def serving_line(host: str, port: int, token: str | None) -> str:
+    """What ``ragtt serve`` prints as it starts: where the dashboard and the API are."""
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    ui = f"{base}/ui" + ("#token=<your token>" if token else "")
+    return f"ragtt serve: the dashboard at {ui}, the API at {base} (OpenAPI: {base}/docs); Ctrl-C stops it"

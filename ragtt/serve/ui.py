@@ -1,11 +1,14 @@
-"""``/ui``: the live dashboard, the four notebook widgets in a plain page over the REST API.
+"""``/ui``: the live dashboard, the notebook widgets in a plain page over the REST API.
 
 The page loads the widgets' own bundles (``js/*.js``, served from the package, no CDN) and
 renders each with a small model shim (``js/src/model_shim.js``) whose state comes from
 ``GET /ui/api/model/{widget}``: the same traits the widget classes compute, from
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
-overlay's page requests) goes to ``POST /ui/api/model/{widget}/msg``.
+overlay's page requests, the history matrix's diffs and timelines past its state's bound)
+goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model evaluates
+``dataset`` (a path on the server, as ``POST /evaluate`` takes it) ``at`` the versions asked
+for: the dashboard posts ``/evaluate`` first, so this reads the matrix back from the log.
 
 The page and its static files hold no project data and need no token (a browser cannot
 send one on navigation); every ``/ui/api`` route is guarded like the REST routes, and the
@@ -24,7 +27,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict
 
 import ragtt.views.dashboard as board
-from ragtt.errors import NotFoundError, ValidationError
+from ragtt.errors import NotFoundError, RagttError, ValidationError
 from ragtt.verbs import dumps
 from ragtt.views.dashboard import WIDGETS, logged_queries, widget_model, widget_reply, wire
 
@@ -69,7 +72,7 @@ def _guarded(call: Callable[[], Any]) -> Any:
         raise HTTPException(422, str(exc)) from None
     except NotFoundError:
         raise  # the app's RagttError handler answers 404
-    except (ValueError, FileNotFoundError) as exc:
+    except (RagttError, ValueError, FileNotFoundError) as exc:
         raise HTTPException(400, str(exc)) from None
 
 
@@ -119,8 +122,22 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
         b: str | None = None,
         query: str | None = None,
         source: str | None = None,
+        dataset: str | None = None,
+        at: str | None = None,
+        metric: str | None = None,
     ) -> Response:
-        args = {"query_id": query_id, "left": left, "right": right, "a": a, "b": b, "query": query, "source": source}
+        args = {
+            "query_id": query_id,
+            "left": left,
+            "right": right,
+            "a": a,
+            "b": b,
+            "query": query,
+            "source": source,
+            "dataset": dataset,
+            "at": at,
+            "metric": metric,
+        }
         return _json(_guarded(lambda: widget_model(get_project(), widget, args)))
 
     @api.post("/model/{widget}/msg")

@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from ragtt._hashing import stable_json, time_ordered_id
 from ragtt.errors import ValidationError
+from ragtt.values import unicode_problem
 
 __all__ = [
     "Assertion",
@@ -56,6 +57,8 @@ def _text(errors: list[str], name: str, value: object, *, empty_ok: bool = False
         errors.append(f"{name} must be a str; got {type(value).__name__}")
     elif not empty_ok and not value.strip():
         errors.append(f"{name} must not be empty")
+    elif (problem := unicode_problem(value)) is not None:
+        errors.append(f"{name} {problem}")
 
 
 def _optional_text(errors: list[str], name: str, value: object) -> None:

@@ -15,6 +15,7 @@ from ragtt.errors import ValidationError
 from ragtt.results import iso_utc
 from ragtt.temporal.fts import QUERY_TEXT_MODES
 from ragtt.temporal.models import Assertion, Citation, Link, _short, _window, to_position
+from ragtt.values import unicode_problem
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -74,6 +75,8 @@ class RetrievalQuery:
             errors.append(str(exc))
         if self.query_text is not None and not isinstance(self.query_text, str):
             errors.append(f"query_text must be a str or None; got {type(self.query_text).__name__}")
+        elif self.query_text is not None and (problem := unicode_problem(self.query_text)) is not None:
+            errors.append(f"query_text {problem}")
         if self.query_embedding is not None:
             vector = np.asarray(self.query_embedding, dtype=np.float32).reshape(-1)
             if not vector.size or not np.isfinite(vector).all():

@@ -42,4 +42,5 @@ from ragtt.verbs import query  # noqa: F401
 from ragtt.verbs import analysis  # noqa: F401
 from ragtt.verbs import history  # noqa: F401
 from ragtt.verbs import admin  # noqa: F401
+from ragtt.verbs import backup  # noqa: F401
 from ragtt.verbs import evaluation  # noqa: F401

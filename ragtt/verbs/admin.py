@@ -105,9 +105,17 @@ verb(
 verb(
     Verb(
         name="verify",
-        help="re-walk the history: hash chain, guards, versions, tags and documents",
-        args=(),
-        call=lambda p, a: p.verify(),
+        help="re-walk the history: SQLite checks, hash chain, guards, versions, tags, documents and index files",
+        args=(
+            Arg(
+                "deep",
+                bool,
+                "also re-hash every retained index file and run SQLite's full integrity_check",
+                default=False,
+                flags=("--deep",),
+            ),
+        ),
+        call=lambda p, a: p.verify(deep=a["deep"]),
         to_json=as_dict,
         to_text=_verify_text,
         result=r.VerifyReport,

@@ -58,7 +58,8 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
                 raise argparse.ArgumentTypeError(f"expected a JSON object, {{...}}; got {text!r}")
             return value
         if base is int:
-            if not (text.isascii() and text.isdigit()):  # '²' is a digit to Python, not to a user
+            digits = text.removeprefix("-")
+            if not (digits.isascii() and digits.isdigit()):  # '²' is a digit to Python, not to a user
                 raise argparse.ArgumentTypeError(f"expected a whole number; got {text!r}")
             value = int(text)
         elif base is float:
@@ -77,6 +78,8 @@ def cli_type(arg: Arg) -> Callable[[str], Any]:
             value = text
         low = arg.minimum if arg.minimum is not None else float("-inf")
         high = arg.maximum if arg.maximum is not None else float("inf")
+        if base in (int, float) and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}; got {text!r}")
         if base in (int, float) and not low <= value <= high:  # NaN fails this too
             raise argparse.ArgumentTypeError(f"expected a number from {low:g} to {high:g}; got {text!r}")
         if arg.choices is not None and value not in arg.choices:

@@ -1,4 +1,4 @@
-"""The four widgets' model state, computed from a Project, with no widget stack.
+"""The widgets' model state, computed from a Project, with no widget stack.
 
 Each module's ``model(proj, ...)`` returns the traits a fresh widget has (``_data`` and the
 rest), with bulk arrays as ``{"dtype", "shape", "view"}`` buffers. The widget classes in

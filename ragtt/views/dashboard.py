@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WIDGETS", "logged_queries", "sources", "versions", "widget_model", "widget_reply", "wire"]
 
-WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay")
+WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
 PREVIEW = 160  # characters of an answer a list shows
 
 
@@ -125,7 +125,7 @@ def sources(proj: Project) -> list[dict[str, Any]]:
 
 def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
     """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name."""
-    from ragtt.views import chunk_diff, drift_scatter, pdf_overlay, timeline
+    from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
 
     def need(name: str) -> str:
         value = args.get(name)
@@ -141,6 +141,12 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
         return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
+    if widget == "history_matrix":  # evaluates `dataset` (a path on the server) at the versions asked for
+        at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
+        named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
+        versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
+        matrix = proj.evaluate(need("dataset"), at=named or versions)
+        return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 
 
@@ -151,6 +157,15 @@ def widget_reply(
     (``msg:custom`` content and buffers); only the PDF overlay answers (its page requests)."""
     if widget not in WIDGETS:
         raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
+    if widget == "history_matrix":  # diffs and timelines past its state's bound
+        from ragtt.views import history_matrix
+        from ragtt.views.wire import split_buffers
+
+        answer = history_matrix.answer(proj, content)
+        if answer is None:
+            return []
+        content, buffers = split_buffers(answer)
+        return [{"content": content, "buffers": buffers}]
     if widget != "pdf_overlay":
         return []  # the other views send nothing that needs an answer
     from ragtt.views import pdf_overlay

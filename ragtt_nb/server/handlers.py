@@ -208,7 +208,8 @@ class DashboardHandler(Base):
     async def get(self, project: str, what: str, widget: str | None = None) -> None:
         from ragtt.views import dashboard as board
 
-        args = {k: self.get_query_argument(k, None) for k in ("query_id", "left", "right", "a", "b", "query", "source")}
+        names = ("query_id", "left", "right", "a", "b", "query", "source", "dataset", "at", "metric")
+        args = {k: self.get_query_argument(k, None) for k in names}
 
         def read() -> Any:
             proj = self.open(project)

@@ -43,7 +43,7 @@ def test_frozen_and_config_id_is_a_stable_content_hash() -> None:
         ("retrieval_mode", "dense", "'vector', 'bm25', 'hybrid'"),
         ("reranker", "cohere", "lexical-overlap-v1"),
         ("chunk_strategy", "words", "recursive"),
-        ("top_k", 0, ">= 1"),
+        ("top_k", 0, "must be at least 1"),
         ("hybrid_alpha", 1.5, "[0, 1]"),
         ("chunk_overlap", 900, "chunk_overlap"),
         ("candidate_pool", -1, "candidate_pool"),

@@ -17,8 +17,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "ragtt"
 
@@ -30,13 +28,6 @@ SQL_HOMES = (
     "ragtt._sqlite",  # the connection helper both stores open through: PRAGMAs only
 )
 DRIVERS = ("sqlite3", "pysqlite3", "psycopg", "adbc_driver_postgresql", "adbc_driver_manager", "sqlite_vec")
-# Known exceptions, each with who removes it. Delete the line when the fix lands: the test
-# then keeps the module clean.
-KNOWN_SQL = {
-    # reads events.db's meta and counts events while opening a project: the verify-bytes
-    # engineer moves this SQL into ragtt/events/ (issue 27, requirement 3: opening.py split)
-    "ragtt.opening",
-}
 
 
 def module_name(path: Path) -> str:
@@ -135,17 +126,10 @@ def test_sql_runs_only_in_the_store_packages() -> None:
     bad = [
         f"{path.relative_to(ROOT)}:{line}"
         for module, path, tree in MODULES
-        if not within(module, SQL_HOMES) and module not in KNOWN_SQL
+        if not within(module, SQL_HOMES)
         for line in runs_sql(tree)
     ]
     assert bad == []
-
-
-@pytest.mark.parametrize("module", sorted(KNOWN_SQL))
-def test_a_known_exception_is_still_one(module: str) -> None:
-    """A fixed exception fails here until its line in KNOWN_SQL goes, so the rule then holds for it."""
-    (tree,) = [t for m, _, t in MODULES if m == module]
-    assert runs_sql(tree), f"{module} runs no SQL any more: remove it from KNOWN_SQL"
 
 
 def test_the_rules_catch_a_violation() -> None:

@@ -64,6 +64,7 @@ EXPECTED = [
 EXPECTED_NB = [
     "ChunkDiff",
     "DriftScatter",
+    "HistoryMatrix",
     "PdfOverlay",
     "RagttMagics",
     "Timeline",

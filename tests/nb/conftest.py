@@ -61,6 +61,17 @@ def shell(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         magics._proj.close()
 
 
+def write_notebook(path: Path, sources: list[str]) -> Path:
+    """A Python 3 notebook of code cells (``sources``), written to ``path``."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
 def export(notebook: Path, out: Path, **kwargs: Any) -> Path:
     from ragtt_nb.export import export_report
 

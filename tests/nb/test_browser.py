@@ -10,9 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-from .conftest import Offline, export, screenshot
+from .conftest import Offline, export, screenshot, write_notebook
 
 
 def _chunk_ids(page: Any, selector: str) -> list[str]:
@@ -213,10 +211,9 @@ QUERY = "refund <img src=x onerror=\"window.__pwned='query'\">"
 
 def xss_notebook(folder: Path) -> Path:
     """A notebook that builds a project from script payloads and shows every view of it."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell(source)
-        for source in (
+    return write_notebook(
+        folder / "xss.ipynb",
+        [
             "import ragtt\nfrom ragtt_nb import ChunkDiff, Timeline\n"
             f"proj = ragtt.Project.open({str(folder / 'proj')!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
             f"first = proj.ingest_texts({ {k: v for k, v in list(PAYLOADS.items())[:2]}!r})",
@@ -226,12 +223,8 @@ def xss_notebook(folder: Path) -> Path:
             "Timeline(proj, then.query_id, version=then.index_version)",
             "ChunkDiff(proj, then.query_id, now.query_id)",
             "proj.diff(then.query_id, now.query_id)",
-        )
-    ]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = folder / "xss.ipynb"
-    nbformat.write(nb, path)
-    return path
+        ],
+    )
 
 
 def test_script_payloads_in_documents_never_run_in_a_report(tmp_path: Path, offline: Offline) -> None:

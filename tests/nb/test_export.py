@@ -26,6 +26,7 @@ def test_public_names_are_pinned_and_lazy() -> None:
     assert ragtt_nb.__all__ == [
         "ChunkDiff",
         "DriftScatter",
+        "HistoryMatrix",
         "PdfOverlay",
         "RagttMagics",
         "Timeline",

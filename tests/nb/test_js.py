@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 JS = REPO / "js"
 SRC = JS / "src"
 BIN = REPO / "node_modules" / ".bin"
-WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay")
+WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
 MAX_LINES = 150
 
 
@@ -55,6 +55,9 @@ def test_shared_helpers_exist_once() -> None:
         ("el", "dom.js"),
         ("chunkCard", "chunk_card.js"),
         ("versionLabel", "labels.js"),
+        ("placeLabels", "labels.js"),
+        ("slotText", "labels.js"),
+        ("joinBuffers", "wire.js"),
     ):
         defined = [name for name, text in sources.items() if re.search(rf"^(export )?function {helper}\(", text, re.M)]
         assert defined == [home], (helper, defined)

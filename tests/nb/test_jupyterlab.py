@@ -41,6 +41,18 @@ def lab(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+def run_all_cells(page: Any, url: str) -> None:
+    """Open the notebook at ``url`` in JupyterLab and run all its cells, once its kernel is ready."""
+    page.goto(url)
+    page.wait_for_function(
+        "window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext",
+        timeout=90_000,
+    )
+    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+
 DOLLARS = (
     "# Install\n\nAt the prompt type $ pip install flask and then $ flask run. "
     "It costs $0 today and $5 a month later.\n"
@@ -74,14 +86,7 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
-        page.goto(f"{lab}/lab/tree/live.ipynb")
-        page.wait_for_function(
-            "window.jupyterapp && window.jupyterapp.shell.currentWidget"
-            " && window.jupyterapp.shell.currentWidget.sessionContext",
-            timeout=90_000,
-        )
-        page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        run_all_cells(page, f"{lab}/lab/tree/live.ipynb")
         page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=90_000)
         # it opens at the version the query ran at, before the second ingest
         start, latest = map(int, page.evaluate(READ_BACK, "print(tl.version, tl.versions[-1])").split())

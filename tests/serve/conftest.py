@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import ast
 import asyncio
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
@@ -52,6 +55,8 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("evaluate", dataset=str(suite), at=["first", "second"])
     call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
     call("verify")
+    call("verify", deep=True)
+    call("backup", dest=str(home / "backup"))
     call("prune", max_snapshots=1)
 
 
@@ -102,3 +107,22 @@ def run_in_own_loop(session: Callable[[], Coroutine[Any, Any, None]], timeout: f
     assert not worker.is_alive(), f"{what} did not finish in {timeout:.0f} s"
     if failures:
         raise failures[0]
+
+
+def notebook_modules_after(project: Path, gets: list[str]) -> list[str]:
+    """The IPython / ipywidgets / anywidget / ragtt_nb modules a fresh process holds after ``create_app``
+    on ``project`` answered each of ``gets`` (paths with their query, each asserted 200)."""
+    code = (
+        "import sys, ragtt\n"
+        "from fastapi.testclient import TestClient\n"
+        "from ragtt.serve import create_app\n"
+        f"with TestClient(create_app({str(project)!r}, embedder=ragtt.HashEmbedder())) as c:\n"
+        f"    for path in {gets!r}:\n"
+        "        r = c.get(path)\n"
+        "        assert r.status_code == 200, (path, r.text)\n"
+        "stack = ('IPython', 'ipywidgets', 'anywidget', 'ragtt_nb')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in stack))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return list(ast.literal_eval(done.stdout.strip()))

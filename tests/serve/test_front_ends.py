@@ -38,7 +38,7 @@ CLI_ONLY = {
     "test capture": {"queries_file"},
     "compare-configs": {"queries_file"},
 }
-MAGIC_ONLY = {"diff": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
+MAGIC_ONLY = {"diff": {"table"}, "eval": {"table"}, "drift": {"show_query", "table", "color_by"}, "events": {"last"}}
 OWN_SECTIONS = ("global options", "only in the CLI", "only in notebooks")
 GROUPS = groups(list(VERBS.values()))
 

@@ -1,0 +1,205 @@
+"""``proj.backup(dest)``: a consistent copy of a project while writers may be running.
+
+The SQLite stores are copied with SQLite's online backup API (each the database as of one
+commit). The event log is copied first; it decides what the copy holds: the versions it
+records, no newer. Each table's files are then copied for those versions only (their
+manifests, the data, deletion and index files they read, and the tags its snapshot events
+name), each hashed as it is copied and checked against the size and SHA-256 the log
+recorded when it was written, so a damaged source file is never carried into a backup. A
+write that was in flight when the log was copied never reached the copy's table, so its
+intent is dropped from the copy. The copy is built beside ``dest`` and renamed into place
+when whole: ``dest`` is a complete project or absent. ``ragtt verify --project DEST --deep``
+proves it; restoring is putting the folder back (docs/verify-and-backup.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ragtt._html import STYLE, esc
+from ragtt._sqlite import copy_database
+from ragtt.errors import ConfigError, ProjectDamagedError
+from ragtt.results import Result
+
+if TYPE_CHECKING:
+    from ragtt.context import Context
+    from ragtt.events.base import EventLog
+    from ragtt.index.table import ChunkTable
+    from ragtt.marker import Marker
+
+__all__ = ["BackupReport", "backup"]
+
+_STORES = ("events.db", "assertions.db", "embeddings.db")
+_BLOCK = 1 << 20
+_READ_TYPES = frozenset({"manifest", "data file", "deletion file", "index file", "transaction file"})
+
+
+@dataclass(frozen=True)
+class BackupReport(Result):
+    dest: str
+    index_version: int  # the newest version the copy holds
+    files_copied: int  # index files, each checked against its recorded hash
+    bytes_copied: int
+    databases: list[str] = field(default_factory=list)
+    writes_dropped: int = 0  # writes in flight when the log was copied (not in the copy)
+
+    def to_text(self) -> str:
+        dropped = f"; {self.writes_dropped} write(s) in flight left out" if self.writes_dropped else ""
+        return (
+            f"backup: {self.dest} at v{self.index_version}: {', '.join(self.databases)} and "
+            f"{self.files_copied} index files ({self.bytes_copied / 2**20:.1f} MiB, each checked against its "
+            f"recorded hash){dropped}; prove it with `ragtt verify --deep --project {self.dest}`"
+        )
+
+    def __repr__(self) -> str:
+        return f"BackupReport({self.to_text()})"
+
+    def _repr_html_(self) -> str:
+        return f"{STYLE}<div class='ragtt-r'><b>BACKUP</b> {esc(self.to_text())}</div>"
+
+
+def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
+    """Copy the project of ``ctx`` (its marker ``marker``) to the new folder ``dest``."""
+    from ragtt.events.store import EventStore
+
+    target = Path(dest).expanduser().absolute()
+    if ctx.log.file is None or marker.stores.get("index", "lancedb") != "lancedb":
+        raise ConfigError(
+            "proj.backup copies a project whose log (events.db) and index (lancedb/) are in its folder; a "
+            "Postgres log is backed up with pg_dump and an index on object storage with the bucket's own "
+            "versioning or replication"
+        )
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise ConfigError(f"the backup folder {target} exists and is not empty: pick a new folder")
+    if target == ctx.path.absolute() or ctx.path.absolute() in target.parents:
+        raise ConfigError(f"the backup folder {target} is inside the project {ctx.path}: pick a folder outside it")
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        copied = [name for name in _STORES if _copy_store(ctx.path / name, partial / name)]
+        files = size = dropped = 0
+        latest = 0
+        for table_name in marker.stores.get("tables", [ctx.table.table_name]):
+            log = EventStore(partial / "events.db", table_name=table_name, create=False)
+            try:
+                dropped += _drop_writes_in_flight(log, table_name)
+                table = ctx.table if table_name == ctx.table.table_name else _open_table(ctx, table_name)
+                n, b, version = _copy_table(log, table, partial / "lancedb" / f"{table_name}.lance")
+            finally:
+                log.close()
+            files, size = files + n, size + b
+            latest = version if table_name == ctx.table.table_name else latest
+        marker.write(partial)
+        _fsync_tree(partial)
+        if target.exists():
+            target.rmdir()
+        os.replace(partial, target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return BackupReport(str(target), latest, files, size, copied, dropped)
+
+
+def _copy_store(source: Path, target: Path) -> bool:
+    if not source.exists():
+        return False
+    copy_database(source, target)
+    return True
+
+
+def _open_table(ctx: Context, table_name: str) -> ChunkTable:
+    from ragtt.index.table import ChunkTable
+
+    return ChunkTable(ctx.table.folder, table_name)
+
+
+def _drop_writes_in_flight(log: EventLog, table_name: str) -> int:
+    """Intents of writes that had not logged their versions: their table commit (if any) is
+    newer than every version the copy holds, so in the copy they never happened. A prune's
+    intent stays: its log part is done, and opening the copy completes its table part."""
+    dropped = 0
+    for intent in log.intents.pending():
+        if intent.body.get("table", table_name) != table_name or intent.body.get("forget") is not None:
+            continue
+        with log.transaction() as conn:
+            log.intents.remove(conn, intent.intent_id)
+        dropped += 1
+    return dropped
+
+
+def _copy_table(log: EventLog, table: ChunkTable, target: Path) -> tuple[int, int, int]:
+    """The files of ``table``'s versions that the copied ``log`` records, each checked against
+    its recorded hash; (files, bytes, newest version)."""
+    from ragtt.index.snapshots import snapshot_events_in
+    from ragtt.verify import recorded_files
+
+    newest = log.versions.latest() or 0
+    logged = {v for v, _, _ in log.versions.rows()}
+    recorded = recorded_files(log, table.table_name)
+    source = Path(table.where)
+    rows = table.tracked_rows()
+    wanted = sorted({(kind, path) for version, kind, path in rows if version in logged and kind in _READ_TYPES})
+    files = size = 0
+    for kind, name in wanted:
+        expected = recorded.get(name)
+        if kind in ("data file", "deletion file", "index file") and expected is None:
+            raise ProjectDamagedError(
+                f"the index file {source}/{name} is not recorded in the event log (written outside ragtt?): "
+                "not backed up; `ragtt verify` lists the problems"
+            )
+        size += _copy_checked(source / name, target / name, expected[0] if expected else None)
+        files += 1
+    tags = target / "_refs" / "tags"
+    tags.mkdir(parents=True, exist_ok=True)
+    held = table.tags()
+    for label, event in snapshot_events_in(log).items():
+        if held.get(label) == event.index_version and event.index_version in logged:
+            shutil.copy2(source / "_refs" / "tags" / f"{label}.json", tags / f"{label}.json")
+    return files, size, newest
+
+
+def _copy_checked(source: Path, target: Path, expected: object) -> int:
+    """Copy ``source`` to ``target``, hashing as it goes; a copy that is not the recorded
+    file (``expected``: a FileRecord, or None for a manifest the log's version records cover)
+    is damage in the source, and nothing is backed up."""
+    from ragtt.index.files import FileRecord
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest, size = hashlib.sha256(), 0
+    try:
+        with source.open("rb") as src, target.open("wb") as dst:
+            while block := src.read(_BLOCK):
+                digest.update(block)
+                dst.write(block)
+                size += len(block)
+    except FileNotFoundError:
+        raise ProjectDamagedError(
+            f"the index file {source} is missing: not backed up; restore the project from an earlier backup "
+            "(`ragtt verify` lists what is affected)"
+        ) from None
+    if isinstance(expected, FileRecord) and (size != expected.size or digest.hexdigest() != expected.sha256):
+        raise ProjectDamagedError(
+            f"the index file {source} is not the file its version wrote (its size or SHA-256 differs from the "
+            "record): not backed up; `ragtt verify --deep` lists what is affected"
+        )
+    return size
+
+
+def _fsync_tree(root: Path) -> None:
+    for folder, _, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as fh:
+                os.fsync(fh.fileno())
+        with contextlib.suppress(OSError):
+            fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

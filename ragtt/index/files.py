@@ -1,0 +1,158 @@
+"""The bytes of a chunk table: the files its versions read, where they are, and their digests.
+
+Lance never rewrites a data, deletion or index file: a write adds new ones, and a version is
+a manifest listing the files it reads. So the size and SHA-256 of each file, recorded when
+the version that added it is logged (``ragtt/commit.py``), prove every later read of it. The
+table lives in a folder or on object storage; ``TableFiles`` reads either (object storage
+through obstore, which speaks the same ``storage_options`` keys as Lance: both are the Rust
+``object_store`` crate).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragtt.errors import ConfigError
+
+__all__ = ["TRACKED_TYPES", "FileRecord", "TableFiles"]
+
+# What a version reads besides its manifest (a transaction file is only read by writers'
+# conflict checks, and a manifest is covered by the log's version records).
+TRACKED_TYPES = frozenset({"data file", "deletion file", "index file"})
+_BLOCK = 1 << 20
+# obstore takes these as client options, the rest as the store's config (Lance takes all in one).
+_CLIENT_KEYS = frozenset({"allow_http", "allow_invalid_certificates", "timeout", "connect_timeout", "proxy_url"})
+_PREFIXES = ("aws_", "google_", "azure_")
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One file of the table as recorded in the log: its path in the table, size and SHA-256."""
+
+    path: str
+    size: int
+    sha256: str
+
+    def to_list(self) -> list[Any]:
+        return [self.path, self.size, self.sha256]
+
+    @classmethod
+    def from_list(cls, row: list[Any]) -> FileRecord:
+        return cls(str(row[0]), int(row[1]), str(row[2]))
+
+
+class TableFiles:
+    """The files under one table's folder ``where`` (a local path or an object-store URI)."""
+
+    def __init__(self, where: str, storage_options: dict[str, str] | None = None) -> None:
+        self.where = where.rstrip("/")
+        self.remote = "://" in where
+        self._options = storage_options or {}
+        self._store: Any = None
+
+    def _obstore(self) -> Any:
+        if self._store is None:
+            try:
+                from obstore.exceptions import UnknownConfigurationKeyError
+                from obstore.store import from_url
+            except ImportError:  # pragma: no cover - a dependency
+                raise ConfigError("checking an index on object storage needs obstore: pip install obstore") from None
+            # obstore reads the store's standard variables itself, but not the client's (Lance
+            # reads both): AWS_ALLOW_HTTP in a CI job's environment must count here too.
+            client: Any = {}
+            for key, value in os.environ.items():
+                name = key.lower()
+                bare = name.split("_", 1)[-1] if name.startswith(_PREFIXES) else name
+                if bare in _CLIENT_KEYS and (name == bare or name.startswith(_PREFIXES)):
+                    client[bare] = value
+            config: Any = {}
+            for key, value in self._options.items():
+                bare = key.lower().split("_", 1)[-1] if key.lower().startswith(_PREFIXES) else key.lower()
+                if bare in _CLIENT_KEYS:
+                    client[bare] = value
+                else:
+                    config[key.lower()] = value
+            for _ in range(len(config) + 1):  # a key Lance takes that obstore does not is left out
+                try:
+                    self._store = from_url(self.where, config=config or None, client_options=client or None)
+                    break
+                except UnknownConfigurationKeyError as exc:
+                    unknown = next((k for k in config if f"'{k}'" in str(exc)), None)
+                    if unknown is None:
+                        raise
+                    del config[unknown]
+        return self._store
+
+    def sizes(self, paths: Iterable[str]) -> dict[str, int | None]:
+        """Each path's size, None when it is not there (one listing on object storage)."""
+        wanted = list(paths)
+        if not self.remote:
+            found: dict[str, int | None] = {}
+            for name in wanted:
+                try:
+                    found[name] = os.stat(os.path.join(self.where, name)).st_size
+                except (FileNotFoundError, NotADirectoryError):
+                    found[name] = None
+            return found
+        import obstore
+
+        listed: dict[str, int] = {}
+        for batch in obstore.list(self._obstore()):
+            for meta in batch:
+                listed[str(meta["path"])] = int(meta["size"])
+        return {name: listed.get(name) for name in wanted}
+
+    def chunks(self, name: str) -> Iterator[bytes]:
+        """The bytes of ``name``, a block at a time (FileNotFoundError when it is gone)."""
+        if not self.remote:
+            with open(os.path.join(self.where, name), "rb") as fh:
+                while block := fh.read(_BLOCK):
+                    yield block
+            return
+        import obstore
+        from obstore.exceptions import NotFoundError
+
+        try:
+            result = obstore.get(self._obstore(), name)
+            for block in result.stream(min_chunk_size=_BLOCK):
+                yield bytes(block)
+        except NotFoundError:
+            raise FileNotFoundError(f"{self.where}/{name}") from None
+
+    def digest(self, name: str, local: Path | None = None) -> FileRecord | None:
+        """The size and SHA-256 of ``name`` (read from ``local``, a copy known to be whole, when
+        given); None when it is gone."""
+        if local is not None:
+            with local.open("rb") as fh:
+                return FileRecord(name, local.stat().st_size, hashlib.file_digest(fh, "sha256").hexdigest())
+        if not self.remote:
+            try:
+                with open(os.path.join(self.where, name), "rb") as fh:
+                    return FileRecord(
+                        name, os.fstat(fh.fileno()).st_size, hashlib.file_digest(fh, "sha256").hexdigest()
+                    )
+            except FileNotFoundError:
+                return None
+        h, size = hashlib.sha256(), 0
+        try:
+            for block in self.chunks(name):
+                h.update(block)
+                size += len(block)
+        except FileNotFoundError:
+            return None
+        return FileRecord(name, size, h.hexdigest())
+
+    def digests(self, names: Iterable[str]) -> list[FileRecord | None]:
+        """``digest`` of each name, several at once (hashlib and the object store let go of the GIL)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        wanted = list(names)
+        if len(wanted) <= 1:
+            return [self.digest(n) for n in wanted]
+        with ThreadPoolExecutor(min(4, len(wanted))) as pool:
+            return list(pool.map(self.digest, wanted))

@@ -1,0 +1,57 @@
+"""Checks of the values people pass in, shared by the API and every front end: text that
+cannot be stored (a lone surrogate: half of a UTF-16 pair, or a byte the OS could not decode),
+a label longer than a tag's file name allows, and the printable form of such a name.
+
+A lone surrogate cannot be encoded as UTF-8, so it cannot be hashed, logged or indexed: it
+is refused with the place it is at, before anything is written.
+"""
+
+from __future__ import annotations
+
+from ragtt.errors import ConfigError
+
+__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "unicode_problem"]
+
+# A snapshot label names a file in the index (``_refs/tags/<label>.json``): file systems allow
+# 255 bytes a name, so labels stay well under it.
+MAX_LABEL_CHARS = 200
+
+
+def printable(name: str) -> str:
+    """``name`` with what cannot be printed escaped: bytes the OS could not decode as ``\\xff``,
+    other lone surrogates as ``\\ud800``."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def unicode_problem(value: str) -> str | None:
+    """What makes ``value`` impossible to store as UTF-8 (None: nothing)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = value[exc.start].encode("unicode_escape").decode()
+        return (
+            f"is not valid Unicode text: it holds a lone surrogate ({char}) at character {exc.start} of "
+            f"{printable(value)!r}; pass text without it"
+        )
+    return None
+
+
+def check_text(what: str, value: object) -> str:
+    """``value`` if it is text that can be stored; else a ConfigError that says which and where."""
+    if not isinstance(value, str):
+        raise ConfigError(f"{what} must be text (a str); got {type(value).__name__}")
+    problem = unicode_problem(value)
+    if problem is not None:
+        raise ConfigError(f"{what} {problem}")
+    return value
+
+
+def check_label_length(what: str, label: str) -> None:
+    if len(label) > MAX_LABEL_CHARS:
+        raise ConfigError(
+            f"{what} is {len(label)} characters long; labels are at most {MAX_LABEL_CHARS} (a label names a "
+            f"file in the index): pick a shorter one, e.g. {label[:40]!r}"
+        )
