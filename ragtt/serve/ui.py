@@ -27,7 +27,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict
 
 import ragtt.views.dashboard as board
-from ragtt.errors import NotFoundError, RagttError, ValidationError
+from ragtt.errors import MissingArgumentError, NotFoundError, RagttError
 from ragtt.verbs import dumps
 from ragtt.views.dashboard import WIDGETS, logged_queries, widget_model, widget_reply, wire
 
@@ -68,7 +68,7 @@ def _guarded(call: Callable[[], Any]) -> Any:
     """``call()``, with the widgets' own complaints about their arguments as HTTP errors."""
     try:
         return call()
-    except ValidationError as exc:
+    except MissingArgumentError as exc:
         raise HTTPException(422, str(exc)) from None
     except NotFoundError:
         raise  # the app's RagttError handler answers 404

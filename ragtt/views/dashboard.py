@@ -4,7 +4,7 @@ sources, and a widget's model state and message replies by the widget's name.
 
 ``ragtt serve``'s ``/ui`` and the JupyterLab sidebar (over the Jupyter server extension) both answer from
 here, so the two show the same data. Bad arguments raise ragtt's errors (a missing argument
-is a ``ValidationError``, an unknown widget a ``NotFoundError``); the widgets' own
+is a ``MissingArgumentError``, an unknown widget a ``NotFoundError``); the widgets' own
 ``ValueError``/``FileNotFoundError`` pass through for the front end to name.
 """
 
@@ -15,7 +15,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import NotFoundError, ValidationError
+from ragtt.errors import MissingArgumentError, NotFoundError
 
 if TYPE_CHECKING:
     from ragtt.project import Project
@@ -130,7 +130,7 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
     def need(name: str) -> str:
         value = args.get(name)
         if not value:
-            raise ValidationError(f"{widget} needs the query parameter {name!r}")
+            raise MissingArgumentError(f"{widget} needs the query parameter {name!r}")
         return value
 
     if widget == "timeline":
@@ -172,7 +172,7 @@ def widget_reply(
 
     source = args.get("source")
     if not source:
-        raise ValidationError("a pdf_overlay message needs args.source")
+        raise MissingArgumentError("a pdf_overlay message needs args.source")
     path = pdf_overlay.find_pdf(proj, source, None)
     reply = pdf_overlay.page_reply(path, pdf_overlay.page_count(path), pdf_overlay.ZOOM, content)
     return [] if reply is None else [{"content": reply[0], "buffers": list(reply[1])}]

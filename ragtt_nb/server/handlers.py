@@ -22,7 +22,7 @@ from typing import Any
 import tornado.web
 from jupyter_server.base.handlers import APIHandler
 
-from ragtt.errors import RagttError, ValidationError
+from ragtt.errors import MissingArgumentError, RagttError, ValidationError
 from ragtt.verbs import VERBS, Verb, dumps
 from ragtt.verbs.http import Projects, default_threads, error_body, status_for
 from ragtt_nb.server.roots import OutsideRootError, find_projects, relative_to_root, resolve_project
@@ -110,7 +110,7 @@ class Base(APIHandler):
             self.fail(403, error_body(exc))
         except BodyError as exc:
             self.fail(422, {"detail": exc.errors(include_url=False, include_context=False)})
-        except ValidationError as exc:
+        except MissingArgumentError as exc:
             self.fail(422, error_body(exc))
         except RagttError as exc:
             self.fail(status_for(exc), error_body(exc))
