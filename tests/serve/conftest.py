@@ -54,6 +54,7 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("regression_run", suite=str(suite))
     call("evaluate", dataset=str(suite), at=["first", "second"])
     call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
+    call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
     call("verify")
     call("verify", deep=True)
     call("backup", dest=str(home / "backup"))

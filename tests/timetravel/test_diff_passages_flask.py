@@ -66,9 +66,10 @@ def test_pairing_two_top_20_runs_takes_under_50_ms(flask) -> None:  # type: igno
     assert len(then.chunks) == len(now.chunks) == 20
     timings = []
     for _ in range(7):
-        start = time.perf_counter()
+        # CPU time, not wall time: the parallel suite shares two cores with other workers
+        start = time.process_time()
         pairs = pair_passages(then.chunks, now.chunks)  # every chunk against every chunk of its source
-        timings.append(time.perf_counter() - start)
+        timings.append(time.process_time() - start)
     assert len(pairs) >= 10
     assert sorted(timings)[3] < 0.05, timings
 
