@@ -203,3 +203,28 @@ def dir_bytes(path: str | Path) -> int:
 
 def file_count(path: str | Path) -> int:
     return sum(len(files) for _root, _dirs, files in os.walk(path))
+
+
+# -- the results table (bench/run.py prints it, bench/render.py renders it as Markdown) ----------
+
+TABLE_HEAD = ("#", "metric", "ragtt", "peer / baseline", "ratio", "goal", "result")
+
+
+def ratio_text(row: dict[str, Any]) -> str:
+    if row["ratio"] is None:
+        return "-"
+    digits = 3 if row["ratio"] >= 0.01 else 5
+    return ("< " if row.get("lower_bound") else "") + f"{row['ratio']:.{digits}f}x"
+
+
+def table_cells(row: dict[str, Any]) -> tuple[str, ...]:
+    """One row of the results table, as text, in ``TABLE_HEAD``'s order."""
+    return (
+        row["target"],
+        row["metric"],
+        row["ragtt_text"],
+        row["baseline_text"],
+        ratio_text(row),
+        row["goal"] or "",
+        row["status"],
+    )

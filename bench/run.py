@@ -3,6 +3,7 @@
     ./dev bench                  full run: 2,000 documents, 1,000 table versions, the peer
     ./dev bench --quick          small sizes, about 40 s with the peer (indicative only)
     ./dev bench --quick --no-peer   ragtt alone, seconds (the smoke test runs this)
+    ./dev bench --json           also write every measurement to bench/out/bench.json (bench/render.py)
     ./dev bench --scale [--quick]   instead the scale curves, bench/bench_scale.py (not part of the run above)
 
 One table, one row per target, with a ratio column and PASS/FAIL. The same documents and
@@ -645,19 +646,9 @@ def build_rows(r: dict[str, Any], peer: dict[str, Any] | None, args: argparse.Na
     return rows
 
 
-def _ratio_text(r: dict[str, Any]) -> str:
-    if r["ratio"] is None:
-        return "-"
-    digits = 3 if r["ratio"] >= 0.01 else 5
-    return ("< " if r.get("lower_bound") else "") + f"{r['ratio']:.{digits}f}x"
-
-
 def print_table(rows: list[dict[str, Any]], notes: list[str]) -> None:
-    head = ("#", "metric", "ragtt", "peer / baseline", "ratio", "goal", "result")
-    body = [
-        (r["target"], r["metric"], r["ragtt_text"], r["baseline_text"], _ratio_text(r), r["goal"] or "", r["status"])
-        for r in rows
-    ]
+    head = common.TABLE_HEAD
+    body = [common.table_cells(r) for r in rows]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body, strict=True)]
     line = "  ".join(f"{{:<{w}}}" for w in widths)
     print(line.format(*head))
@@ -756,7 +747,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run, not the targets' sizes)")
     ap.add_argument("--no-peer", action="store_true", help="ragtt alone; peer rows read n/a")
     ap.add_argument("--no-extra", action="store_true", help="skip the other issues' benches (temporal, pdf, widgets)")
-    ap.add_argument("--json", type=Path, metavar="OUT", help="write every measurement as JSON")
+    ap.add_argument(
+        "--json",
+        type=Path,
+        nargs="?",
+        const=HERE / "out" / "bench.json",
+        metavar="OUT",
+        help="write every measurement as JSON (OUT: default bench/out/bench.json); bench/render.py renders it",
+    )
     ap.add_argument("--profile", type=Path, metavar="DIR", help="cProfile ragtt's phases into DIR")
     ap.add_argument("--workdir", type=Path, help="where the projects go (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
@@ -919,6 +917,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=1, default=str), encoding="utf-8")
+        log(f"measurements written to {args.json}; `python bench/render.py {args.json}` renders them as Markdown")
     failed = [r for r in rows if r["status"] == "FAIL"]
     return 1 if (args.strict and failed) else 0
 

@@ -293,8 +293,8 @@ function changes(d, selected) {
   }
   return box;
 }
-function detail(d, sel) {
-  const box = el("div", "ragtt-cd-detail");
+function detail(d, sel, tag = "div") {
+  const box = el(tag, "ragtt-cd-detail");
   box.append(el("div", "ragtt-cd-status", `${sel.length} selected`));
   const ch = d.chunks.find((c) => c.id === sel[0]);
   if (!ch) {
@@ -331,17 +331,61 @@ function headline(d) {
   );
   const notes = el("ul", "ragtt-cd-notes");
   for (const n of s.notes || []) notes.append(el("li", "", n));
-  return [head, notes];
+  const out = [head];
+  if (s.warning) out.push(el("div", "ragtt-cd-warning", `⚠ ${s.warning}`));
+  out.push(notes);
+  return out;
 }
-function draw(root, model) {
+function answerDiff(d) {
+  const s = d.summary, ops = s.answer_ops || "";
+  if (!ops || ![...ops].some((op) => op !== "e")) return [];
+  const runs = (
+    /** @type {Array<[string, string]>} */
+    [...ops].map((op, j) => [OPS[
+      /** @type {"e"|"d"|"i"} */
+      op
+    ], s.answer_runs[j]])
+  );
+  const box = el("div", "ragtt-cd-answers");
+  const made = Object.keys(s.generated || {}).map((side) => side === "left" ? "then" : "now");
+  box.append(
+    el("div", "ragtt-cd-section", `Answer, then → now${made.length ? ` (the ${made.join(" and ")} answer generated for this diff, logged as a replay)` : ""}`),
+    chunkCard({
+      id: "answer",
+      text: d.right.answer || "",
+      runs,
+      terms: d.terms,
+      tag: "div",
+      cls: "ragtt-changed ragtt-expanded ragtt-cd-worddiff ragtt-cd-answer-diff"
+    })
+  );
+  return [box];
+}
+function draw(root, model, clicked) {
   const d = decode(model.get("_data"));
   const sel = model.get("selected");
   const selected = new Set(sel);
   const cols = el("div", "ragtt-cd-cols");
   cols.append(column(d, "left", selected), column(d, "right", selected));
-  root.replaceChildren(...headline(d), cols, changes(d, selected), detail(d, sel));
+  const below = changes(d, selected);
+  root.replaceChildren(...headline(d), cols, ...answerDiff(d), below);
+  const scope = clicked.scope ? root.querySelector(`.${clicked.scope}`) : null;
+  const cards = [...(scope || root).querySelectorAll(".ragtt-chunk")].map((c) => (
+    /** @type {HTMLElement} */
+    c
+  ));
+  const card = sel.length ? cards.find((c) => c.dataset.chunkId === sel[0] || c.dataset.leftId === sel[0]) : null;
+  if (card) {
+    const box = detail(d, sel, "li");
+    box.classList.add("ragtt-cd-beside");
+    card.after(box);
+    root.dataset.detailAfter = sel[0];
+  } else {
+    root.append(detail(d, sel));
+    delete root.dataset.detailAfter;
+  }
 }
-function attachSelection(root, model) {
+function attachSelection(root, model, clicked) {
   const choose = (id, extend) => {
     const sel = model.get("selected");
     const next = extend ? sel.includes(id) ? sel.filter((x) => x !== id) : [...sel, id] : sel.length === 1 && sel[0] === id ? [] : [id];
@@ -355,8 +399,13 @@ function attachSelection(root, model) {
     ) : null;
     return li && root.contains(li) && li.dataset.chunkId && !li.classList.contains("ragtt-cd-worddiff") ? li : null;
   };
+  const remember = (li) => {
+    const scope = li.closest(".ragtt-cd-left, .ragtt-cd-right, .ragtt-cd-pairs");
+    clicked.scope = scope ? ["ragtt-cd-left", "ragtt-cd-right", "ragtt-cd-pairs"].find((c) => scope.classList.contains(c)) || "" : "";
+  };
   root.addEventListener("click", (e) => {
     const li = cardOf(e.target);
+    if (li) remember(li);
     if (li) choose(
       /** @type {string} */
       li.dataset.chunkId,
@@ -367,6 +416,7 @@ function attachSelection(root, model) {
     const li = cardOf(e.target);
     if (li && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
+      remember(li);
       choose(
         /** @type {string} */
         li.dataset.chunkId,
@@ -378,8 +428,9 @@ function attachSelection(root, model) {
 function render({ model, el: host }) {
   const root = el("div", "ragtt-chunk-diff tex2jax_ignore mathjax_ignore");
   host.append(root);
-  const redraw = () => draw(root, model);
-  attachSelection(root, model);
+  const clicked = { scope: "" };
+  const redraw = () => draw(root, model, clicked);
+  attachSelection(root, model, clicked);
   model.on("change:selected", redraw);
   model.on("change:_data", redraw);
   redraw();

@@ -128,11 +128,29 @@ function fill(select, options) {
   }));
   if (options.some(([v]) => v === keep)) select.value = keep;
 }
-function queryItem(ui, q) {
-  const item = el("li", "ragtt-ui-query");
+var questionKey = (text) => text.trim().toLowerCase().replace(/\s+/g, " ");
+function byQuestion(runs) {
+  const groups = /* @__PURE__ */ new Map();
+  for (const q of runs) {
+    const key = questionKey(q.text || "");
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)?.push(q);
+  }
+  return [...groups.values()];
+}
+var when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+-]00:?00)$/, "");
+function runItem(ui, q) {
+  const item = el("li", `ragtt-ui-run ragtt-ui-${q.kind}`);
   item.dataset.queryId = q.query_id;
+  item.dataset.kind = q.kind;
+  const id = el("code", "ragtt-ui-id", q.query_id.slice(0, 10));
+  id.title = q.query_id;
+  const at = el("span", "ragtt-ui-when", when(q.ts));
+  at.title = `${q.ts} (UTC)`;
   item.append(
-    el("span", "ragtt-ui-query-text", q.text),
+    at,
+    id,
+    el("span", "ragtt-ui-kind", q.kind),
     el("span", "ragtt-ui-dim", ` v${q.index_version}`),
     button("ragtt-ui-small", "timeline", `timeline of ${q.text}`, () => mount(ui, "timeline", { query_id: q.query_id })),
     button("ragtt-ui-small", "then", `diff from ${q.text}`, () => {
@@ -144,13 +162,26 @@ function queryItem(ui, q) {
   );
   return item;
 }
+function questionItem(ui, runs) {
+  const item = el("li", "ragtt-ui-query");
+  item.dataset.queryId = runs[0].query_id;
+  const head = el("div", "ragtt-ui-query-head");
+  head.append(
+    el("span", "ragtt-ui-query-text", runs[0].text),
+    el("span", "ragtt-ui-count", runs.length > 1 ? ` ×${runs.length}` : "")
+  );
+  const list = el("ul", "ragtt-ui-runs");
+  list.append(...runs.map((q) => runItem(ui, q)));
+  item.append(head, list);
+  return item;
+}
 async function showQueries(ui, text) {
   const found = (
     /** @type {LoggedQuery[]} */
     await api(`/ui/api/queries?${search({ search: text })}`)
   );
-  ui.list.replaceChildren(...found.map((q) => queryItem(ui, q)));
-  if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query contains that." : "No queries yet."));
+  ui.list.replaceChildren(...byQuestion(found).map((runs) => questionItem(ui, runs)));
+  if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query has all those words." : "No queries yet."));
 }
 async function refresh(ui, filter) {
   const [queries, versions, sources] = await Promise.all([api("/ui/api/queries"), api("/ui/api/versions"), api("/ui/api/sources")]);
@@ -159,7 +190,10 @@ async function refresh(ui, filter) {
   ui.sources = sources;
   const qs = ui.queries.map((q) => (
     /** @type {[string, string]} */
-    [q.query_id, `${q.text} (v${q.index_version})`]
+    [
+      q.query_id,
+      `${q.text} · ${q.kind} ${q.query_id.slice(0, 10)} · v${q.index_version} · ${when(q.ts)}`
+    ]
   ));
   fill(ui.pickers.left, qs);
   fill(ui.pickers.right, qs);
@@ -192,12 +226,17 @@ function sidebar(ui) {
     e.preventDefault();
     if (!input.value.trim()) return;
     try {
-      const res = await api("/query", { method: "POST", body: JSON.stringify({ text: input.value, generate: false }) });
+      ui.answer.replaceChildren(el("span", "ragtt-ui-dim", "Asking…"));
+      const res = await api("/query", { method: "POST", body: JSON.stringify({ text: input.value }) });
       say(ui, `Logged query ${res.query_id} at v${res.index_version}.`);
+      showAnswer(ui, res);
       await refresh(ui, filter.value);
+      const earlier = ui.queries.filter((q) => q.query_id !== res.query_id && questionKey(q.text) === questionKey(res.text));
+      if (earlier.length) ui.pickers.left.value = earlier[earlier.length - 1].query_id;
       ui.pickers.right.value = res.query_id;
       await mount(ui, "timeline", { query_id: res.query_id });
     } catch (err) {
+      ui.answer.replaceChildren();
       say(ui, String(err), true);
     }
   });
@@ -214,6 +253,7 @@ function sidebar(ui) {
   side.append(
     el("h2", "", "Ask"),
     ask,
+    ui.answer,
     el("h2", "", "Logged queries"),
     filter,
     ui.list,
@@ -233,6 +273,14 @@ function sidebar(ui) {
     evaluation(ui)
   );
   return side;
+}
+function showAnswer(ui, res) {
+  const answer = res.answer === null || res.answer === void 0 ? null : res.answer;
+  const text = typeof answer === "string" ? answer : answer && typeof answer.text === "string" ? answer.text : null;
+  ui.answer.replaceChildren(
+    el("div", "ragtt-ui-answer-text", text === null ? "(no answer was generated)" : text),
+    el("div", "ragtt-ui-dim", `${res.query_id.slice(0, 10)} · v${res.index_version}${res.chunks ? ` · ${res.chunks.length} chunks` : ""}`)
+  );
 }
 function evaluation(ui) {
   const form = el("form", "ragtt-ui-evaluate");
@@ -261,11 +309,21 @@ function evaluation(ui) {
   return form;
 }
 async function opening(ui) {
-  const newest = ui.queries[0], oldest = ui.queries[ui.queries.length - 1];
+  const newest = ui.queries[0];
   const jobs = [mount(ui, "timeline", { query_id: newest ? newest.query_id : null })];
-  if (newest) {
-    ui.pickers.left.value = oldest.query_id;
-    jobs.push(mount(ui, "chunk_diff", { left: oldest.query_id, right: newest.query_id }));
+  const repeated = byQuestion(ui.queries).find((runs) => runs.length > 1);
+  if (repeated) {
+    const live = repeated.filter((q) => q.kind === "live");
+    const [now, then] = [live.length > 1 ? live[0] : repeated[0], repeated[repeated.length - 1]];
+    ui.pickers.left.value = then.query_id;
+    ui.pickers.right.value = now.query_id;
+    jobs.push(mount(ui, "chunk_diff", { left: then.query_id, right: now.query_id }));
+  } else if (newest) {
+    ui.hosts.chunk_diff.replaceChildren(el(
+      "p",
+      "ragtt-ui-dim",
+      "No question has been asked twice yet: ask one again (or replay it at another version) to diff two runs of it."
+    ));
   }
   if (ui.versions.length > 1) {
     const last = ui.versions[ui.versions.length - 1];
@@ -296,8 +354,10 @@ async function main() {
       return [k, s];
     })),
     list: el("ul", "ragtt-ui-list ragtt-ui-queries"),
-    snapshots: el("ul", "ragtt-ui-list ragtt-ui-snapshots")
+    snapshots: el("ul", "ragtt-ui-list ragtt-ui-snapshots"),
+    answer: el("div", "ragtt-ui-answer")
   };
+  ui.answer.setAttribute("aria-live", "polite");
   ui.status.setAttribute("role", "status");
   const main2 = el("main", "ragtt-ui-main");
   for (const [widget, title] of PANELS) {

@@ -239,7 +239,9 @@ function decode(data) {
     texts: strings(data.chunks.text),
     centroids: typed(data.source_centroids),
     query: data.query && { text: data.query.text, xy: typed(data.query.xy), terms: queryTerms(data.query.text) },
-    names: data.labels || {}
+    names: data.labels || {},
+    /** @type {Array<{source: string, status: string, cosine: number | null, left: number, right: number, common: number, drifted: boolean, summary: string, renamed_from: string | null}>} */
+    table: data.source_table || []
   };
 }
 function chunkOf(d, i) {
@@ -280,7 +282,10 @@ function createView(model) {
   const legend = el("div", "ragtt-ds-legend");
   const listTitle = el("div", "ragtt-ds-list-title");
   const list = el("ol", "ragtt-ds-list");
-  root.append(head, warn, controls, plot, legend, listTitle, list);
+  const main = el("div", "ragtt-ds-main");
+  const table = el("div", "ragtt-ds-table");
+  main.append(plot, table);
+  root.append(head, warn, controls, main, legend, listTitle, list);
   const d = decode(model.get("_data"));
   return {
     model,
@@ -295,6 +300,7 @@ function createView(model) {
     legend,
     listTitle,
     list,
+    table,
     segCanvas: canvases[0],
     pointCanvas: canvases[1],
     overlay: canvases[2],
@@ -372,7 +378,8 @@ function colors(V) {
     fg: ["--jp-ui-font-color1", "#333"],
     dim: ["--jp-ui-font-color2", "#777"],
     sel: ["--jp-ui-font-color0", "#000"],
-    bg: ["--jp-layout-color0", "#fff"]
+    bg: ["--jp-layout-color0", "#fff"],
+    font: ["--jp-ui-font-family", "system-ui, sans-serif"]
   });
 }
 function fit(V) {
@@ -446,7 +453,23 @@ function drawPoints(V) {
     }
   };
   const size = Math.max(1, Math.round(css * V.dpr)), big = Math.max(size + 2, Math.round((css + 3) * V.dpr));
-  for (let i = 0; i < d.n; i++) if (!(any && V.selectedPoints[i])) square(i, size, plain(i));
+  const hollow = V.model.get("color_by") === "source" && size >= 4;
+  const ring = (i, col) => {
+    const half = size >> 1;
+    const x0 = Math.round(V.px[i] * V.dpr) - half, y0 = Math.round(V.py[i] * V.dpr) - half;
+    const t = Math.max(1, Math.round(V.dpr * 1.2));
+    for (let yy = Math.max(0, y0); yy < y0 + size && yy < H; yy++) {
+      const edgeRow = yy < y0 + t || yy >= y0 + size - t;
+      for (let xx = Math.max(0, x0); xx < x0 + size && xx < W; xx++) {
+        if (edgeRow || xx < x0 + t || xx >= x0 + size - t) buf[yy * W + xx] = col;
+      }
+    }
+  };
+  for (let i = 0; i < d.n; i++) {
+    if (any && V.selectedPoints[i]) continue;
+    if (hollow && d.side[i] === 0) ring(i, plain(i));
+    else square(i, size, plain(i));
+  }
   if (any) {
     for (let i = 0; i < d.n; i++) if (V.selectedPoints[i]) square(i, big, strong(i));
   }
@@ -480,23 +503,7 @@ function drawOverlay(V, path) {
   );
   g.setTransform(V.dpr, 0, 0, V.dpr, 0, 0);
   g.clearRect(0, 0, V.w, HEIGHT);
-  if (d.sources.length <= 200) {
-    g.strokeStyle = c.fg;
-    g.fillStyle = c.fg;
-    g.lineWidth = 1.5;
-    for (let s = 0; s < d.sources.length; s++) {
-      const [lx, ly, rx, ry] = d.centroids.subarray(4 * s, 4 * s + 4);
-      if ([lx, ly, rx, ry].some(Number.isNaN)) continue;
-      const [ax, ay] = toPx(V, lx, ly), [bx, by] = toPx(V, rx, ry);
-      g.beginPath();
-      g.moveTo(ax, ay);
-      g.lineTo(bx, by);
-      g.stroke();
-      g.beginPath();
-      g.arc(bx, by, 3, 0, 2 * Math.PI);
-      g.fill();
-    }
-  }
+  if (d.sources.length <= 200) drawMoves(V, g, c);
   if (V.nSelected && V.nSelected <= RING_MAX) {
     g.strokeStyle = c.sel;
     g.lineWidth = 1.5;
@@ -528,6 +535,94 @@ function drawOverlay(V, path) {
     g.stroke();
     g.setLineDash([]);
   }
+}
+function drawMoves(V, g, c) {
+  const d = V.d;
+  const row = new Map(d.table.map((r) => [r.source, r]));
+  const moves = [];
+  for (let s = 0; s < d.sources.length; s++) {
+    const r = row.get(d.sources[s]);
+    if (r && r.renamed_from) {
+      const from = d.sources.indexOf(r.renamed_from);
+      if (from >= 0) moves.push({ from, to: s, dashed: true, source: r.source, text: `${short(r.renamed_from)} → ${short(r.source)} (renamed)` });
+    } else {
+      const cos = r && r.cosine !== null ? ` · cos ${r.cosine.toFixed(3)}${r.drifted ? " DRIFTED" : ""}` : "";
+      moves.push({ from: s, to: s, dashed: false, source: d.sources[s], text: `${short(d.sources[s])}${cos}` });
+    }
+  }
+  g.font = `11px ${c.font}`;
+  g.textBaseline = "middle";
+  const boxes = [];
+  for (const m of moves) {
+    const [lx, ly] = d.centroids.subarray(4 * m.from, 4 * m.from + 2), [rx, ry] = d.centroids.subarray(4 * m.to + 2, 4 * m.to + 4);
+    if ([lx, ly, rx, ry].some(Number.isNaN)) continue;
+    const [ax, ay] = toPx(V, lx, ly), [bx, by] = toPx(V, rx, ry);
+    g.strokeStyle = g.fillStyle = c.fg;
+    g.lineWidth = 1.5;
+    g.setLineDash(m.dashed ? [5, 3] : []);
+    g.beginPath();
+    g.moveTo(ax, ay);
+    g.lineTo(bx, by);
+    g.stroke();
+    g.setLineDash([]);
+    g.beginPath();
+    g.arc(bx, by, 3, 0, 2 * Math.PI);
+    g.fill();
+    const w = g.measureText(m.text).width, h = 13;
+    const spots = [
+      [bx + 6, by - h],
+      [bx + 6, by + 2],
+      [bx - 6 - w, by - h],
+      [bx - 6 - w, by + 2],
+      [bx - w / 2, by - 8 - h],
+      [bx - w / 2, by + 8]
+    ];
+    const clamp = ([x2, y2]) => [Math.min(Math.max(2, x2), V.w - w - 2), Math.min(Math.max(2, y2), HEIGHT - h - 2)];
+    const free = spots.map(clamp).find(([x2, y2]) => boxes.every((b) => x2 + w < b.x0 || x2 > b.x1 || y2 + h < b.y0 || y2 > b.y1));
+    const [x, y] = free || clamp(spots[0]);
+    g.fillStyle = c.bg;
+    g.globalAlpha = 0.85;
+    g.fillRect(x - 2, y, w + 4, h);
+    g.globalAlpha = 1;
+    g.fillStyle = c.fg;
+    g.fillText(m.text, x, y + h / 2);
+    boxes.push({ source: m.source, text: m.text, x0: x, y0: y, x1: x + w, y1: y + h });
+  }
+  V.root.dataset.arrowLabels = JSON.stringify(boxes.map((b) => ({
+    ...b,
+    x0: Math.round(b.x0),
+    y0: Math.round(b.y0),
+    x1: Math.round(b.x1),
+    y1: Math.round(b.y1)
+  })));
+}
+var short = (name) => name.length > 28 ? `…${name.slice(-27)}` : name;
+function showTable(V) {
+  const d = V.d;
+  V.table.replaceChildren();
+  V.table.hidden = !d.table.length;
+  if (!d.table.length) return;
+  const table = el("table", "ragtt-ds-sources");
+  const head = el("tr", "");
+  for (const h of ["source", "centroid cosine", "chunks then → now (common)", ""]) head.append(el("th", "", h));
+  table.append(el("thead", ""), el("tbody", ""));
+  table.tHead?.append(head);
+  const order = [...d.table].sort((a, b) => Number(b.drifted) - Number(a.drifted) || (a.cosine === null ? 2 : a.cosine) - (b.cosine === null ? 2 : b.cosine));
+  for (const r of order) {
+    const tr = el("tr", `ragtt-ds-row ragtt-ds-${r.status}${r.drifted ? " ragtt-ds-drifted" : ""}`);
+    tr.dataset.source = r.source;
+    const name = el("td", "ragtt-ds-source", r.source);
+    if (r.renamed_from) name.append(el("div", "ragtt-ds-renamed-from", `renamed from ${r.renamed_from}`));
+    tr.append(
+      name,
+      el("td", "ragtt-ds-num", r.cosine === null ? r.status === "common" ? "n/a" : r.status : r.cosine.toFixed(4)),
+      el("td", "ragtt-ds-num", `${r.left} → ${r.right}${r.status === "common" ? ` (${r.common})` : ""}`),
+      el("td", "ragtt-ds-flag", r.drifted ? "DRIFTED" : r.status === "renamed" ? "renamed" : "")
+    );
+    tr.title = r.summary;
+    table.tBodies[0].append(tr);
+  }
+  V.table.append(el("div", "ragtt-ds-table-title", "Per source (as ragtt drift prints it)"), table);
 }
 function drawQuery(V, g, c) {
   const q = V.d.query;
@@ -569,6 +664,7 @@ function showHead(V) {
   V.warn.hidden = d.comparable;
   V.colorSel.value = V.model.get("color_by");
   V.segBox.checked = V.showSegments;
+  showTable(V);
 }
 function showLegend(V) {
   const d = V.d, c = colors(V);
@@ -583,6 +679,8 @@ function showLegend(V) {
   if (V.model.get("color_by") === "source") {
     d.sources.slice(0, 9).forEach((s, i) => item("dot", PALETTE[i], s));
     if (d.sources.length > 9) item("dot", PALETTE[9], `… ${d.sources.length - 9} more sources (colours repeat)`);
+    item("hollow", c.fg, `${versionLabel(d.left.version, d.names)}: hollow`);
+    item("dot", c.fg, `${versionLabel(d.right.version, d.names)}: filled`);
   } else {
     item("dot", c.left, `${versionLabel(d.left.version, d.names)} (${d.n_left})`);
     item("dot", c.right, `${versionLabel(d.right.version, d.names)} (${d.n_right})`);

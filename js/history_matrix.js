@@ -460,8 +460,8 @@ function changes(d, selected) {
   }
   return box;
 }
-function detail(d, sel) {
-  const box = el("div", "ragtt-cd-detail");
+function detail(d, sel, tag = "div") {
+  const box = el(tag, "ragtt-cd-detail");
   box.append(el("div", "ragtt-cd-status", `${sel.length} selected`));
   const ch = d.chunks.find((c) => c.id === sel[0]);
   if (!ch) {
@@ -498,17 +498,61 @@ function headline(d) {
   );
   const notes = el("ul", "ragtt-cd-notes");
   for (const n of s.notes || []) notes.append(el("li", "", n));
-  return [head, notes];
+  const out = [head];
+  if (s.warning) out.push(el("div", "ragtt-cd-warning", `⚠ ${s.warning}`));
+  out.push(notes);
+  return out;
 }
-function draw(root, model) {
+function answerDiff(d) {
+  const s = d.summary, ops = s.answer_ops || "";
+  if (!ops || ![...ops].some((op) => op !== "e")) return [];
+  const runs = (
+    /** @type {Array<[string, string]>} */
+    [...ops].map((op, j) => [OPS[
+      /** @type {"e"|"d"|"i"} */
+      op
+    ], s.answer_runs[j]])
+  );
+  const box = el("div", "ragtt-cd-answers");
+  const made = Object.keys(s.generated || {}).map((side) => side === "left" ? "then" : "now");
+  box.append(
+    el("div", "ragtt-cd-section", `Answer, then → now${made.length ? ` (the ${made.join(" and ")} answer generated for this diff, logged as a replay)` : ""}`),
+    chunkCard({
+      id: "answer",
+      text: d.right.answer || "",
+      runs,
+      terms: d.terms,
+      tag: "div",
+      cls: "ragtt-changed ragtt-expanded ragtt-cd-worddiff ragtt-cd-answer-diff"
+    })
+  );
+  return [box];
+}
+function draw(root, model, clicked) {
   const d = decode(model.get("_data"));
   const sel = model.get("selected");
   const selected = new Set(sel);
   const cols = el("div", "ragtt-cd-cols");
   cols.append(column(d, "left", selected), column(d, "right", selected));
-  root.replaceChildren(...headline(d), cols, changes(d, selected), detail(d, sel));
+  const below = changes(d, selected);
+  root.replaceChildren(...headline(d), cols, ...answerDiff(d), below);
+  const scope = clicked.scope ? root.querySelector(`.${clicked.scope}`) : null;
+  const cards = [...(scope || root).querySelectorAll(".ragtt-chunk")].map((c) => (
+    /** @type {HTMLElement} */
+    c
+  ));
+  const card = sel.length ? cards.find((c) => c.dataset.chunkId === sel[0] || c.dataset.leftId === sel[0]) : null;
+  if (card) {
+    const box = detail(d, sel, "li");
+    box.classList.add("ragtt-cd-beside");
+    card.after(box);
+    root.dataset.detailAfter = sel[0];
+  } else {
+    root.append(detail(d, sel));
+    delete root.dataset.detailAfter;
+  }
 }
-function attachSelection(root, model) {
+function attachSelection(root, model, clicked) {
   const choose = (id, extend) => {
     const sel = model.get("selected");
     const next = extend ? sel.includes(id) ? sel.filter((x) => x !== id) : [...sel, id] : sel.length === 1 && sel[0] === id ? [] : [id];
@@ -522,8 +566,13 @@ function attachSelection(root, model) {
     ) : null;
     return li && root.contains(li) && li.dataset.chunkId && !li.classList.contains("ragtt-cd-worddiff") ? li : null;
   };
+  const remember = (li) => {
+    const scope = li.closest(".ragtt-cd-left, .ragtt-cd-right, .ragtt-cd-pairs");
+    clicked.scope = scope ? ["ragtt-cd-left", "ragtt-cd-right", "ragtt-cd-pairs"].find((c) => scope.classList.contains(c)) || "" : "";
+  };
   root.addEventListener("click", (e) => {
     const li = cardOf(e.target);
+    if (li) remember(li);
     if (li) choose(
       /** @type {string} */
       li.dataset.chunkId,
@@ -534,6 +583,7 @@ function attachSelection(root, model) {
     const li = cardOf(e.target);
     if (li && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
+      remember(li);
       choose(
         /** @type {string} */
         li.dataset.chunkId,
@@ -545,8 +595,9 @@ function attachSelection(root, model) {
 function render({ model, el: host }) {
   const root = el("div", "ragtt-chunk-diff tex2jax_ignore mathjax_ignore");
   host.append(root);
-  const redraw = () => draw(root, model);
-  attachSelection(root, model);
+  const clicked = { scope: "" };
+  const redraw = () => draw(root, model, clicked);
+  attachSelection(root, model, clicked);
   model.on("change:selected", redraw);
   model.on("change:_data", redraw);
   redraw();
@@ -638,6 +689,29 @@ function ticksOfPos(layout, pos) {
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
 }
+function stackLabels(g, marks, left, right, first = null) {
+  const order = [...first ? [first] : [], ...[...marks].sort((a, b) => a.x - b.x).filter((m) => m !== first)];
+  const lines = [];
+  const free = (line, x0, x1) => x0 >= left && x1 <= right && line.every((b) => x1 + LABEL_GAP <= b.x0 || x0 >= b.x1 + LABEL_GAP);
+  return order.map((m) => {
+    let text = m.text;
+    let w = g.measureText(text).width;
+    while (w > right - left && text.length > 1) {
+      text = `${text.slice(0, -2)}…`;
+      w = g.measureText(text).width;
+    }
+    const starts = [m.x + 4, m.x - 4 - w, Math.min(Math.max(left, m.x - w / 2), right - w)];
+    for (let row = 0; ; row++) {
+      if (!lines[row]) lines[row] = [];
+      const x0 = starts.find((x) => free(lines[row], x, x + w));
+      if (x0 !== void 0) {
+        const box = { x0, x1: x0 + w, text, mark: m, row };
+        lines[row].push(box);
+        return box;
+      }
+    }
+  }).sort((a, b) => a.x0 - b.x0);
+}
 function createView(model) {
   const root = el("div", "ragtt-timeline tex2jax_ignore mathjax_ignore");
   root.tabIndex = 0;
@@ -692,6 +766,8 @@ function createView(model) {
     // the same place on the version axis (slot units)
     /** @type {LabelBox[]} */
     snapBoxes: [],
+    labelRows: 0,
+    // lines the snapshot labels take beyond the snapshot lane's own
     /** @type {string | null} */
     claimsKey: null,
     // the claims listed now (redrawn only on change)
@@ -754,6 +830,7 @@ function chooseLanes(V) {
 function rows(V) {
   const d = V.d;
   const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
+  for (let r = 0; r < V.labelRows; r++) out.push({ name: "", style: "dim" });
   for (const doc of V.docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
   if (V.moreDocs > 0) out.push({ name: `+${V.moreDocs} more documents`, style: "dim" });
   if (d.claims) {
@@ -790,18 +867,20 @@ function colors(V) {
 var laneY = (lane) => lane * ROW;
 function draw2(V) {
   const d = V.d, c = colors(V);
+  const w = V.scroller.clientWidth || 600;
+  const g = (
+    /** @type {CanvasRenderingContext2D} */
+    V.canvas.getContext("2d")
+  );
+  placeSnapshotLabels(V, g, c, w);
   const rowList = rows(V);
   const lanes = rowList.length;
-  const w = V.scroller.clientWidth || 600, h = lanes * ROW + 18;
+  const h = lanes * ROW + 18;
   const dpr = window.devicePixelRatio || 1;
   V.canvas.width = Math.round(w * dpr);
   V.canvas.height = Math.round(h * dpr);
   V.canvas.style.width = `${w}px`;
   V.canvas.style.height = `${h}px`;
-  const g = (
-    /** @type {CanvasRenderingContext2D} */
-    V.canvas.getContext("2d")
-  );
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
   g.textBaseline = "middle";
@@ -829,7 +908,7 @@ function draw2(V) {
     g.fillStyle = color;
     g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
-  drawSnapshotLabels(V, g, c, w);
+  drawSnapshotLabels(V, g, c);
   drawAxisLabels(V, g, c, w, lanes);
   V.cursor.style.height = `${lanes * ROW}px`;
   V.drawnIndex = V.index;
@@ -862,27 +941,37 @@ function drawLanes(V, g, c, rowList, w) {
   g.fillStyle = c.grid;
   for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
 }
-function drawSnapshotLabels(V, g, c, w) {
+function placeSnapshotLabels(V, g, c, w) {
   const d = V.d, current = d.versions[V.index];
+  g.font = `600 11px ${c.font}`;
   const marks = d.snapshots.filter((s) => s.event >= 0 && s.event < d.kind.length).map((s) => ({
     x: Math.round(eventX(V, s.event)),
     snap: s,
     text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label
   }));
   const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
-  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
+  V.snapBoxes = stackLabels(g, marks, LABEL_W, w - PAD, first);
+  V.labelRows = Math.max(0, ...V.snapBoxes.map((b) => b.row || 0));
+}
+function drawSnapshotLabels(V, g, c) {
+  const d = V.d, current = d.versions[V.index];
   for (const b of V.snapBoxes) {
-    const on = b.mark.snap.version === current;
+    const on = b.mark.snap.version === current, y = laneY(1 + (b.row || 0));
+    if (b.row) {
+      g.fillStyle = c.snapshot;
+      g.fillRect(b.mark.x, laneY(2), 1, y - laneY(2) + 3);
+    }
     g.fillStyle = c.bg;
-    g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
+    g.fillRect(b.x0 - 1, y + 2, b.x1 - b.x0 + 2, ROW - 5);
     g.fillStyle = on ? c.cursor : c.fg;
     g.font = on ? `600 11px ${c.font}` : `11px ${c.font}`;
-    g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
+    g.fillText(b.text, b.x0, y + ROW / 2);
   }
   g.font = `11px ${c.font}`;
   V.root.dataset.labelBoxes = JSON.stringify(V.snapBoxes.map((b) => ({
     x0: Math.round(b.x0 * 10) / 10,
     x1: Math.round(b.x1 * 10) / 10,
+    row: b.row || 0,
     text: b.text,
     label: b.mark.snap.label,
     short: d.shortOf.get(b.mark.snap.label),
@@ -980,7 +1069,7 @@ function showChunks(V) {
   const d = V.d, v = d.versions[V.index], index = V.index;
   V.chunksPane.replaceChildren();
   if (!d.focal) {
-    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: open the timeline of a query (%ragtt timeline QUERY_ID, or a logged query's timeline button) to see its chunks here."));
     return;
   }
   const now = resultAt(d, index);
@@ -1088,8 +1177,9 @@ function goTo(V, x) {
 }
 function hover(V, x, y) {
   const d = V.d;
-  const inSnapLane = y >= laneY(1) && y < laneY(2);
-  const snap = inSnapLane && (V.snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2) || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
+  const inSnapLane = y >= laneY(1) && y < laneY(2 + V.labelRows);
+  const line = Math.floor(y / ROW) - 1;
+  const snap = inSnapLane && (V.snapBoxes.find((b) => (b.row || 0) === line && x >= b.x0 - 2 && x <= b.x1 + 2) || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
   let tip = "";
   if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;
   else if (inSnapLane) {

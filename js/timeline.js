@@ -332,6 +332,29 @@ function ticksOfPos(layout, pos) {
   const f = Math.max(0, Math.min(1, pos - j));
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
 }
+function stackLabels(g, marks, left, right, first = null) {
+  const order = [...first ? [first] : [], ...[...marks].sort((a, b) => a.x - b.x).filter((m) => m !== first)];
+  const lines = [];
+  const free = (line, x0, x1) => x0 >= left && x1 <= right && line.every((b) => x1 + LABEL_GAP <= b.x0 || x0 >= b.x1 + LABEL_GAP);
+  return order.map((m) => {
+    let text = m.text;
+    let w = g.measureText(text).width;
+    while (w > right - left && text.length > 1) {
+      text = `${text.slice(0, -2)}…`;
+      w = g.measureText(text).width;
+    }
+    const starts = [m.x + 4, m.x - 4 - w, Math.min(Math.max(left, m.x - w / 2), right - w)];
+    for (let row = 0; ; row++) {
+      if (!lines[row]) lines[row] = [];
+      const x0 = starts.find((x) => free(lines[row], x, x + w));
+      if (x0 !== void 0) {
+        const box = { x0, x1: x0 + w, text, mark: m, row };
+        lines[row].push(box);
+        return box;
+      }
+    }
+  }).sort((a, b) => a.x0 - b.x0);
+}
 function createView(model) {
   const root = el("div", "ragtt-timeline tex2jax_ignore mathjax_ignore");
   root.tabIndex = 0;
@@ -386,6 +409,8 @@ function createView(model) {
     // the same place on the version axis (slot units)
     /** @type {LabelBox[]} */
     snapBoxes: [],
+    labelRows: 0,
+    // lines the snapshot labels take beyond the snapshot lane's own
     /** @type {string | null} */
     claimsKey: null,
     // the claims listed now (redrawn only on change)
@@ -448,6 +473,7 @@ function chooseLanes(V) {
 function rows(V) {
   const d = V.d;
   const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
+  for (let r = 0; r < V.labelRows; r++) out.push({ name: "", style: "dim" });
   for (const doc of V.docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
   if (V.moreDocs > 0) out.push({ name: `+${V.moreDocs} more documents`, style: "dim" });
   if (d.claims) {
@@ -484,18 +510,20 @@ function colors(V) {
 var laneY = (lane) => lane * ROW;
 function draw(V) {
   const d = V.d, c = colors(V);
+  const w = V.scroller.clientWidth || 600;
+  const g = (
+    /** @type {CanvasRenderingContext2D} */
+    V.canvas.getContext("2d")
+  );
+  placeSnapshotLabels(V, g, c, w);
   const rowList = rows(V);
   const lanes = rowList.length;
-  const w = V.scroller.clientWidth || 600, h = lanes * ROW + 18;
+  const h = lanes * ROW + 18;
   const dpr = window.devicePixelRatio || 1;
   V.canvas.width = Math.round(w * dpr);
   V.canvas.height = Math.round(h * dpr);
   V.canvas.style.width = `${w}px`;
   V.canvas.style.height = `${h}px`;
-  const g = (
-    /** @type {CanvasRenderingContext2D} */
-    V.canvas.getContext("2d")
-  );
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
   g.textBaseline = "middle";
@@ -523,7 +551,7 @@ function draw(V) {
     g.fillStyle = color;
     g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
-  drawSnapshotLabels(V, g, c, w);
+  drawSnapshotLabels(V, g, c);
   drawAxisLabels(V, g, c, w, lanes);
   V.cursor.style.height = `${lanes * ROW}px`;
   V.drawnIndex = V.index;
@@ -556,27 +584,37 @@ function drawLanes(V, g, c, rowList, w) {
   g.fillStyle = c.grid;
   for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
 }
-function drawSnapshotLabels(V, g, c, w) {
+function placeSnapshotLabels(V, g, c, w) {
   const d = V.d, current = d.versions[V.index];
+  g.font = `600 11px ${c.font}`;
   const marks = d.snapshots.filter((s) => s.event >= 0 && s.event < d.kind.length).map((s) => ({
     x: Math.round(eventX(V, s.event)),
     snap: s,
     text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label
   }));
   const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
-  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
+  V.snapBoxes = stackLabels(g, marks, LABEL_W, w - PAD, first);
+  V.labelRows = Math.max(0, ...V.snapBoxes.map((b) => b.row || 0));
+}
+function drawSnapshotLabels(V, g, c) {
+  const d = V.d, current = d.versions[V.index];
   for (const b of V.snapBoxes) {
-    const on = b.mark.snap.version === current;
+    const on = b.mark.snap.version === current, y = laneY(1 + (b.row || 0));
+    if (b.row) {
+      g.fillStyle = c.snapshot;
+      g.fillRect(b.mark.x, laneY(2), 1, y - laneY(2) + 3);
+    }
     g.fillStyle = c.bg;
-    g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
+    g.fillRect(b.x0 - 1, y + 2, b.x1 - b.x0 + 2, ROW - 5);
     g.fillStyle = on ? c.cursor : c.fg;
     g.font = on ? `600 11px ${c.font}` : `11px ${c.font}`;
-    g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
+    g.fillText(b.text, b.x0, y + ROW / 2);
   }
   g.font = `11px ${c.font}`;
   V.root.dataset.labelBoxes = JSON.stringify(V.snapBoxes.map((b) => ({
     x0: Math.round(b.x0 * 10) / 10,
     x1: Math.round(b.x1 * 10) / 10,
+    row: b.row || 0,
     text: b.text,
     label: b.mark.snap.label,
     short: d.shortOf.get(b.mark.snap.label),
@@ -674,7 +712,7 @@ function showChunks(V) {
   const d = V.d, v = d.versions[V.index], index = V.index;
   V.chunksPane.replaceChildren();
   if (!d.focal) {
-    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: open the timeline of a query (%ragtt timeline QUERY_ID, or a logged query's timeline button) to see its chunks here."));
     return;
   }
   const now = resultAt(d, index);
@@ -782,8 +820,9 @@ function goTo(V, x) {
 }
 function hover(V, x, y) {
   const d = V.d;
-  const inSnapLane = y >= laneY(1) && y < laneY(2);
-  const snap = inSnapLane && (V.snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2) || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
+  const inSnapLane = y >= laneY(1) && y < laneY(2 + V.labelRows);
+  const line = Math.floor(y / ROW) - 1;
+  const snap = inSnapLane && (V.snapBoxes.find((b) => (b.row || 0) === line && x >= b.x0 - 2 && x <= b.x1 + 2) || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
   let tip = "";
   if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;
   else if (inSnapLane) {

@@ -79,6 +79,10 @@ _EXPORTS: dict[str, str] = {
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
     "PruneReport": "ragtt.retention",
+    # live feeds
+    "StreamReport": "ragtt.feeds.stream",
+    "WatchBatch": "ragtt.feeds.watch",
+    "WatchHandle": "ragtt.feeds.watch",
     # process-wide settings, for programs whose main job is ragtt (the CLI and servers call it)
     "tune_process": "ragtt.tuning",
 }
@@ -140,6 +144,9 @@ if TYPE_CHECKING:
     from ragtt.evaluation.dataset import EvalDataset as EvalDataset
     from ragtt.evaluation.judge import LiteLLMJudge as LiteLLMJudge
     from ragtt.evaluation.matrix import HistoryMatrix as HistoryMatrix
+    from ragtt.feeds.stream import StreamReport as StreamReport
+    from ragtt.feeds.watch import WatchBatch as WatchBatch
+    from ragtt.feeds.watch import WatchHandle as WatchHandle
     from ragtt.generate import ExtractiveGenerator as ExtractiveGenerator
     from ragtt.generate import LiteLLMGenerator as LiteLLMGenerator
     from ragtt.index.embedders import (

@@ -1,5 +1,6 @@
 """The ``ragtt`` command: every verb of the table (``ragtt.verbs``) as a sub-command, for
-shells and CI jobs, plus ``serve``, ``mcp``, ``demo`` and plugins (``report``).
+shells and CI jobs, plus the long-running ``serve``, ``mcp`` and ``watch``, ``demo`` and plugins
+(``report``).
 
 The verb sub-commands are generated (``ragtt.verbs.cli``): a verb added to the table is a
 sub-command with no code here. What is the CLI's own sits beside them: the global options
@@ -211,6 +212,37 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Mirror a folder into the project until Ctrl-C (or SIGTERM), which ends it between batches."""
+    import signal
+
+    from ragtt.feeds.watch import WatchBatch
+
+    def show(batch: WatchBatch) -> None:
+        print(dumps(batch.to_dict()) if args.json else batch.line(), flush=True)
+
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a service manager's stop is a Ctrl-C
+    with _open(args, create=True) as proj:
+        handle = proj.watch(
+            args.docs,
+            debounce=args.debounce,
+            snapshot_every=args.snapshot_every,
+            follow_symlinks=args.follow_symlinks,
+            force_polling=args.force_polling,
+            on_batch=show,
+        )
+        print(f"watching {handle.path} (Ctrl-C ends it between batches)", file=sys.stderr, flush=True)
+        try:
+            while handle.running:
+                handle.join(1.0)
+        except KeyboardInterrupt:
+            print("stopping after the batch in progress", file=sys.stderr, flush=True)
+            handle.stop()
+        for error in handle.errors:
+            print(f"ragtt watch: {error}", file=sys.stderr)
+        return 1 if handle.errors else 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from ragtt.demo import run_demo
 
@@ -299,6 +331,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--threads", type=int, help="requests served at once (default: 4 per CPU, 4 to 32)")
     add("mcp", cmd_mcp, "the verbs as MCP tools over stdio (needs ragtt[mcp])")
+    p = add("watch", cmd_watch, "mirror a folder into the project as it changes: one index version per settled batch")
+    p.add_argument("docs", metavar="DOCS", help="the folder to watch (caught up first, as ingest mirrors it)")
+    p.add_argument("--debounce", default="1.6s", help="the longest changes are grouped into one batch (default 1.6s)")
+    p.add_argument("--snapshot-every", help="snapshot every DURATION ('1h') or every N versions")
+    p.add_argument("--follow-symlinks", action="store_true", help="also ingest what links lead to outside DOCS")
+    p.add_argument("--force-polling", action="store_true", help="poll instead of OS events (network drives)")
     p = add("demo", cmd_demo, "the guided demo on the bundled sample (offline)")
     p.add_argument("--out", default="demo-output", help="folder for the demo project and report")
     if command not in sub.choices:

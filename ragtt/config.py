@@ -49,9 +49,20 @@ class PipelineConfig:
 
     def __post_init__(self) -> None:
         _check_int("top_k", self.top_k, minimum=1)
-        _check_int("chunk_size", self.chunk_size, minimum=16)
+        _check_int("chunk_size", self.chunk_size, minimum=0)
         _check_int("chunk_overlap", self.chunk_overlap, minimum=0)
-        if self.chunk_overlap >= self.chunk_size:
+        if self.chunk_size == 0:  # one chunk per block: the structural strategy's, with nothing to overlap
+            if self.chunk_strategy != "structural" or self.chunk_overlap != 0:
+                raise ConfigError(
+                    "chunk_size=0 means one chunk per block, which only chunk_strategy='structural' offers, "
+                    f"with chunk_overlap=0; got chunk_strategy={self.chunk_strategy!r}, "
+                    f"chunk_overlap={self.chunk_overlap}"
+                )
+        elif self.chunk_size < 16:
+            raise ConfigError(
+                f"chunk_size must be at least 16 (or 0: one chunk per block, structural only); got {self.chunk_size}"
+            )
+        elif self.chunk_overlap >= self.chunk_size:
             raise ConfigError(
                 f"chunk_overlap must be smaller than chunk_size; got chunk_overlap="
                 f"{self.chunk_overlap} with chunk_size={self.chunk_size}"

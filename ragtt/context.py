@@ -65,7 +65,7 @@ class Context:
         if isinstance(at, datetime):
             if at.tzinfo is None:
                 raise ConfigError(f"at must be a timezone-aware datetime (e.g. UTC); got naive {at}")
-            found = self.log.versions.at_or_before(at)
+            found = self._at_or_before(at)
             if found is None:
                 raise NotFoundError(f"the index did not exist yet at {at.isoformat()}")
             return found
@@ -84,6 +84,17 @@ class Context:
                 ) from None
             return self.resolve(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
         raise TypeError(f"at must be a version int, a snapshot label or a datetime; got {type(at).__name__}")
+
+    def _at_or_before(self, at: datetime) -> int | None:
+        """The latest version whose time is at or before ``at``: its ingest's ``as_of`` where
+        one was given (a release date), else when it was committed."""
+        as_of = self.log.as_of_times()
+        if not as_of:
+            return self.log.versions.at_or_before(at)
+        from ragtt.events.time import parse_ts
+
+        times = [(v, as_of.get(v) or parse_ts(committed)) for v, committed, _ in self.log.versions.rows()]
+        return max((v for v, when in times if when <= at), default=None)
 
     def check_embedder(self) -> None:
         """The index must still be embedded with this context's embedder: a re-embed by

@@ -7,6 +7,8 @@ the query, and says plainly that no model wrote it.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import re
 from collections import Counter
@@ -16,7 +18,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from ragtt.results import RetrievedChunk
 
-__all__ = ["EXTRACTIVE_LABEL", "ExtractiveGenerator", "Generation", "Generator", "LiteLLMGenerator", "build_messages"]
+__all__ = [
+    "EXTRACTIVE_LABEL",
+    "ExtractiveGenerator",
+    "Generation",
+    "Generator",
+    "LiteLLMGenerator",
+    "build_messages",
+    "excerpt",
+]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
 # A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses).
@@ -117,6 +127,13 @@ class _Sentence:
     terms: Counter[str]
     heading: frozenset[str]
     heading_weight: float
+    title: str = ""  # the heading's words as written
+    code: str = ""  # the code block this sentence introduces, quoted with it
+
+    @property
+    def quoted(self) -> str:
+        """The sentence as an answer quotes it: with the code block it introduces."""
+        return f"{self.text}\n{self.code}\n" if self.code else self.text
 
 
 class ExtractiveGenerator:
@@ -140,7 +157,7 @@ class ExtractiveGenerator:
         self.passage_chars = passage_chars
 
     def generate(self, query: str, chunks: list[RetrievedChunk]) -> Generation:
-        units = _sentences(chunks)
+        units = _sentences([c.text for c in chunks])
         if not units:
             return Generation(f"{EXTRACTIVE_LABEL}\nNo retrieved text to quote.", self.model_id)
         scores = _bm25(_stems(query), units)
@@ -158,12 +175,12 @@ class ExtractiveGenerator:
             while (
                 j < len(units)
                 and (units[j].chunk, units[j].section) == (units[k].chunk, units[k].section)
-                and (j <= k or size + 1 + len(units[j].text) <= self.passage_chars)
+                and (j <= k or size + 1 + len(units[j].quoted) <= self.passage_chars)
             ):
                 if units[j].text not in quoted:
                     quoted.add(units[j].text)
-                    texts.append(units[j].text)
-                    size += len(units[j].text) + 1
+                    texts.append(units[j].quoted)
+                    size += len(units[j].quoted) + 1
                 j += 1
             passages.append((start, texts))
         passages.sort(key=lambda p: (_doc_order(chunks, units[p[0]].chunk), p[0]))
@@ -187,18 +204,37 @@ def _doc_order(chunks: list[RetrievedChunk], index: int) -> tuple[int, int]:
     return first_rank, chunk.charspan[0]
 
 
-def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
+@functools.lru_cache(maxsize=4096)  # a view re-diffs the same runs: their excerpts once
+def excerpt(query: str, text: str, max_chars: int = 240) -> str:
+    """The sentence of ``text`` that best matches ``query``, as the extractive answer ranks
+    them (BM25; a section's heading counts for its sentences), after that heading
+    ("SEND_FILE_MAX_AGE_DEFAULT: When serving files, ..."); the text's opening when no
+    sentence matches. At most ``max_chars`` (cut with "…")."""
+    units = _sentences([text])
+    scores = _bm25(_stems(query), units) if units else []
+    best = max(range(len(units)), key=lambda k: (scores[k], -k)) if units else None
+    if best is None or scores[best] <= 0:
+        found = " ".join(text.split())
+    else:
+        found = f"{units[best].title}: {units[best].text}" if units[best].title else units[best].text
+    return found if len(found) <= max_chars else found[: max_chars - 1] + "…"
+
+
+def _sentences(texts: list[str]) -> list[_Sentence]:
     out: list[_Sentence] = []
-    for ci, chunk in enumerate(chunks):
+    for ci, chunk_text in enumerate(texts):
         heading: frozenset[str] = frozenset()
-        weight, section, code, fence = 0.0, 0, False, False
-        for block in _BLOCK_END.split(chunk.text):
+        weight, section, code, fence, title_text = 0.0, 0, False, False, ""
+        intro: int | None = None  # the sentence ending in ":" right before a code block: it keeps the code
+        for block in _BLOCK_END.split(chunk_text):
             lines = [line for line in block.splitlines() if line.strip()]
             if not lines:
                 continue
             fences = sum(line.lstrip().startswith("```") for line in lines)  # (a ~~~ line is a reST underline)
             if fence or fences:  # a Markdown code fence, which may span blank lines
                 fence = fence != (fences % 2 == 1)
+                _keep_code(out, intro, [line for line in lines if not line.lstrip().startswith("```")])
+                intro = intro if fence else None
                 continue
             # A directive or Markdown heading may carry its text right below it, with no blank line.
             opens = _DIRECTIVE.match(lines[0]) or _MD_HEADING.match(lines[0])
@@ -211,19 +247,37 @@ def _sentences(chunks: list[RetrievedChunk]) -> list[_Sentence]:
                 else:
                     heading, section, code = frozenset(_stem_list(title)), section + 1, False
                     weight = DIRECTIVE_WEIGHT if directive else TITLE_WEIGHT
+                    title_text, intro = " ".join(title.split()), None
                 if head is lines:
                     continue
                 lines = lines[1:]
             if code or all(_CODE_LINE.match(line) for line in lines):
                 code = False
+                _keep_code(out, intro, lines)
+                intro = None
                 continue
             code = lines[-1].rstrip().endswith("::")  # reST: a literal block follows
+            intro = None
             for raw in _SENTENCE_END.split(" ".join(" ".join(lines).split())):
                 text = raw.strip().removesuffix("::")
                 if len(text) < 12 or text.endswith("?"):
                     continue  # too short, or a question, not an answer
-                out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight))
+                out.append(_Sentence(ci, section, text, Counter(_stem_list(text)), heading, weight, title_text))
+                intro = len(out) - 1 if raw.rstrip().endswith(":") else None
     return out
+
+
+def _keep_code(out: list[_Sentence], intro: int | None, lines: list[str]) -> None:
+    """A code block after the sentence that introduces it ("use the following command to
+    install Flask:") goes with that sentence: quoting one without the other says nothing."""
+    if intro is None:
+        return
+    import textwrap
+
+    if not lines:
+        return
+    block = textwrap.indent(textwrap.dedent("\n".join(lines)), "    ")
+    out[intro] = dataclasses.replace(out[intro], code=f"{out[intro].code}\n{block}" if out[intro].code else block)
 
 
 def _heading(lines: list[str]) -> str | None:
@@ -262,18 +316,23 @@ def _stem_list(text: str) -> list[str]:
     """Content words, crudely stemmed, so "refund" meets "refunded" and "days" meets "day"."""
     from ragtt.index.retrieve import tokens
 
+    return [stem for token in tokens(text) for stem in _token_stems(token)]
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token_stems(token: str) -> tuple[str, ...]:
+    """A token's content words, stemmed (once per distinct token: a diff stems the same words often)."""
     out = []
-    for token in tokens(text):
-        # An identifier is itself and its words: "secret key" finds SECRET_KEY's section.
-        for part in (token, *token.split("_")) if "_" in token.strip("_") else (token,):
-            if not part or part in _STOPWORDS:
-                continue
-            for suffix in ("ing", "ed", "es", "s"):
-                if len(part) > len(suffix) + 2 and part.endswith(suffix):
-                    part = part[: -len(suffix)]
-                    break
-            out.append(part)
-    return out
+    # An identifier is itself and its words: "secret key" finds SECRET_KEY's section.
+    for part in (token, *token.split("_")) if "_" in token.strip("_") else (token,):
+        if not part or part in _STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(part) > len(suffix) + 2 and part.endswith(suffix):
+                part = part[: -len(suffix)]
+                break
+        out.append(part)
+    return tuple(out)
 
 
 def build_messages(query: str, chunks: list[RetrievedChunk]) -> list[dict[str, str]]:

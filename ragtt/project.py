@@ -8,8 +8,8 @@ Every method hands the project's ``Context`` (its stores and settings) to a func
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from datetime import timedelta
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ragtt.evaluation.judge import LiteLLMJudge
     from ragtt.evaluation.matrix import HistoryMatrix
     from ragtt.events.base import EventLog
+    from ragtt.feeds.records import SourceKey
+    from ragtt.feeds.stream import StreamReport
+    from ragtt.feeds.watch import WatchBatch, WatchHandle
     from ragtt.generate import Generator
     from ragtt.index.embedders import Embedder
     from ragtt.index.retrieve import RetrievalPlan
@@ -226,9 +229,14 @@ class Project:
         follow_symlinks: bool = False,
         engine: str = "local",
         ray_address: str | None = None,
+        as_of: datetime | None = None,
     ) -> IngestReport:
         """Ingest files and folders in one index version; a folder's files are named by their
         path inside it.
+
+        ``as_of`` (a timezone-aware datetime) is the time the content is of, such as a
+        release date: recorded in the log, it places the version on the Timeline's time axis
+        and ``resolve_version(datetime)`` (``replay --as-of``) finds the version by it.
 
         A folder is a corpus: when only folders are given, the index is made to mirror them,
         so a file deleted or renamed since the last ingest leaves the index (``prune=None``,
@@ -257,12 +265,14 @@ class Project:
             keep=frozenset(s for s, _ in found.skipped),
             engine=engine,
             ray_address=ray_address,
+            as_of=as_of,
         )
         return dataclasses.replace(report, skipped=found.skipped) if found.skipped else report
 
-    def ingest_texts(self, texts: dict[str, str]) -> IngestReport:
+    def ingest_texts(self, texts: dict[str, str], *, as_of: datetime | None = None) -> IngestReport:
         """Ingest in-memory sources, ``{source name: text}``, in one index version. The name is a
-        name: ``{"report.pdf": text}`` is text already extracted from that PDF."""
+        name: ``{"report.pdf": text}`` is text already extracted from that PDF. ``as_of``: as
+        for ``ingest``."""
         from ragtt.ingest.pipeline import SourceItem, run_ingest
 
         if not isinstance(texts, dict):
@@ -276,7 +286,86 @@ class Project:
                 failed.append((printable(source), f"{what} {problem}"))
             else:
                 items.append(SourceItem(source, data=text.encode("utf-8")))
-        return run_ingest(self._ctx, items, failed)
+        return run_ingest(self._ctx, items, failed, as_of=as_of)
+
+    def sync(
+        self,
+        docs: Iterable[Any],
+        *,
+        cleanup: Literal["incremental", "full", "scoped_full"] | None = "incremental",
+        source_key: SourceKey = None,
+        allow_empty: bool = False,
+    ) -> IngestReport:
+        """Sync a feed into ONE index version, with LangChain's indexing semantics.
+
+        ``docs``: ``(source, text)`` pairs, LangChain ``Document``s or LlamaIndex documents
+        (pieces sharing a source are joined in order; a ``None`` text removes the source).
+        ``cleanup="full"`` removes indexed sources absent from ``docs``, in that same version;
+        an empty ``docs`` then deletes nothing unless ``allow_empty``. ``"incremental"`` and
+        ``"scoped_full"`` change only the given sources and need every document to name one;
+        None changes only the given sources too. ``source_key``: the metadata key naming a
+        document's source, or a function of the document (None: the framework's own naming).
+        A document that fails keeps its indexed version and is listed in ``report.failed``.
+        """
+        from ragtt.feeds.sync import sync
+
+        return sync(self._ctx, docs, cleanup, source_key, allow_empty)
+
+    def ingest_stream(
+        self,
+        feed: Iterable[Any],
+        *,
+        batch_size: int = 256,
+        max_latency: str | float | timedelta = "5s",
+        source_key: SourceKey = None,
+        on_batch: Callable[[IngestReport], None] | None = None,
+    ) -> StreamReport:
+        """Ingest an unbounded feed, one index version per batch of ``batch_size`` records or
+        ``max_latency`` after a batch's first record, whichever is first.
+
+        Records are what ``sync`` takes; each is its source's whole current text (the latest
+        in a batch wins) and a ``None`` text removes the source. Memory is bounded by the
+        batch. ``on_batch`` gets each batch's IngestReport as it is written.
+        """
+        from ragtt.feeds.stream import ingest_stream
+
+        return ingest_stream(
+            self._ctx, feed, batch_size=batch_size, max_latency=max_latency, source_key=source_key, on_batch=on_batch
+        )
+
+    def watch(
+        self,
+        path: str | Path,
+        *,
+        debounce: str | float | timedelta = "1.6s",
+        snapshot_every: str | int | timedelta | None = None,
+        follow_symlinks: bool = False,
+        force_polling: bool = False,
+        on_batch: Callable[[WatchBatch], None] | None = None,
+    ) -> WatchHandle:
+        """Keep the index mirroring the folder ``path`` as it changes, in a background thread.
+
+        First catches up (the folder mirrored as ``ingest`` does); then each settled batch of
+        changes (grouped until they pause, for at most ``debounce``) is ONE index version.
+        Editor leftovers, hidden files (``.git``) and the gitignore patterns of the folder's
+        ``.ragttignore`` are ignored; a file still being written waits for the next batch.
+        ``snapshot_every``: ``"1h"`` (a snapshot when an hour passed since the last) or N
+        (every N versions). ``on_batch`` gets each ``WatchBatch`` (``batch.line()`` is the one
+        line the CLI prints). The handle's ``stop()`` ends the watch between batches.
+        """
+        from ragtt.feeds.watch import settings, start_watch, watch_folder, watched_folder
+
+        chosen = settings(debounce, snapshot_every, follow_symlinks, force_polling)
+        folder = watched_folder(path)
+        ctx = self._ctx
+        kwargs = self._stores_kwargs
+
+        def run(emit: Callable[[WatchBatch], None], stop: Any) -> None:
+            mine: Project = Project.open(ctx.path, ctx.config, ctx.embedder, progress=False, create=False, **kwargs)
+            with mine:
+                watch_folder(mine._ctx, folder, chosen, emit, stop)
+
+        return start_watch(folder, run, on_batch)
 
     def remove(self, source: str) -> int:
         """Remove a source's chunks (one new version); returns that version."""
@@ -352,12 +441,20 @@ class Project:
             replay_text(ctx, text, ctx.resolve(at), ctx.plan(top_k=top_k, mode=mode), generate=generate, at=at)
         )
 
-    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6) -> DiffReport:
+    def diff(self, left_id: str, right_id: str, *, threshold: float = 0.6, generate: bool = True) -> DiffReport:
         """What entered, left, moved and changed between two runs; a removed and an added chunk
-        of one source at least ``threshold`` similar are one "changed" passage."""
+        of one source at least ``threshold`` similar (in words or in what they are about) are
+        one "changed" passage. Either id may be ``"last"``: the newest live run of the other's
+        question. ``generate``: a run without an answer gets one, through a logged replay."""
         from ragtt.timetravel.diff import diff_runs
 
-        return diff_runs(self._ctx, left_id, right_id, threshold=threshold)
+        return diff_runs(self._ctx, left_id, right_id, threshold=threshold, generate=generate)
+
+    def last_query(self, text: str | None = None) -> str:
+        """The id of the newest live query; with ``text``, of the newest live query of that question."""
+        from ragtt.timetravel.run import last_query
+
+        return last_query(self._ctx, text)
 
     def query_vector(self, text: str, embedder_id: str | None = None) -> NDArray[Any] | None:
         """``text``'s vector under ``embedder_id`` (default: the project's embedder, computed if
@@ -370,7 +467,8 @@ class Project:
     # -- analysis ------------------------------------------------------------------------------
 
     def lineage(self, left_id: str, right_id: str) -> LineageReport:
-        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed, ranking)."""
+        """Why each chunk entered or left the top-k between two runs (added, re-ingested, removed,
+        ranking); either id may be ``"last"``, as in ``diff``."""
         from ragtt.timetravel.lineage import lineage
 
         return lineage(self._ctx, left_id, right_id)

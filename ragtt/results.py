@@ -182,14 +182,20 @@ class EngineChange(Result):
         return f"{self.component} ({self.role}): {self.recorded} when recorded, {self.today} today"
 
 
+NO_ORIGINAL = "a text run as of this version: no original query to compare with"
+
+
 @dataclass(frozen=True)
 class ReplayResult(QueryResult):
-    """A replayed run. ``engine_changes``: the components that ranked the original and are not
-    today's (``plan["engines"]``); ``engines_recorded`` is False for a run logged before ragtt
+    """A replayed run. A replay of a logged query names it (``original_query_id``) and says
+    whether it retrieved the same (``matches_original``); a text run as of a version
+    (``replay_text``) and a bisect's probes have no original: both are None.
+    ``engine_changes``: the components that ranked the original and are not today's
+    (``plan["engines"]``); ``engines_recorded`` is False for a run logged before ragtt
     recorded them, whose engines are unknown."""
 
-    original_query_id: str = ""
-    matches_original: bool = False
+    original_query_id: str | None = None
+    matches_original: bool | None = None
     engine_changes: list[EngineChange] = field(default_factory=list)
     engines_recorded: bool = False
 
@@ -209,7 +215,7 @@ class ReplayResult(QueryResult):
 
     def _verdict(self) -> list[str]:
         if not self.original_query_id:  # a question asked of the past, not a logged run's replay
-            return []
+            return [NO_ORIGINAL]
         word = "matches" if self.matches_original else "DIFFERS FROM"
         why = self._why()
         head = f"replay {word} original {self.original_query_id}" + (f": {why}" if why else "")
@@ -217,7 +223,7 @@ class ReplayResult(QueryResult):
 
     def _header_html(self) -> str:
         if not self.original_query_id:
-            return super()._header_html()
+            return super()._header_html() + f"<br>{esc(NO_ORIGINAL)}"
         verdict = "matches the original" if self.matches_original else "DIFFERS from the original"
         why = self._why()
         changes = "".join(f"<li>{esc(str(change))}</li>" for change in self.engine_changes)
@@ -311,6 +317,17 @@ class Snapshots(list[Snapshot]):
         if not self:
             return f"{STYLE}{BOX}<i>no snapshots yet (proj.snapshot(label))</i></div>"
         return snapshots_html(self)
+
+    def to_text(self) -> str:
+        """One aligned row per snapshot under a header (what ``ragtt snapshots`` prints)."""
+        if not self:
+            return "no snapshots yet (ragtt snapshot LABEL)"
+        rows = [("label", "version", "documents", "chunks", "created (UTC)")]
+        rows += [
+            (s.label, f"v{s.index_version}", str(s.doc_count), str(s.chunk_count), iso_utc(s.created_at)) for s in self
+        ]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+        return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:

@@ -24,6 +24,11 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --execute: a failing cell shows its error in the report instead of stopping it",
     )
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="with --execute: run against the projects the notebook opens (default: throwaway copies of them)",
+    )
     p.add_argument("--timeout", type=int, default=600, help="seconds per cell with --execute (default 600)")
     p.add_argument(
         "--trust",
@@ -42,6 +47,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"no notebook at {args.notebook}")
     if args.allow_errors and not args.execute:
         raise ReportError("--allow-errors needs --execute (only a cell that runs can fail)")
+    if args.allow_writes and not args.execute:
+        raise ReportError("--allow-writes needs --execute (only a notebook that runs can write)")
     if args.embedder == "hash":
         os.environ["RAGTT_EMBEDDER"] = "hash"  # the executed notebook's kernel inherits it
     try:
@@ -52,6 +59,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             allow_errors=args.allow_errors,
             trusted=args.trust,
             timeout=args.timeout,
+            allow_writes=args.allow_writes,
         )
     except CellExecutionError as exc:
         print(

@@ -103,7 +103,8 @@ class DriftScatter(anywidget.AnyWidget):
                 "DriftScatter accepts a ragtt.DriftReport (with proj=) or a ragtt.Project with two "
                 f"versions; got {type(source).__name__}"
             )
-        data = wire(proj, left_v, right_v, query=query, method=method, text_chars=text_chars)
+        report = source if isinstance(source, ragtt.DriftReport) else None
+        data = wire(proj, left_v, right_v, query=query, method=method, text_chars=text_chars, report=report)
         super().__init__(_data=data, color_by=color_by)
 
     @classmethod

@@ -10,16 +10,24 @@ Widget state is rendered as saved. An anywidget's state includes its front-end c
 rendering widgets means running the code their notebook saved: export notebooks whose
 widgets you would run in JupyterLab. A notebook whose widget outputs have no saved state
 (JupyterLab saves it only with "Save Widget State Automatically" on) is refused with a
-``ReportError``: its report would show text fallbacks where the widgets were.
+``ReportError`` naming each such cell: its report would show text fallbacks where the
+widgets were. Progress bars are the exception: a finished bar's model is closed, so no
+front end can save it, and the report shows its final text (``closed_progress_text``).
+
+``execute=True`` never writes to a project unless ``allow_writes=True``: in the kernel that
+runs the notebook, each project it opens is a throwaway copy (``ragtt_nb.report_sandbox``);
+one that cannot be copied (remote stores) fails its cell, saying so, and a notebook that
+runs the ragtt CLI in a shell is refused, naming the cells.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bleach
 from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
@@ -27,7 +35,18 @@ from nbconvert.preprocessors import Preprocessor
 
 from ragtt.errors import RagttError
 
-__all__ = ["TEMPLATES", "ReportError", "ReportSanitizer", "clean_html", "export_report", "views_without_state"]
+if TYPE_CHECKING:
+    from ragtt_nb.report_sandbox import Sandbox
+
+__all__ = [
+    "TEMPLATES",
+    "ReportError",
+    "ReportSanitizer",
+    "clean_html",
+    "closed_progress_text",
+    "export_report",
+    "views_without_state",
+]
 
 _VIEW = "application/vnd.jupyter.widget-view+json"
 _STATE = "application/vnd.jupyter.widget-state+json"
@@ -163,14 +182,18 @@ def export_report(
     trusted: bool = False,
     timeout: int = 600,
     kernel_name: str | None = None,
+    allow_writes: bool = False,
 ) -> Path:
     """Write ``notebook`` as one offline HTML file (default: beside it, ``.html``); returns its path.
 
     ``execute=True`` runs it first (in its own folder, widget state stored) and does not
     change the ``.ipynb``. A cell that fails stops the export with the kernel's error, unless
     ``allow_errors=True``: then the error is shown in the report under its cell and the
-    export goes on (a warning on the "ragtt" logger counts the failed cells). Without
-    ``execute``, widget outputs need their saved state (else ``ReportError``).
+    export goes on (a warning on the "ragtt" logger counts the failed cells). Executing runs
+    against throwaway copies of the projects the notebook opens (a warning on the "ragtt"
+    logger names them) unless ``allow_writes=True``; see ``ragtt_nb.report_sandbox``.
+    Without ``execute``, widget outputs need their saved state (else ``ReportError`` naming
+    the cells), except finished progress bars, shown as their final text.
     """
     import nbformat
     from nbconvert import HTMLExporter
@@ -180,15 +203,33 @@ def export_report(
         raise ValueError(f"expected a .ipynb notebook; got {source.name!r}")
     nb = nbformat.read(source, as_version=4)
     if execute:
-        _execute(nb, source, timeout, kernel_name or _kernel_name(nb), allow_errors)
+        kernel = kernel_name or _kernel_name(nb)
+        if allow_writes:
+            _execute(nb, source, timeout, kernel, allow_errors)
+        else:
+            from ragtt_nb.report_sandbox import sandbox
+
+            with sandbox(nb, source) as box:
+                _execute(nb, source, timeout, kernel, allow_errors, box)
+                copied = box.copied()
+            if copied:
+                logging.getLogger("ragtt").warning(
+                    "ran %s against a throwaway copy of %s: the project%s unchanged (--allow-writes, "
+                    "allow_writes=True: run against the project itself)",
+                    source.name,
+                    ", ".join(copied),
+                    "s are" if len(copied) > 1 else " is",
+                )
     else:
+        _show_closed_progress(nb)
         missing = views_without_state(nb)
         if missing:
+            cells = _cells_of(nb, set(missing))
             raise ReportError(
                 f"{source.name} has {len(missing)} widget output(s) without saved widget state, so its report would "
-                "show text in their place: run it while exporting (ragtt report --execute, export_report(..., "
-                "execute=True)) or save the widget state (JupyterLab: Settings > Save Widget State Automatically, "
-                "then save the notebook)"
+                f"show text in their place ({'; '.join(cells)}): run it while exporting (ragtt report --execute, "
+                "export_report(..., execute=True)) or save the widget state (JupyterLab: Settings > Save Widget "
+                "State Automatically, then save the notebook)"
             )
     from traitlets.config import Config
 
@@ -213,7 +254,57 @@ def views_without_state(nb: Any) -> list[str]:
     return [v for v in views if v not in state]
 
 
-def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors: bool) -> None:
+# tqdm's text for a bar: "ragtt embed:  40%|####      | 16/40 [00:01<00:02, 9.1chunk/s]"
+_METER = re.compile(r"^(?P<desc>[^\n|]*?):?\s*\d+%\|[^|\n]*\|\s*(?P<n>\d+)/(?P<total>\d+)(?P<rest>.*)$", re.DOTALL)
+
+
+def closed_progress_text(text: str) -> str | None:
+    """The final text of a finished progress bar from the text its widget output saved (tqdm's
+    meter as first displayed), or None when ``text`` is not a progress bar's.
+
+    tqdm closes a notebook bar's model only when it finished (a bar that stopped short turns
+    red and stays open), so its final text is the total reached.
+    """
+    m = _METER.match(text.strip())
+    if m is None:
+        return None
+    unit = re.search(r"[\d?.]+(?P<unit>[A-Za-z]+)/s\]", m["rest"])
+    what = f" {unit['unit']}s" if unit and unit["unit"] != "it" else ""
+    desc = m["desc"].strip()
+    return f"{desc + ': ' if desc else ''}100% {m['total']}/{m['total']}{what} (finished)"
+
+
+def _show_closed_progress(nb: Any) -> None:
+    """Widget outputs of finished progress bars, whose closed models no front end saves, become
+    their final text (see ``closed_progress_text``)."""
+    state = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if _VIEW not in data or data[_VIEW].get("model_id") in state:
+                continue
+            final = closed_progress_text(str(data.get("text/plain", "")))
+            if final is not None:
+                output["data"] = {"text/plain": final}
+
+
+def _cells_of(nb: Any, model_ids: set[str]) -> list[str]:
+    """``cell 4 (%ragtt timeline last)`` (numbered from 1 among all cells) for each cell with an
+    output of one of ``model_ids``."""
+    found = []
+    for number, cell in enumerate(nb.cells, start=1):
+        if any(o.get("data", {}).get(_VIEW, {}).get("model_id") in model_ids for o in cell.get("outputs", [])):
+            first = next((line.strip() for line in str(cell.source).splitlines() if line.strip()), "")
+            first = first if len(first) <= 60 else first[:59] + "…"
+            found.append(f"cell {number} ({first})")
+    return found
+
+
+def _execute(
+    nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors: bool, box: Sandbox | None = None
+) -> None:
+    """Run ``nb`` in its folder; with ``box``, in a kernel whose projects are throwaway copies
+    (the run stops before its first cell if the kernel did not install the redirect)."""
     from nbclient import NotebookClient
     from traitlets.config import Config
 
@@ -230,6 +321,8 @@ def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors
             resources={"metadata": {"path": str(source.parent.resolve())}},
             store_widget_state=True,
             config=ipc,
+            extra_arguments=box.kernel_arguments if box is not None else [],
+            on_cell_execute=(lambda **_: _check_installed(box)) if box is not None else None,
         )
         # The kernel inherits it: widgets embed everything a report needs (every PDF page).
         previous = os.environ.get("RAGTT_REPORT")
@@ -255,6 +348,15 @@ def _execute(nb: Any, source: Path, timeout: int, kernel_name: str, allow_errors
     if failed:
         logging.getLogger("ragtt").warning(
             "%d cell(s) of %s failed; the report shows their errors", failed, source.name
+        )
+
+
+def _check_installed(box: Sandbox) -> None:
+    if not box.installed:
+        raise ReportError(
+            "the report's kernel did not start with ragtt's project copies installed (is ragtt_nb importable "
+            "in that kernel?), so running the notebook would write to its projects: nothing was run; pass "
+            "--allow-writes to run it against them"
         )
 
 

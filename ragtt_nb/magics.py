@@ -37,7 +37,7 @@ from ragtt.errors import RagttError
 from ragtt.verbs import VERBS, Verb
 from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, groups, parse
 
-__all__ = ["COMMANDS", "DISPLAY", "RagttMagics", "parser_for", "question_mark_is_text"]
+__all__ = ["COMMANDS", "DISPLAY", "RagttMagics", "parser_for", "question_mark_is_text", "similar_project"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -129,9 +129,34 @@ def _command(name: str) -> Command:
         return COMMANDS[name]
     found = groups(list(VERBS.values())).get(name)
     if found is None:
-        raise UsageError(f"unknown verb {name!r}; known: {', '.join(_names())}")
+        import difflib
+
+        close = difflib.get_close_matches(name, _names(), n=1, cutoff=0.6)
+        hint = f"did you mean %ragtt {close[0]}? " if close else ""
+        raise UsageError(f"unknown verb {name!r}; {hint}known: {', '.join(_names())} (%ragtt help VERB)")
     own, _ = DISPLAY.get(name, ((), _run))
     return Command(name, describe(found)["help"], own, verbs=tuple(found))
+
+
+def similar_project(path: str) -> str | None:
+    """The project folder beside ``path`` whose name is closest to its name (a typo's target),
+    spelled as ``path`` is ("./flaskprj" -> "./flaskproj"); None when there is none."""
+    import difflib
+
+    from ragtt.marker import MARKER
+
+    given = Path(path).expanduser()
+    parent = given.parent
+    try:
+        projects = [c.name for c in parent.iterdir() if c.is_dir() and (c / MARKER).is_file()]
+    except OSError:
+        return None
+    close = difflib.get_close_matches(given.name, projects, n=1, cutoff=0.6)
+    if not close:
+        return None
+    typed = path.rstrip("/")
+    head = typed[: len(typed) - len(given.name)] if typed.endswith(given.name) else f"{parent}/"
+    return f"{head}{close[0]}"
 
 
 def _names() -> list[str]:
@@ -197,7 +222,11 @@ class RagttMagics(Magics):
             if cmd.run is not None:
                 return cmd.run(self, cmd.parser().parse_args(args))
             ns, verb, values = parse(cmd.parser(), args, cmd.verbs)
-            values = {k: self.query_id(v) if k in QUERY_IDS and v == "last" else v for k, v in values.items()}
+            # With one run named (diff ID last), the core reads 'last' as that question's last run.
+            implied = [values.get("left"), values.get("right")].count("last") == 1
+            values = {
+                k: self.query_id(v) if k in QUERY_IDS and v == "last" and not implied else v for k, v in values.items()
+            }
             return DISPLAY.get(cmd.name, ((), _run))[1](self, verb, values, ns)
         except RagttError as exc:
             raise UsageError(f"%ragtt {name}: {exc}") from None
@@ -235,11 +264,8 @@ class RagttMagics(Magics):
         chosen = self.embedder if embedder is None else embedder
         if chosen not in ("", "hash"):
             raise UsageError(f"embedder must be 'hash' or '' (the project's own); got {chosen!r}")
-        if self._proj is not None:
-            self._proj.close()
-            self._proj = None
-        try:
-            self._proj = ragtt.Project.open(
+        try:  # the current project stays open until the new one is
+            opened = ragtt.Project.open(
                 path,
                 embedder=ragtt.HashEmbedder() if chosen == "hash" else None,
                 progress=self.progress,
@@ -247,8 +273,17 @@ class RagttMagics(Magics):
                 events_uri=events_uri,
                 index_uri=index_uri,
             )
-        except ragtt.NotAProjectError as exc:
-            raise UsageError(f"{exc} (in a notebook: %ragtt open {path} --create)") from None
+        except ragtt.NotAProjectError:
+            kept = f"; {self._proj.path} is still the current project" if self._proj is not None else ""
+            similar = similar_project(path)
+            if similar is not None:
+                raise UsageError(
+                    f"no ragtt project at {path}: did you mean {similar}? (%ragtt open {similar}){kept}"
+                ) from None
+            raise UsageError(f"no ragtt project at {path}: %ragtt open {path} --create makes one there{kept}") from None
+        if self._proj is not None:
+            self._proj.close()
+        self._proj = opened
         return self._proj
 
     @property
@@ -436,8 +471,8 @@ def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
         "--axis",
         choices=["auto", "time", "versions"],
         default="auto",
-        help="time: wall clock; versions: one equal slot per index version; auto (default): versions "
-        "when the gaps between commits vary by more than 20x",
+        help="time: wall clock (or the ingests' --as-of-date); versions: one equal slot per index version; "
+        "auto (default): versions unless the versions are spread evenly over the axis",
     ),
 )
 def _timeline(m: RagttMagics, a: argparse.Namespace) -> Any:

@@ -6,10 +6,12 @@ each onto the rendered (rotated) image, at zoom 1, here in Python, so the view o
 Pages travel as PNG bytes (``ragtt.ingest.render_page``). Which are in the widget's state
 (``embed``):
 
-- ``"lazy"``: only the first page shown; the view asks the kernel for the others as you
-  turn to them (``model.send`` request, PNG reply), so opening a 300-page PDF is instant.
+- ``"lazy"``: the first page shown and every page holding a chunk the query retrieved
+  (``retrieved_pages``), so a report of a saved notebook shows them all; the view asks the
+  kernel for the others as you turn to them (``model.send`` request, PNG reply), so opening
+  a 300-page PDF is instant.
 - ``"all"``: every page, in order, until their PNGs pass ``embed_limit`` bytes
-  (default 10 MB; the first page shown is always in). Pages past the cap are fetched
+  (default 10 MB; the first page shown and the retrieved chunks' pages are always in). Pages past the cap are fetched
   from the kernel when there is one; in an offline report they show a notice saying so.
 - ``"auto"`` (default): ``"all"`` when ``$RAGTT_REPORT`` is set (``ragtt report --execute``
   sets it for the kernel that runs the notebook), else ``"lazy"``. Call ``embed_all()``
@@ -88,6 +90,7 @@ class PdfOverlay(anywidget.AnyWidget):
         page = check_page(data, data["first_page"] if page is None else page)
         self.embed_limit = int(embed_limit)
         super().__init__(_data=data, page=page, _pages={str(page): {"png": self._png(page)}})
+        self._pages = {**self._pages, **{str(n): {"png": self._png(n)} for n in self.retrieved_pages() if n != page}}
         if embed == "all" or (embed == "auto" and os.environ.get("RAGTT_REPORT")):
             self.embed_all()
         self.on_msg(self._on_request)
@@ -111,6 +114,14 @@ class PdfOverlay(anywidget.AnyWidget):
     @property
     def embedded_pages(self) -> list[int]:
         return sorted(int(p) for p in self._pages)
+
+    def retrieved_pages(self) -> list[int]:
+        """The pages holding a region of a chunk the query retrieved (none without a query)."""
+        regions = self._data["regions"]
+        pages = np.frombuffer(regions["page"]["view"], dtype="<i4")
+        chunks = np.frombuffer(regions["chunk"]["view"], dtype="<i4")
+        ranks = np.frombuffer(self._data["chunks"]["rank"]["view"], dtype="<i4")
+        return sorted({int(p) for p in pages[ranks[chunks] > 0]}) if len(chunks) else []
 
     def chunks_on(self, page: int | None = None) -> list[str]:
         """The chunk ids with a region on ``page`` (default: the page shown)."""

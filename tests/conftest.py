@@ -34,9 +34,43 @@ CHROMIUM_ARGS = [
 ]
 
 
+# The browser tests' screenshots go to one folder per run: $RAGTT_SCREENSHOTS, else a temporary
+# folder that outlives the run (pytest prunes its own after three runs). The process that runs
+# pytest makes it before any worker starts, so parallel workers (they inherit the environment)
+# all save into it, and that process names it at the end.
+SCREENS_ENV = "RAGTT_SCREENSHOTS"
+_SCREENS_MADE = SCREENS_ENV not in os.environ
+if _SCREENS_MADE:
+    os.environ[SCREENS_ENV] = tempfile.mkdtemp(prefix="ragtt-screens-")
+SCREENS = Path(os.environ[SCREENS_ENV])
+
+# Parallel runs (pytest-xdist; `./dev test` runs `-n auto --dist loadfile`): a file's tests run
+# on one worker, in order, so a module's fixtures (the `backend` parameters, a module's
+# project) are built once and a module's closing checks see all of its tests. Each worker
+# starts its own servers (PostgreSQL, moto, Azurite, Phoenix, Chromium) on free loopback ports
+# in folders of its own and builds its own session fixtures; the index cache above is shared,
+# which it is made for (processes share it safely).
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    if _is_worker(config):
+        return
+    shots = sorted(p.name for p in SCREENS.glob("*.png"))
+    if shots:
+        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {SCREENS} ({', '.join(shots)})")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _is_worker(session.config):
+        return  # the folders are the run's, not this worker's: the controlling process removes them
     if _INDEX_CACHE is not None:
         shutil.rmtree(_INDEX_CACHE, ignore_errors=True)
+    if _SCREENS_MADE and SCREENS.is_dir() and not any(SCREENS.iterdir()):
+        SCREENS.rmdir()
 
 
 def corpus(*parts: str) -> Path:

@@ -1,7 +1,8 @@
 // @ts-check
 // ragtt ChunkDiff: two runs side by side with rank arrows and score deltas; below them the
 // changed passages, each one card with its word diff in grouped runs (one deletion run, one
-// insertion run per edit); a click on any chunk says how it changed and why.
+// insertion run per edit); a click on any chunk says how it changed and why, right under the
+// card clicked (not at the foot of the widget, a screen away).
 // Untrusted text reaches the DOM only as text (the shared chunk card).
 
 import { el } from "./dom.js";
@@ -148,9 +149,10 @@ function changes(d, selected) {
   return box;
 }
 
-/** How the first selected chunk changed, and why. @param {Data} d @param {string[]} sel */
-function detail(d, sel) {
-  const box = el("div", "ragtt-cd-detail");
+/** How the first selected chunk changed, and why. @param {Data} d @param {string[]} sel
+ * @param {"div" | "li"} [tag] "li" when it goes in a list, under the card clicked */
+function detail(d, sel, tag = "div") {
+  const box = el(tag, "ragtt-cd-detail");
   box.append(el("div", "ragtt-cd-status", `${sel.length} selected`));
   const ch = d.chunks.find((c) => c.id === sel[0]);
   if (!ch) {
@@ -185,22 +187,54 @@ function headline(d) {
       + (s.answer_similarity ? ` · answer cosine ${s.answer_similarity.embedding_cosine.toFixed(3)}` : "")));
   const notes = el("ul", "ragtt-cd-notes");
   for (const n of s.notes || []) notes.append(el("li", "", n));
-  return [head, notes];
+  /** @type {HTMLElement[]} */
+  const out = [head];
+  if (s.warning) out.push(el("div", "ragtt-cd-warning", `⚠ ${s.warning}`));
+  out.push(notes);
+  return out;
 }
 
-/** @param {HTMLElement} root @param {Model} model */
-function draw(root, model) {
+/** Then vs now answer as one word diff (deleted and inserted runs), under the columns; an
+ * answer this diff generated for a run that had none says so. @param {Data} d */
+function answerDiff(d) {
+  const s = d.summary, ops = s.answer_ops || "";
+  if (!ops || ![...ops].some((op) => op !== "e")) return [];
+  const runs = /** @type {Array<[string, string]>} */ ([...ops].map((op, j) => [OPS[/** @type {"e"|"d"|"i"} */ (op)], s.answer_runs[j]]));
+  const box = el("div", "ragtt-cd-answers");
+  const made = Object.keys(s.generated || {}).map((side) => (side === "left" ? "then" : "now"));
+  box.append(el("div", "ragtt-cd-section", `Answer, then → now${made.length ? ` (the ${made.join(" and ")} answer generated for this diff, logged as a replay)` : ""}`),
+    chunkCard({ id: "answer", text: d.right.answer || "", runs, terms: d.terms, tag: "div",
+      cls: "ragtt-changed ragtt-expanded ragtt-cd-worddiff ragtt-cd-answer-diff" }));
+  return [box];
+}
+
+/** @param {HTMLElement} root @param {Model} model @param {{scope: string}} clicked where the
+ * last click was (a column or the changed passages), so the detail goes under that card */
+function draw(root, model, clicked) {
   const d = decode(model.get("_data"));
   const sel = model.get("selected");
   const selected = new Set(sel);
   const cols = el("div", "ragtt-cd-cols");
   cols.append(column(d, "left", selected), column(d, "right", selected));
-  root.replaceChildren(...headline(d), cols, changes(d, selected), detail(d, sel));
+  const below = changes(d, selected);
+  root.replaceChildren(...headline(d), cols, ...answerDiff(d), below);
+  const scope = clicked.scope ? root.querySelector(`.${clicked.scope}`) : null;
+  const cards = [...(scope || root).querySelectorAll(".ragtt-chunk")].map((c) => /** @type {HTMLElement} */ (c));
+  const card = sel.length ? cards.find((c) => c.dataset.chunkId === sel[0] || c.dataset.leftId === sel[0]) : null;
+  if (card) {
+    const box = detail(d, sel, "li");
+    box.classList.add("ragtt-cd-beside");
+    card.after(box);
+    root.dataset.detailAfter = sel[0];
+  } else {
+    root.append(detail(d, sel));
+    delete root.dataset.detailAfter;
+  }
 }
 
 /** Click (shift/ctrl/cmd: add) or Enter/Space on a card selects it.
- * @param {HTMLElement} root @param {Model} model */
-function attachSelection(root, model) {
+ * @param {HTMLElement} root @param {Model} model @param {{scope: string}} clicked */
+function attachSelection(root, model, clicked) {
   const choose = (/** @type {string} */ id, /** @type {boolean} */ extend) => {
     const sel = model.get("selected");
     const next = extend ? (sel.includes(id) ? sel.filter((/** @type {string} */ x) => x !== id) : [...sel, id])
@@ -212,14 +246,20 @@ function attachSelection(root, model) {
     const li = t instanceof Element ? /** @type {HTMLElement | null} */ (t.closest(".ragtt-chunk")) : null;
     return li && root.contains(li) && li.dataset.chunkId && !li.classList.contains("ragtt-cd-worddiff") ? li : null;
   };
+  const remember = (/** @type {HTMLElement} */ li) => {
+    const scope = li.closest(".ragtt-cd-left, .ragtt-cd-right, .ragtt-cd-pairs");
+    clicked.scope = scope ? ["ragtt-cd-left", "ragtt-cd-right", "ragtt-cd-pairs"].find((c) => scope.classList.contains(c)) || "" : "";
+  };
   root.addEventListener("click", (e) => {
     const li = cardOf(e.target);
+    if (li) remember(li);
     if (li) choose(/** @type {string} */ (li.dataset.chunkId), e.shiftKey || e.metaKey || e.ctrlKey);
   });
   root.addEventListener("keydown", (e) => {
     const li = cardOf(e.target);
     if (li && (e.key === "Enter" || e.key === " ")) {
       e.preventDefault();
+      remember(li);
       choose(/** @type {string} */ (li.dataset.chunkId), e.shiftKey);
     }
   });
@@ -229,8 +269,9 @@ function attachSelection(root, model) {
 function render({ model, el: host }) {
   const root = el("div", "ragtt-chunk-diff tex2jax_ignore mathjax_ignore");
   host.append(root);
-  const redraw = () => draw(root, model);
-  attachSelection(root, model);
+  const clicked = { scope: "" };
+  const redraw = () => draw(root, model, clicked);
+  attachSelection(root, model, clicked);
   model.on("change:selected", redraw);
   model.on("change:_data", redraw);
   redraw();

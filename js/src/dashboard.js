@@ -3,11 +3,13 @@
 // from the server) over the REST API, with a query box, the logged queries (searchable),
 // the snapshots and a diff picker. Every request goes to the server that served the page;
 // every text from the project (queries, labels, sources) goes in as textContent only.
+// The logged runs (live queries, replays, golden runs) are grouped by question, each run with
+// its time, id and kind; the diff opens on two runs of one question.
 
 import { el, button } from "./dom.js";
 import { createModel, unwire } from "./model_shim.js";
 
-/** @typedef {{query_id: string, text: string, ts: string, index_version: number}} LoggedQuery */
+/** @typedef {{query_id: string, text: string, ts: string, index_version: number, kind: string, original_query_id: string | null}} LoggedQuery */
 /** @typedef {{version: number, operation: string, label: string | null}} Version */
 /** @typedef {{source: string, pdf: boolean}} Source */
 
@@ -35,7 +37,7 @@ function search(params) {
   return q.toString();
 }
 
-/** @typedef {{root: HTMLElement, status: HTMLElement, hosts: Record<string, HTMLElement>, cleanups: Record<string, () => void>, queries: LoggedQuery[], versions: Version[], sources: Source[], pickers: Record<string, HTMLSelectElement>, list: HTMLElement, snapshots: HTMLElement}} UI */
+/** @typedef {{root: HTMLElement, status: HTMLElement, hosts: Record<string, HTMLElement>, cleanups: Record<string, () => void>, queries: LoggedQuery[], versions: Version[], sources: Source[], pickers: Record<string, HTMLSelectElement>, list: HTMLElement, snapshots: HTMLElement, answer: HTMLElement}} UI */
 
 /** @param {UI} ui @param {string} text @param {boolean} [error] */
 function say(ui, text, error = false) {
@@ -73,29 +75,67 @@ function fill(select, options) {
   if (options.some(([v]) => v === keep)) select.value = keep;
 }
 
-/** One logged query in the list: its text, version, and what to open it in. @param {UI} ui @param {LoggedQuery} q */
-function queryItem(ui, q) {
-  const item = el("li", "ragtt-ui-query");
+/** A question as the runs of it are grouped: case and spacing do not matter. @param {string} text */
+const questionKey = (text) => text.trim().toLowerCase().replace(/\s+/g, " ");
+
+/** Runs grouped by question, newest question first, each group's runs newest first. @param {LoggedQuery[]} runs */
+function byQuestion(runs) {
+  /** @type {Map<string, LoggedQuery[]>} */
+  const groups = new Map();
+  for (const q of runs) {
+    const key = questionKey(q.text || "");
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key)?.push(q);
+  }
+  return [...groups.values()];
+}
+
+/** "2026-12-03 09:41:07" (UTC) from the log's time. @param {string} ts */
+const when = (ts) => String(ts).replace("T", " ").replace(/\.\d+/, "").replace(/(Z|[+-]00:?00)$/, "");
+
+/** One run of a question: its time, id, kind and version, and what to open it in. @param {UI} ui @param {LoggedQuery} q */
+function runItem(ui, q) {
+  const item = el("li", `ragtt-ui-run ragtt-ui-${q.kind}`);
   item.dataset.queryId = q.query_id;
-  item.append(el("span", "ragtt-ui-query-text", q.text), el("span", "ragtt-ui-dim", ` v${q.index_version}`),
+  item.dataset.kind = q.kind;
+  const id = el("code", "ragtt-ui-id", q.query_id.slice(0, 10));
+  id.title = q.query_id;
+  const at = el("span", "ragtt-ui-when", when(q.ts));
+  at.title = `${q.ts} (UTC)`;
+  item.append(at, id, el("span", "ragtt-ui-kind", q.kind),
+    el("span", "ragtt-ui-dim", ` v${q.index_version}`),
     button("ragtt-ui-small", "timeline", `timeline of ${q.text}`, () => mount(ui, "timeline", { query_id: q.query_id })),
     button("ragtt-ui-small", "then", `diff from ${q.text}`, () => { ui.pickers.left.value = q.query_id; }),
     button("ragtt-ui-small", "now", `diff to ${q.text}`, () => { ui.pickers.right.value = q.query_id; }));
   return item;
 }
 
+/** One question of the list: its text, how many runs, and the runs. @param {UI} ui @param {LoggedQuery[]} runs */
+function questionItem(ui, runs) {
+  const item = el("li", "ragtt-ui-query");
+  item.dataset.queryId = runs[0].query_id;  // its newest run
+  const head = el("div", "ragtt-ui-query-head");
+  head.append(el("span", "ragtt-ui-query-text", runs[0].text),
+    el("span", "ragtt-ui-count", runs.length > 1 ? ` ×${runs.length}` : ""));
+  const list = el("ul", "ragtt-ui-runs");
+  list.append(...runs.map((q) => runItem(ui, q)));
+  item.append(head, list);
+  return item;
+}
+
 /** @param {UI} ui @param {string} text */
 async function showQueries(ui, text) {
   const found = /** @type {LoggedQuery[]} */ (await api(`/ui/api/queries?${search({ search: text })}`));
-  ui.list.replaceChildren(...found.map((q) => queryItem(ui, q)));
-  if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query contains that." : "No queries yet."));
+  ui.list.replaceChildren(...byQuestion(found).map((runs) => questionItem(ui, runs)));
+  if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query has all those words." : "No queries yet."));
 }
 
 /** Reload the project's lists (queries, versions, snapshots, sources) into the pickers. @param {UI} ui @param {string} filter */
 async function refresh(ui, filter) {
   const [queries, versions, sources] = await Promise.all([api("/ui/api/queries"), api("/ui/api/versions"), api("/ui/api/sources")]);
   ui.queries = queries; ui.versions = versions; ui.sources = sources;
-  const qs = ui.queries.map((q) => /** @type {[string, string]} */ ([q.query_id, `${q.text} (v${q.index_version})`]));
+  const qs = ui.queries.map((q) => /** @type {[string, string]} */ ([q.query_id,
+    `${q.text} · ${q.kind} ${q.query_id.slice(0, 10)} · v${q.index_version} · ${when(q.ts)}`]));
   fill(ui.pickers.left, qs);
   fill(ui.pickers.right, qs);
   const vs = ui.versions.map((v) => /** @type {[string, string]} */ ([String(v.version), v.label ? `v${v.version} ${v.label}` : `v${v.version}`]));
@@ -126,12 +166,16 @@ function sidebar(ui) {
     e.preventDefault();
     if (!input.value.trim()) return;
     try {
-      const res = await api("/query", { method: "POST", body: JSON.stringify({ text: input.value, generate: false }) });
+      ui.answer.replaceChildren(el("span", "ragtt-ui-dim", "Asking…"));
+      const res = await api("/query", { method: "POST", body: JSON.stringify({ text: input.value }) });
       say(ui, `Logged query ${res.query_id} at v${res.index_version}.`);
+      showAnswer(ui, res);
       await refresh(ui, filter.value);
+      const earlier = ui.queries.filter((q) => q.query_id !== res.query_id && questionKey(q.text) === questionKey(res.text));
+      if (earlier.length) ui.pickers.left.value = earlier[earlier.length - 1].query_id;  // the first run of it
       ui.pickers.right.value = res.query_id;
       await mount(ui, "timeline", { query_id: res.query_id });
-    } catch (err) { say(ui, String(err), true); }
+    } catch (err) { ui.answer.replaceChildren(); say(ui, String(err), true); }
   });
   const filter = el("input", "ragtt-ui-input");
   filter.type = "search"; filter.placeholder = "Search logged queries"; filter.setAttribute("aria-label", "search logged queries");
@@ -139,11 +183,22 @@ function sidebar(ui) {
   const diff = button("", "Diff", "diff the two queries", () => mount(ui, "chunk_diff", { left: ui.pickers.left.value, right: ui.pickers.right.value }));
   const drift = button("", "Drift", "drift between the two versions", () => mount(ui, "drift_scatter", { a: ui.pickers.a.value, b: ui.pickers.b.value }));
   const open = button("", "Open", "open the PDF", () => mount(ui, "pdf_overlay", { source: ui.pickers.source.value, query_id: ui.pickers.right.value }));
-  side.append(el("h2", "", "Ask"), ask, el("h2", "", "Logged queries"), filter, ui.list,
+  side.append(el("h2", "", "Ask"), ask, ui.answer, el("h2", "", "Logged queries"), filter, ui.list,
     el("h2", "", "Diff two runs"), field("then", ui.pickers.left), field("now", ui.pickers.right), diff,
     el("h2", "", "Snapshots"), ui.snapshots, field("from", ui.pickers.a), field("to", ui.pickers.b), drift,
     el("h2", "", "PDF"), field("source", ui.pickers.source), open, el("h2", "", "Evaluate"), evaluation(ui));
   return side;
+}
+
+/** The answer to what was asked, under the box: text only (it quotes the documents).
+ * @param {UI} ui @param {any} res the query's JSON */
+function showAnswer(ui, res) {
+  const answer = res.answer === null || res.answer === undefined ? null : res.answer;
+  const text = typeof answer === "string" ? answer : answer && typeof answer.text === "string" ? answer.text : null;
+  ui.answer.replaceChildren(
+    el("div", "ragtt-ui-answer-text", text === null ? "(no answer was generated)" : text),
+    el("div", "ragtt-ui-dim", `${res.query_id.slice(0, 10)} · v${res.index_version}`
+      + `${res.chunks ? ` · ${res.chunks.length} chunks` : ""}`));
 }
 
 /** The evaluation form: a question set (a path on the server, as POST /evaluate takes it) at
@@ -170,13 +225,22 @@ function evaluation(ui) {
   return form;
 }
 
-/** What opens first: the newest query's timeline, its diff from the oldest, the first and last versions' drift, the first PDF. @param {UI} ui */
+/** What opens first: the newest query's timeline, a diff of two runs of one question (the
+ * newest question asked more than once: its first and its latest live run), the first and last
+ * versions' drift, the first PDF. @param {UI} ui */
 async function opening(ui) {
-  const newest = ui.queries[0], oldest = ui.queries[ui.queries.length - 1];
+  const newest = ui.queries[0];
   const jobs = [mount(ui, "timeline", { query_id: newest ? newest.query_id : null })];
-  if (newest) {
-    ui.pickers.left.value = oldest.query_id;
-    jobs.push(mount(ui, "chunk_diff", { left: oldest.query_id, right: newest.query_id }));
+  const repeated = byQuestion(ui.queries).find((runs) => runs.length > 1);
+  if (repeated) {
+    const live = repeated.filter((q) => q.kind === "live");  // the latest live run, else the latest run
+    const [now, then] = [live.length > 1 ? live[0] : repeated[0], repeated[repeated.length - 1]];
+    ui.pickers.left.value = then.query_id;
+    ui.pickers.right.value = now.query_id;
+    jobs.push(mount(ui, "chunk_diff", { left: then.query_id, right: now.query_id }));
+  } else if (newest) {
+    ui.hosts.chunk_diff.replaceChildren(el("p", "ragtt-ui-dim",
+      "No question has been asked twice yet: ask one again (or replay it at another version) to diff two runs of it."));
   }
   if (ui.versions.length > 1) {
     const last = ui.versions[ui.versions.length - 1];
@@ -202,7 +266,9 @@ async function main() {
       const s = el("select", "ragtt-ui-select"); s.name = k; return [k, s];
     })),
     list: el("ul", "ragtt-ui-list ragtt-ui-queries"), snapshots: el("ul", "ragtt-ui-list ragtt-ui-snapshots"),
+    answer: el("div", "ragtt-ui-answer"),
   };
+  ui.answer.setAttribute("aria-live", "polite");
   ui.status.setAttribute("role", "status");
   const main = el("main", "ragtt-ui-main");
   for (const [widget, title] of PANELS) {

@@ -73,7 +73,7 @@ function cutAt(s, ok, step) {
 
 /**
  * @typedef {{x: number, text: string, [key: string]: any}} Mark
- * @typedef {{x0: number, x1: number, text: string, mark: Mark}} LabelBox
+ * @typedef {{x0: number, x1: number, text: string, mark: Mark, row?: number}} LabelBox
  */
 
 /** Place labels on one line without overlaps: each right of its mark (up to the next mark),

@@ -11,10 +11,12 @@
 // cursor between times and positions. No kernel needed, so both work in a report.
 //
 // Snapshot labels that share a prefix are drawn by their distinguishing part ("0.1" for
-// "flask-0.1"), the cursor's version's label in full; hover shows every label in full.
+// "flask-0.1"), the cursor's version's label in full; hover shows every label in full. Every
+// label is drawn: one that would overlap another goes on the next line of the snapshot lane,
+// which grows a line for it (collision-aware placement, never dropping a label).
 //
 // Test hooks on the root: `data-axis` (the axis drawn), `data-label-boxes` (the snapshot
-// labels drawn, JSON [{x0, x1, text, label, short, version}], CSS px from the canvas's left
+// labels drawn, JSON [{x0, x1, row, text, label, short, version}], CSS px from the canvas's left
 // edge; `text` as drawn, maybe cut with "…") and `data-axis-labels` (the texts under the axis).
 
 import { button, el, themeColors } from "./dom.js";
@@ -24,6 +26,7 @@ import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
 /** @typedef {import("./labels.js").LabelBox} LabelBox */
+/** @typedef {import("./labels.js").Mark} Mark */
 
 const KIND = { INGEST: 0, REMOVE: 1, SNAPSHOT: 2, QUERY: 3, REPLAY: 4 };
 const ROW = 16;          // lane height, CSS px
@@ -97,6 +100,38 @@ function ticksOfPos(layout, pos) {
   return Math.round(b[j] + f * (b[j + 1] - b[j]));
 }
 
+/** Place every label, on as many lines as it takes: each on the first line where it fits in
+ *  full right of its mark (else left of it) without touching another, `first` (the cursor's)
+ *  first. A label wider than the whole plot is cut with "…" on a line of its own.
+ * @param {CanvasRenderingContext2D} g @param {Mark[]} marks @param {number} left @param {number} right
+ * @param {Mark | null} [first]
+ * @returns {LabelBox[]} with `row` set, from 0 */
+function stackLabels(g, marks, left, right, first = null) {
+  const order = [...(first ? [first] : []), ...[...marks].sort((a, b) => a.x - b.x).filter((m) => m !== first)];
+  /** @type {LabelBox[][]} */
+  const lines = [];
+  const free = (/** @type {LabelBox[]} */ line, /** @type {number} */ x0, /** @type {number} */ x1) => x0 >= left
+    && x1 <= right && line.every((b) => x1 + LABEL_GAP <= b.x0 || x0 >= b.x1 + LABEL_GAP);
+  return order.map((m) => {
+    let text = m.text;
+    let w = g.measureText(text).width;
+    while (w > right - left && text.length > 1) {
+      text = `${text.slice(0, -2)}…`;
+      w = g.measureText(text).width;
+    }
+    const starts = [m.x + 4, m.x - 4 - w, Math.min(Math.max(left, m.x - w / 2), right - w)];
+    for (let row = 0; ; row++) {
+      if (!lines[row]) lines[row] = [];
+      const x0 = starts.find((x) => free(lines[row], x, x + w));
+      if (x0 !== undefined) {
+        const box = { x0, x1: x0 + w, text, mark: m, row };
+        lines[row].push(box);
+        return box;
+      }
+    }
+  }).sort((a, b) => a.x0 - b.x0);
+}
+
 /** The DOM of the view, and its mutable state.
  * @param {Model} model */
 function createView(model) {
@@ -132,6 +167,7 @@ function createView(model) {
     cursorT: 0,        // the cursor's time in ticks: a version's, or (with claims) wherever it was dragged
     cursorP: 0,        // the same place on the version axis (slot units)
     /** @type {LabelBox[]} */ snapBoxes: [],
+    labelRows: 0,      // lines the snapshot labels take beyond the snapshot lane's own
     /** @type {string | null} */ claimsKey: null,   // the claims listed now (redrawn only on change)
     placed: false,     // whether the cursor has been placed since the data arrived
     /** @type {ReturnType<typeof setInterval> | null} */ playing: null,
@@ -209,6 +245,7 @@ function chooseLanes(V) {
 function rows(V) {
   const d = V.d;
   const out = [{ name: "queries", style: "dim" }, { name: "snapshots", style: "dim" }];
+  for (let r = 0; r < V.labelRows; r++) out.push({ name: "", style: "dim" });  // more snapshot label lines
   for (const doc of V.docLanes) out.push({ name: d.docs[doc], style: "fg", kind: "doc", key: doc });
   if (V.moreDocs > 0) out.push({ name: `+${V.moreDocs} more documents`, style: "dim" });
   if (d.claims) {
@@ -244,15 +281,17 @@ const laneY = (lane) => lane * ROW;
 /** Redraw the whole plot. @param {View} V */
 function draw(V) {
   const d = V.d, c = colors(V);
+  const w = V.scroller.clientWidth || 600;
+  const g = /** @type {CanvasRenderingContext2D} */ (V.canvas.getContext("2d"));
+  placeSnapshotLabels(V, g, c, w);  // first: how many lines they take sets the lanes
   const rowList = rows(V);
   const lanes = rowList.length;
-  const w = V.scroller.clientWidth || 600, h = lanes * ROW + 18;
+  const h = lanes * ROW + 18;
   const dpr = window.devicePixelRatio || 1;
   V.canvas.width = Math.round(w * dpr);
   V.canvas.height = Math.round(h * dpr);
   V.canvas.style.width = `${w}px`;
   V.canvas.style.height = `${h}px`;
-  const g = /** @type {CanvasRenderingContext2D} */ (V.canvas.getContext("2d"));
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.clearRect(0, 0, w, h);
   g.textBaseline = "middle";
@@ -272,7 +311,7 @@ function draw(V) {
     g.fillStyle = color;
     g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
-  drawSnapshotLabels(V, g, c, w);
+  drawSnapshotLabels(V, g, c);
   drawAxisLabels(V, g, c, w, lanes);
   V.cursor.style.height = `${lanes * ROW}px`;
   V.drawnIndex = V.index;
@@ -310,28 +349,41 @@ function drawLanes(V, g, c, rowList, w) {
   for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
 }
 
-/** Snapshot labels beside their marks, never over each other (canvas text: never parsed as
- *  HTML): the distinguishing part, the cursor's version's label in full.
+/** Where the snapshot labels go (`V.snapBoxes`, `V.labelRows`): beside their marks, on as
+ *  many lines as they need, never over each other and never dropped; the distinguishing part,
+ *  the cursor's version's label in full (measured bold, as drawn).
  * @param {View} V @param {CanvasRenderingContext2D} g @param {Record<string, string>} c @param {number} w */
-function drawSnapshotLabels(V, g, c, w) {
+function placeSnapshotLabels(V, g, c, w) {
   const d = V.d, current = d.versions[V.index];
+  g.font = `600 11px ${c.font}`;
   const marks = d.snapshots.filter((/** @type {any} */ s) => s.event >= 0 && s.event < d.kind.length)
     .map((/** @type {any} */ s) => ({ x: Math.round(eventX(V, s.event)), snap: s,
       text: s.version === current ? s.label : d.shortOf.get(s.label) || s.label }));
   // the cursor's version's label (the one that names it) goes first, in full
   const first = marks.filter((m) => m.snap.version === current && m.snap.label === d.names[String(current)]).pop();
-  V.snapBoxes = placeLabels(g, marks, LABEL_W, w - PAD, first);
+  V.snapBoxes = stackLabels(g, marks, LABEL_W, w - PAD, first);
+  V.labelRows = Math.max(0, ...V.snapBoxes.map((b) => b.row || 0));
+}
+
+/** The snapshot labels where `placeSnapshotLabels` put them (canvas text: never parsed as HTML).
+ * @param {View} V @param {CanvasRenderingContext2D} g @param {Record<string, string>} c */
+function drawSnapshotLabels(V, g, c) {
+  const d = V.d, current = d.versions[V.index];
   for (const b of V.snapBoxes) {  // a backdrop, so a label set left of its mark stays legible over others' ticks
-    const on = b.mark.snap.version === current;
+    const on = b.mark.snap.version === current, y = laneY(1 + (b.row || 0));
+    if (b.row) {  // a thin stem from the label line up to its mark
+      g.fillStyle = c.snapshot;
+      g.fillRect(b.mark.x, laneY(2), 1, y - laneY(2) + 3);
+    }
     g.fillStyle = c.bg;
-    g.fillRect(b.x0 - 1, laneY(1) + 2, b.x1 - b.x0 + 2, ROW - 5);
+    g.fillRect(b.x0 - 1, y + 2, b.x1 - b.x0 + 2, ROW - 5);
     g.fillStyle = on ? c.cursor : c.fg;
     g.font = on ? `600 11px ${c.font}` : `11px ${c.font}`;
-    g.fillText(b.text, b.x0, laneY(1) + ROW / 2);
+    g.fillText(b.text, b.x0, y + ROW / 2);
   }
   g.font = `11px ${c.font}`;
   V.root.dataset.labelBoxes = JSON.stringify(V.snapBoxes.map((b) => ({
-    x0: Math.round(b.x0 * 10) / 10, x1: Math.round(b.x1 * 10) / 10, text: b.text,
+    x0: Math.round(b.x0 * 10) / 10, x1: Math.round(b.x1 * 10) / 10, row: b.row || 0, text: b.text,
     label: b.mark.snap.label, short: d.shortOf.get(b.mark.snap.label), version: b.mark.snap.version,
   })));
 }
@@ -453,7 +505,7 @@ function showChunks(V) {
   const d = V.d, v = d.versions[V.index], index = V.index;
   V.chunksPane.replaceChildren();
   if (!d.focal) {
-    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: Timeline(proj, query_id=...) shows its chunks here."));
+    V.chunksPane.append(el("div", "ragtt-tl-empty", "No focal query: open the timeline of a query (%ragtt timeline QUERY_ID, or a logged query's timeline button) to see its chunks here."));
     return;
   }
   const now = resultAt(d, index);
@@ -575,8 +627,9 @@ function goTo(V, x) {
  * @param {View} V @param {number} x @param {number} y */
 function hover(V, x, y) {
   const d = V.d;
-  const inSnapLane = y >= laneY(1) && y < laneY(2);
-  const snap = inSnapLane && (V.snapBoxes.find((b) => x >= b.x0 - 2 && x <= b.x1 + 2)
+  const inSnapLane = y >= laneY(1) && y < laneY(2 + V.labelRows);
+  const line = Math.floor(y / ROW) - 1;
+  const snap = inSnapLane && (V.snapBoxes.find((b) => (b.row || 0) === line && x >= b.x0 - 2 && x <= b.x1 + 2)
     || V.snapBoxes.find((b) => Math.abs(x - b.mark.x) <= 3));
   let tip = "";
   if (snap) tip = `snapshot ${snap.mark.snap.label} (v${snap.mark.snap.version})`;

@@ -278,6 +278,18 @@ class EventLog(ABC):
         found = self.query(types=type_, limit=1, newest_first=True, **filters)
         return found[0] if found else None
 
+    def as_of_times(self) -> dict[int, datetime]:
+        """Index version -> the ``as_of`` time its ingest carried (a release date: ``ingest(...,
+        as_of=...)``), for the versions whose ingest had one."""
+        from ragtt.events.types import INGEST_COMPLETED
+
+        found = {}
+        for event in self.query(types=INGEST_COMPLETED):
+            when = event.payload.get("as_of")
+            if when and event.index_version is not None:
+                found[int(event.index_version)] = parse_ts(when)
+        return found
+
     def last_ingest_of(self, source: str) -> Event | None:
         """The newest ``document.ingested`` event of ``source``."""
         row = self._conn.execute(

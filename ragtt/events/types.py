@@ -7,7 +7,7 @@ writes the same types with the ``replay.`` prefix under its own id.
 
 from __future__ import annotations
 
-from typing import Any, Final, TypedDict
+from typing import Any, Final, NotRequired, TypedDict
 
 __all__ = [
     "CONTEXT_ASSEMBLED",
@@ -108,6 +108,7 @@ class IngestCompleted(TypedDict):
     embeddings_reused: int
     embedder_id: str
     config_id: str
+    as_of: NotRequired[str]  # the time the ingested content is of (a release date), when the caller gave one
 
 
 class SnapshotTaken(TypedDict):

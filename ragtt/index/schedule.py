@@ -6,13 +6,13 @@ across threads) and takes each snapshot through the crash protocol like any writ
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ragtt._background import Background
 from ragtt.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -22,25 +22,13 @@ __all__ = ["SnapshotSchedule", "start_schedule"]
 
 
 @dataclass
-class SnapshotSchedule:
+class SnapshotSchedule(Background):
     """The handle ``proj.schedule_snapshots`` returns: ``stop()`` ends it; ``taken`` and
     ``errors`` say what each tick did (a failed tick is retried at the next one)."""
 
     every: timedelta
     label: str
     taken: list[Snapshot] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def start(self, tick: Callable[[], Snapshot | None], name: str) -> None:
         def loop() -> None:
@@ -53,8 +41,7 @@ class SnapshotSchedule:
                     if snap is not None:
                         self.taken.append(snap)
 
-        self._thread = threading.Thread(target=loop, name=name, daemon=True)
-        self._thread.start()
+        self._launch(loop, name)
 
 
 def start_schedule(

@@ -11,6 +11,8 @@ Every splitter works on spans of the original Markdown, never on copies, so a ch
   file's blocks: paragraphs, headings, lists, fenced code), adjacent blocks merged up to
   ``max_size``, a heading always opening a new chunk; a block is split (recursively) only
   when it alone exceeds ``max_size``. Its regions are the blocks' own boxes, unmerged.
+  ``max_size=0`` (``PipelineConfig(chunk_size=0)``) is one chunk per block: none merged,
+  none split, whatever its length (a table is one roll-up chunk and its rows).
 
 Markdown tables (which the PDF loader writes with ``IngestOptions(tables=True)``, and any
 .md file may hold) are carved out first, whatever the strategy: one roll-up chunk for the
@@ -111,8 +113,12 @@ def plan_chunks(
 
     A ``SpooledText`` (a long text file) is read in windows by the recursive strategy, with
     the spans it would have whole; the other strategies read it whole."""
-    if max_size < 1 or overlap < 0 or overlap >= max_size:
-        raise ConfigError(f"need 0 <= overlap < max_size; got max_size={max_size}, overlap={overlap}")
+    blockwise = max_size == 0 and overlap == 0 and strategy == "structural"  # one chunk per block
+    if not blockwise and (max_size < 1 or overlap < 0 or overlap >= max_size):
+        raise ConfigError(
+            f"need 0 <= overlap < max_size (or max_size=0 and overlap=0 with strategy 'structural': one "
+            f"chunk per block); got max_size={max_size}, overlap={overlap}, strategy={strategy!r}"
+        )
     splitter = _STRATEGIES.get(strategy)
     if splitter is None:
         raise ConfigError(f"chunk strategy must be one of {list(STRATEGIES)}; got {strategy!r}")
@@ -134,7 +140,7 @@ def plan_chunks(
     prose_start = 0
     for table in _tables(markdown) if tables else []:
         prose(prose_start, table[0][0])
-        for s, e, kind, context in _table_chunks(markdown, table, max_size):
+        for s, e, kind, context in _table_chunks(markdown, table, max_size or len(markdown)):
             tagged[len(starts)] = (kind, context)
             starts.append(s)
             ends.append(e)
@@ -286,6 +292,8 @@ _BLANK = re.compile(r"^[ \t]*$")
 def _structural(
     text: str, start: int, end: int, max_size: int, overlap: int, blocks: Sequence[Block] | None = None
 ) -> list[Span]:
+    if max_size == 0:  # one chunk per block
+        return [(s, e) for s, e in (_strip(text, s, e) for s, e, _ in _units(text, start, end, blocks)) if e > s]
     out: list[Span] = []
     current: Span | None = None
     for s, e, heading in _units(text, start, end, blocks):

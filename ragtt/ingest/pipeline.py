@@ -35,6 +35,8 @@ from ragtt.results import IngestReport
 from ragtt.values import printable, unicode_problem
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import pyarrow as pa
 
     from ragtt.config import PipelineConfig
@@ -366,20 +368,29 @@ def run_ingest(
     engine: str = "local",
     ray_address: str | None = None,
     batch: BatchLimits | None = None,
+    remove: frozenset[str] = frozenset(),
+    removal_reason: str = "absent from the ingested folder",
+    as_of: datetime | None = None,
 ) -> IngestReport:
     """Ingest ``items`` in one table version; with ``prune``, indexed sources absent from
     ``items`` (and not in ``keep``) are removed in that same version (a folder ingest mirrors
-    the folder). The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs
-    parsing, chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit
-    is the same. ``batch`` bounds the chunks embedded and written at a time (default
-    ``DEFAULT_BATCH``, read at call time)."""
+    the folder). ``remove`` names sources that leave the index in that same version too
+    (a feed's deletions), whatever ``prune`` says; ``removal_reason`` is what their events
+    say. The write follows the crash protocol (ragtt.commit). ``engine="ray"`` runs parsing,
+    chunking and embedding on a Ray cluster (ragtt.ingest.ray_engine); the commit is the
+    same. ``batch`` bounds the chunks embedded and written at a time (default
+    ``DEFAULT_BATCH``, read at call time). ``as_of`` (timezone-aware) is the time the content
+    is of, recorded in the ``ingest.completed`` event (``EventLog.as_of_times``)."""
     from ragtt.index.maintenance import maintenance_due, optimize
     from ragtt.index.snapshots import maybe_auto_snapshot
 
+    if as_of is not None and as_of.tzinfo is None:
+        raise ConfigError(f"as_of must be a timezone-aware datetime (e.g. UTC); got naive {as_of}")
     started = time.perf_counter()
     runner = _engine(ctx, engine, ray_address)  # before the write lock: connecting may take seconds
     with writing(ctx, "ingest") as write:
-        report = _ingest(ctx, write, items, failed, prune, keep, runner, batch or DEFAULT_BATCH)
+        removal = _Removal(prune, keep, remove, removal_reason)
+        report = _ingest(ctx, write, items, failed, removal, runner, batch or DEFAULT_BATCH, as_of)
     warnings = list(report.warnings)
     version_after = report.index_version_after
     if maintenance_due(ctx, report.chunks_added + report.chunks_kept):
@@ -398,10 +409,10 @@ def _ingest(
     write: Write,
     items: list[SourceItem],
     failed: list[tuple[str, str]],
-    prune: bool,
-    keep: frozenset[str],
+    removal: _Removal,
     engine: Engine,
     batch: BatchLimits,
+    as_of: datetime | None,
 ) -> IngestReport:
     version_before = write.base
     current = _current_state(ctx, version_before)
@@ -421,15 +432,16 @@ def _ingest(
             warnings += [(item.source, w) for w in outcome.parsed.warnings]
             (updated if item.source in current else added).append(item.source)
 
-    listed = {item.source for item in items} | keep
+    listed = {item.source for item in items} | removal.keep
+    prune = removal.prune
     if prune and failed:  # an input that could not be read must not empty the index of what it held
         warnings.append(("(prune)", f"nothing was pruned: {len(failed)} input(s) failed"))
         prune = False
-    pruned = sorted(s for s in current if s not in listed) if prune else []
+    pruned = sorted(s for s in current if s not in listed and (prune or s in removal.remove))
     counts = {"added": 0, "removed": 0, "kept": 0, "computed": 0, "reused": 0}
     version_after = version_before
     if prepared or pruned:
-        version_after = _write(ctx, write, prepared, pruned, current, counts, engine, batch)
+        version_after = _write(ctx, write, prepared, (pruned, removal.reason), current, counts, engine, batch, as_of)
     return IngestReport(
         documents_added=added,
         documents_updated=updated,
@@ -446,6 +458,17 @@ def _ingest(
         documents_removed=pruned,
         warnings=warnings,
     )
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """Which indexed sources an ingest removes: with ``prune``, those absent from its items
+    and ``keep``; else those in ``remove`` (and not among its items)."""
+
+    prune: bool
+    keep: frozenset[str]
+    remove: frozenset[str]
+    reason: str
 
 
 def _parse(
@@ -545,14 +568,16 @@ def _write(
     ctx: Context,
     write: Write,
     prepared: list[Prepared],
-    pruned: list[str],
+    removal: tuple[list[str], str],
     current: dict[str, dict[str, Any]],
     counts: dict[str, int],
     engine: Engine,
     batch: BatchLimits,
+    as_of: datetime | None,
 ) -> int:
     import pyarrow as pa
 
+    pruned, reason = removal
     from ragtt.index.table import chunk_schema
 
     # Pass 1, before the intent (as ever): every vector into the cache, a batch at a time,
@@ -609,7 +634,7 @@ def _write(
                     "doc_id": doc_id_for(source),
                     "source": source,
                     "chunk_ids_removed": removed,
-                    "reason": "absent from the ingested folder",
+                    "reason": reason,
                     "ingest_id": ingest_id,
                 },
                 doc_id=doc_id_for(source),
@@ -627,6 +652,8 @@ def _write(
         "embedder_id": ctx.embedder.model_id,
         "config_id": ctx.config.config_id,
     }
+    if as_of is not None:
+        completed["as_of"] = format_ts(as_of)
     events.append(Event(ev.INGEST_COMPLETED, dict(completed)))
     documents = [
         DocumentRow(

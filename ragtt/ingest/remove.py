@@ -27,7 +27,9 @@ def remove_source(ctx: Context, source: str) -> int:
         if found.num_rows == 0:
             if ctx.log.last_ingest_of(source) is not None:
                 return w.base
-            raise NotFoundError(f"source {source!r} was never in the index (see proj.chunks()['source'].unique())")
+            indexed = sorted(set(ctx.table.scan(w.base, ["source"]).column("source").to_pylist()))
+            shown = ", ".join(map(repr, indexed[:10])) + (f" and {len(indexed) - 10} more" if len(indexed) > 10 else "")
+            raise NotFoundError(f"source {source!r} was never in the index (indexed: {shown or 'nothing yet'})")
         w.stage(
             [
                 Event(

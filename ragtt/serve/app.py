@@ -19,6 +19,7 @@ import io
 import ipaddress
 import os
 import re
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -330,4 +331,13 @@ def serve(
     check_host(host, token)
     tune_process()  # the server's process is ragtt's own (create_app alone leaves a host app's alone)
     app = create_app(project_path, token=token, embedder=embedder, threads=threads)
+    print(serving_line(host, port, token), file=sys.stderr, flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def serving_line(host: str, port: int, token: str | None) -> str:
+    """What ``ragtt serve`` prints as it starts: where the dashboard and the API are."""
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    ui = f"{base}/ui" + ("#token=<your token>" if token else "")
+    return f"ragtt serve: the dashboard at {ui}, the API at {base} (OpenAPI: {base}/docs); Ctrl-C stops it"

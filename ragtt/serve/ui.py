@@ -134,18 +134,30 @@ def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
 
 
 def _queries(proj: Project, search: str, limit: int) -> list[dict[str, Any]]:
+    """The logged runs, newest first: live queries, replays and golden (regression) runs, with
+    their kind; ``search`` keeps the runs whose text holds every one of its words, in any order."""
     import polars as pl
 
     from ragtt.events import types as ev
 
-    frame = proj.events.frame(types=[ev.QUERY_RECEIVED]).with_columns(
-        pl.col("payload").str.json_path_match("$.text").alias("text")
+    replayed = ev.REPLAY_PREFIX + ev.QUERY_RECEIVED
+    frame = proj.events.frame(types=[ev.QUERY_RECEIVED, replayed]).with_columns(
+        pl.col("payload").str.json_path_match("$.text").alias("text"),
+        pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
+        pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
     )
-    if search:
-        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(search.lower(), literal=True))
+    for word in search.lower().split():
+        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
     frame = frame.sort("seq", descending=True).head(limit)
     return [
-        {"query_id": r["query_id"], "text": r["text"], "ts": r["ts"], "index_version": r["index_version"]}
+        {
+            "query_id": r["query_id"],
+            "text": r["text"],
+            "ts": r["ts"],
+            "index_version": r["index_version"],
+            "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
+            "original_query_id": r["original_query_id"],
+        }
         for r in frame.iter_rows(named=True)
     ]
 

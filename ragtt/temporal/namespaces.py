@@ -7,6 +7,7 @@ when sqlite-vec is missing its assertions are still written and wait in ``pendin
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -210,7 +211,9 @@ class Namespaces:
             try:
                 matrix = as_matrix(embeddings, len(items), dim, "embeddings")
             except ValueError as exc:
-                raise ValidationError(str(exc)) from exc
+                raise ValidationError(
+                    _bad_embedding([a.id for a in items], embeddings, dim, "the embeddings passed in", exc)
+                ) from exc
             plan = {ns: (idx, matrix[idx]) for ns, idx in groups.items()}
         else:
             for ns, idx in groups.items():
@@ -223,7 +226,10 @@ class Namespaces:
                 try:
                     plan[ns] = (idx, as_matrix(vectors, len(idx), embedder.dim, f"{embedder.model_id} output"))
                 except ValueError as exc:
-                    raise ConfigError(str(exc)) from exc
+                    who = f"the embedder {embedder.model_id!r}"
+                    raise ConfigError(
+                        _bad_embedding([items[i].id for i in idx], vectors, embedder.dim, who, exc)
+                    ) from exc
         if plan and not self._store.vector_enabled:
             self._store.logger.warning(
                 "sqlite-vec is not loaded: %d embedding(s) not stored, see pending_indexing()",
@@ -292,9 +298,15 @@ class Namespaces:
             embedder, reason = self.embedder_for(infos[namespaces[0]])
             if embedder is None:
                 raise ConfigError(f"cannot embed: {reason}")
-            vectors = embedder.embed([found[i][1] for i in ids])
+            given: Any = embedder.embed([found[i][1] for i in ids])
+            who = f"the embedder {embedder.model_id!r}"
         else:
-            vectors = np.asarray(embeddings, dtype=np.float32).reshape(len(ids), -1)
+            given, model = embeddings, infos[namespaces[0]].embedding_model if len(namespaces) == 1 else None
+            who = "the embedding passed in" + (f" (the namespace is indexed with {model!r})" if model else "")
+        try:
+            vectors = np.asarray(given, dtype=np.float32).reshape(len(ids), -1)
+        except ValueError as exc:
+            raise ValidationError(_bad_embedding(ids, given, -1, who, exc)) from exc
         with store.internals.write() as conn:
             stamp = self.bump(conn, namespaces)
             for ns in namespaces:
@@ -304,7 +316,9 @@ class Namespaces:
                 try:
                     matrix = as_matrix(vectors[idx], len(idx), info.embedding_dimension, "embedding")
                 except ValueError as exc:
-                    raise ValidationError(str(exc)) from exc
+                    raise ValidationError(
+                        _bad_embedding([ids[k] for k in idx], vectors[idx], info.embedding_dimension, who, exc)
+                    ) from exc
                 meta = {
                     r[0]: r
                     for part in chunks([ids[k] for k in idx])
@@ -343,3 +357,21 @@ class Namespaces:
         current.change_seq = info.change_seq
         store.internals.matrices[info.name] = current
         return current
+
+
+def _bad_embedding(ids: list[str], vectors: Any, dim: int, who: str, exc: ValueError) -> str:
+    """Which assertion's embedding is refused, whose it is and what it should have been."""
+    rows: list[Any] = []
+    with contextlib.suppress(TypeError, ValueError):  # not even rows of numbers: said as a count below
+        rows = [np.asarray(v, dtype=np.float64).reshape(-1) for v in (vectors if vectors is not None else [])]
+    for assertion_id, row in zip(ids, rows, strict=False):
+        if (dim >= 0 and row.shape[0] != dim) or row.shape[0] == 0 or not np.isfinite(row).all():
+            got = f"{row.shape[0]} numbers" if np.isfinite(row).all() else "NaN or infinity"
+            want = f"a {dim}-dimension vector" if dim >= 0 else "a vector"
+            return f"cannot index assertion {assertion_id!r}: {who} gave {got}, not {want} ({exc})"
+    if vectors is None or len(rows) != len(ids):
+        return (
+            f"cannot index assertion(s) {ids[:5]!r}: {who} gave {len(rows)} vector(s) for {len(ids)} "
+            f"assertion(s) ({exc})"
+        )
+    return f"cannot index assertion(s) {ids[:5]!r}: {who} gave unusable vectors ({exc})"

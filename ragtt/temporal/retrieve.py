@@ -107,11 +107,14 @@ def _query_vector(
         embedded = embedder.embed([query.query_text])
         vector = np.asarray([] if embedded is None else embedded, dtype=np.float32).reshape(-1)
         if vector.shape[0] != info.embedding_dimension:
-            skip(
-                f"the embedder {getattr(embedder, 'model_id', embedder)!r} returned {vector.shape[0]} numbers "
-                f"for the query, not a {info.embedding_dimension}-dimension vector"
+            # A broken embedder is an error whatever the strategy: falling back would answer
+            # from full text alone (or with nothing) and never say why.
+            raise ValidationError(
+                f"the embedder {getattr(embedder, 'model_id', embedder)!r} returned "
+                f"{'no vector' if embedded is None or vector.shape[0] == 0 else f'{vector.shape[0]} numbers'} "
+                f"for the query {query.query_text!r}, not a {info.embedding_dimension}-dimension vector "
+                f"(namespace {info.name!r}); fix the embedder, or pass query_embedding"
             )
-            return None
     else:
         skip("the query has no query_text to embed")
         return None

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["BisectReport", "bisect", "make_predicate"]
+__all__ = ["BisectReport", "bisect", "entered_at", "make_predicate", "resolve_chunk_id"]
 
 Predicate = Callable[[ReplayResult], Any]
 
@@ -37,18 +37,32 @@ class BisectReport(Result):
     versions_searched: int
     warnings: list[str] = field(default_factory=list)
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+    # For "source:" and "chunk:" predicates: the version where that source or chunk last
+    # entered the index (None: never, or not such a predicate).
+    entered: int | None = None
+
+    def _entered_text(self) -> str:
+        if self.entered is None:
+            return ""
+        what = self.predicate.partition(":")[2]
+        return f"; {what} entered the index at {version_label(self.entered, self.labels)}"
 
     def _headline(self) -> str:
         if self.versions_searched == 1:
             return (
                 f"bisect {self.predicate} for {self.query!r}: nothing to bisect: one version "
                 f"({version_label(self.steps[0][0], self.labels)}, where the predicate is {self.start_value!r})"
+                + self._entered_text()
             )
         if self.first_version is None:
-            return f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
+            return (
+                f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
+                + self._entered_text()
+            )
         return (
             f"bisect {self.predicate} for {self.query!r}: first changed at "
             f"{version_label(self.first_version, self.labels)} ({self.start_value!r} -> {self.end_value!r})"
+            + self._entered_text()
         )
 
     def to_text(self) -> str:
@@ -70,7 +84,7 @@ class BisectReport(Result):
             else "no change"
             if self.first_version is None
             else f"first changed at <b>{esc(version_label(self.first_version, self.labels))}</b>"
-        )
+        ) + esc(self._entered_text())
         rows = [
             (version_label(v, self.labels), repr(val), "first changed" if v == self.first_version else "")
             for v, val in sorted(self.steps)
@@ -114,8 +128,15 @@ def bisect(
     from ragtt.index.snapshots import version_labels
     from ragtt.timetravel.run import load_run
 
+    entered = None
+    if isinstance(predicate, str) and predicate.partition(":")[0] in ("chunk", "source"):
+        kind, _, arg = predicate.partition(":")
+        if kind == "chunk":
+            predicate = f"chunk:{resolve_chunk_id(ctx, arg)}"
+        entered = entered_at(ctx, kind, predicate.partition(":")[2])
     fn, description, needs_answer = make_predicate(predicate)
     generate = needs_answer if generate is None else generate
+    labels = version_labels(ctx)
     try:
         logged = load_run(ctx, query)
         text, plan = logged.query, logged.plan
@@ -146,7 +167,7 @@ def bisect(
     warnings: list[str] = []
     if n == 1:  # a query with no history: a report, not an error (a CI job bisects whatever it has)
         return BisectReport(
-            text, description, None, start_value, end_value, len(steps), steps, n, labels=version_labels(ctx)
+            text, description, None, start_value, end_value, len(steps), steps, n, labels=labels, entered=entered
         )
     if end_value == start_value:
         return BisectReport(
@@ -159,7 +180,8 @@ def bisect(
             steps,
             n,
             ["the predicate has the same value at both ends; a change that reverted is not found"],
-            version_labels(ctx),
+            labels,
+            entered,
         )
     lo, hi = 0, n - 1  # value(lo) == start, value(hi) != start
     while hi - lo > 1:
@@ -178,8 +200,47 @@ def bisect(
                 "the reported version is one change point, maybe not the only one"
             )
     return BisectReport(
-        text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings, version_labels(ctx)
+        text, description, candidates[hi], start_value, end_value, len(steps), steps, n, warnings, labels, entered
     )
+
+
+def resolve_chunk_id(ctx: Context, prefix: str) -> str:
+    """The chunk id that ``prefix`` begins (as git takes a commit's prefix): any chunk the
+    index ever held. Unknown or ambiguous is a NotFoundError that lists the candidates."""
+    from ragtt.events import types as ev
+
+    wanted = prefix.strip().casefold()
+    if not wanted:
+        raise NotFoundError("a chunk id (or a unique prefix of one) is needed; got an empty one")
+    known: set[str] = set()
+    for event in ctx.log.query(types=[ev.DOCUMENT_INGESTED]):
+        known.update(event.payload.get("chunk_ids_added", []))
+    known.update(ctx.table.chunk_sources(ctx.version))
+    found = sorted(cid for cid in known if cid.startswith(wanted))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise NotFoundError(
+            f"no chunk id starts with {prefix!r} in this project's history; chunk ids are hex, as "
+            "the diff, lineage and query results print them (list them with proj.chunks())"
+        )
+    shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+    raise NotFoundError(f"chunk id prefix {prefix!r} is ambiguous: {shown}; give more characters")
+
+
+def entered_at(ctx: Context, kind: str, name: str) -> int | None:
+    """The version where a source (``kind`` "source") or a chunk ("chunk") last entered the
+    index, from the ingest events; None if it never did."""
+    from ragtt.events import types as ev
+
+    found = None
+    for event in ctx.log.query(types=[ev.DOCUMENT_INGESTED]):
+        p = event.payload
+        if (kind == "source" and p.get("source") == name and p.get("status") == "added") or (
+            kind == "chunk" and name in p.get("chunk_ids_added", [])
+        ):
+            found = event.index_version
+    return found
 
 
 def _evaluate(ctx: Context, text: str, plan: RetrievalPlan, version: int, generate: bool) -> ReplayResult:

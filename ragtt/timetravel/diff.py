@@ -12,15 +12,28 @@ from ragtt._html import BOX, STYLE, esc, runs_html, table
 from ragtt.index.engines import engine_changes
 from ragtt.index.retrieve import tokens
 from ragtt.results import Result, version_label
-from ragtt.timetravel.passages import DEFAULT_THRESHOLD, PassagePair, pair_passages
+from ragtt.timetravel.passages import DEFAULT_THRESHOLD, Aboutness, PassagePair, pair_passages, word_runs
 
 if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.timetravel.run import LoggedRun
 
-__all__ = ["DiffChunk", "DiffReport", "KeptChunk", "diff_runs", "jaccard", "rank_biased_overlap"]
+__all__ = [
+    "DiffChunk",
+    "DiffReport",
+    "KeptChunk",
+    "aboutness",
+    "diff_runs",
+    "jaccard",
+    "question_warning",
+    "rank_biased_overlap",
+]
 
 RBO_P = 0.9
+# A document longer than this is not read whole to place a chunk or find a subject's entry.
+_DOCUMENT_CHARS = 2_000_000
+# How much of a chunk a text view shows: the sentence that matches the query, up to this.
+EXCERPT_CHARS = 240
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,8 @@ class DiffChunk(Result):
     rank: int
     score: float
     text: str
+    excerpt: str = ""  # the sentence of ``text`` that best matches the query (what a card shows)
+    charspan: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)
@@ -46,6 +61,7 @@ class KeptChunk(Result):
     score_after: float
     score_delta: float
     text: str
+    excerpt: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +92,16 @@ class DiffReport(Result):
     notes: list[str] = field(default_factory=list)
     changed: list[PassagePair] = field(default_factory=list)
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+    # The two runs asked different questions: said here, in the text and in every front end.
+    warning: str | None = None
+    # Answers this diff generated for a run that had none: side ("left"/"right") -> the id
+    # of the replay (with generation) that produced it, recorded in the event log.
+    generated: dict[str, str] = field(default_factory=dict)
+    answer_runs: list[tuple[str, str]] = field(default_factory=list)  # then -> now answer, word_runs
+
+    @property
+    def same_question(self) -> bool:
+        return self.left_query == self.right_query
 
     @property
     def identical(self) -> bool:
@@ -116,10 +142,13 @@ class DiffReport(Result):
             f"diff {self.left_id} at {label(self.left_version)} -> {self.right_id} at {label(self.right_version)}",
             f"  query: {self.left_query!r}"
             + ("" if self.left_query == self.right_query else f" -> {self.right_query!r}"),
+            *([f"  WARNING: {self.warning}"] if self.warning else []),
             f"  {self.headline()}",
-            f"  answer then: {_answer(self.left_answer)}",
-            f"  answer now:  {_answer(self.right_answer)}",
+            f"  answer then: {_answer(self.left_answer)}" + _generated_note(self.generated.get("left")),
+            f"  answer now:  {_answer(self.right_answer)}" + _generated_note(self.generated.get("right")),
         ]
+        if self.answer_runs and any(op != "equal" for op, _ in self.answer_runs):
+            lines.append("  answer changes: " + "; ".join(_edits(self.answer_runs)))
         if self.answer_similarity is not None:
             lines.append(
                 f"  answer similarity: cosine {self.answer_similarity['embedding_cosine']:.3f}, "
@@ -135,16 +164,15 @@ class DiffReport(Result):
             lines += [f"      {edit}" for edit in _edits(p.runs)]
         for c in self.removed_unpaired:
             lines.append(
-                f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (removed, no counterpart)"
+                f"  - #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c)} (removed, no counterpart)"
             )
         for c in self.added_unpaired:
             lines.append(
-                f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c.text)} (added, no counterpart)"
+                f"  + #{c.rank} {c.source} {c.chunk_id[:10]} {c.score:.4f} {_preview(c)} (added, no counterpart)"
             )
         for k in self.kept:
             lines.append(
-                f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} "
-                f"{k.score_delta:+.4f} {_preview(k.text)}"
+                f"  = #{k.rank_before}->#{k.rank_after} {k.source} {k.chunk_id[:10]} {k.score_delta:+.4f} {_preview(k)}"
             )
         if self.latency_delta_ms is not None:
             lines.append(f"  latency delta: {self.latency_delta_ms:+.1f} ms")
@@ -207,6 +235,7 @@ class DiffReport(Result):
             f"{STYLE}{BOX}<b>Diff</b> <code>{esc(self.left_id)}</code> at {esc(label(self.left_version))}"
             f" &rarr; <code>{esc(self.right_id)}</code> at {esc(label(self.right_version))}: "
             f"{esc(self.headline())}<br><i>{esc(self.left_query)}</i>"
+            + (f"<div class='rem'>warning: {esc(self.warning)}</div>" if self.warning else "")
             + answers
             + table(["change", "then", "now", "source", "score / delta", "text"], rows, raw_columns=frozenset({0, 5}))
             + "</div>"
@@ -223,6 +252,20 @@ class DiffReport(Result):
 
 def _answer(answer: str | None) -> str:
     return "(no answer generated)" if answer is None else " ".join(answer.split())
+
+
+def _generated_note(replay_id: str | None) -> str:
+    return f" (generated for this diff: replay {replay_id})" if replay_id else ""
+
+
+def question_warning(left_query: str, right_query: str) -> str | None:
+    """The warning for two runs of different questions (None for the same question)."""
+    if left_query == right_query:
+        return None
+    return (
+        f"the two runs asked different questions ({left_query!r} vs {right_query!r}): what changed "
+        "may be the question, not the index"
+    )
 
 
 def _edits(runs: list[tuple[str, str]], context: int = 6) -> list[str]:
@@ -243,9 +286,11 @@ def _edits(runs: list[tuple[str, str]], context: int = 6) -> list[str]:
     return out
 
 
-def _preview(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat[:70] + ("…" if len(flat) > 70 else ""))
+def _preview(chunk: DiffChunk | KeptChunk) -> str:
+    """The chunk's excerpt (the sentence that matches the query), else its opening, whole up
+    to ``EXCERPT_CHARS``."""
+    flat = " ".join((chunk.excerpt or chunk.text).split())
+    return repr(flat[:EXCERPT_CHARS] + ("…" if len(flat) > EXCERPT_CHARS else ""))
 
 
 def jaccard(a: list[str] | set[str], b: list[str] | set[str]) -> float:
@@ -283,26 +328,45 @@ def rank_biased_overlap(left: list[str], right: list[str], p: float = RBO_P) -> 
     return float((1 - p) / p * total + ((x[l_] - x[s]) / l_ + x[s] / s) * p**l_)
 
 
-def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD) -> DiffReport:
+def diff_runs(
+    ctx: Context, left_id: str, right_id: str, *, threshold: float = DEFAULT_THRESHOLD, generate: bool = True
+) -> DiffReport:
     """``threshold``: the passage similarity from which a removed and an added chunk of the
-    same source are one "changed" passage (``ragtt.timetravel.passages.pair_passages``)."""
-    from ragtt.index.snapshots import version_labels
-    from ragtt.timetravel.run import load_run
+    same source are one "changed" passage (``ragtt.timetravel.passages.pair_passages``).
+    Either id may be ``"last"``: the newest live run of the other one's question.
 
+    ``generate``: a run with no answer (replays do not generate by default) gets one, from
+    the project's generator (the extractive answer without a model), through a replay with
+    generation that the event log records (an earlier such replay is reused)."""
+    from ragtt.generate import excerpt
+    from ragtt.index.snapshots import version_labels
+    from ragtt.timetravel.run import load_run, resolve_pair
+
+    left_id, right_id = resolve_pair(ctx, left_id, right_id)
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
-    texts = {**_texts(ctx, left), **_texts(ctx, right)}
+    notes: list[str] = []
+    generated: dict[str, str] = {}
+    answers = {"left": left.answer, "right": right.answer}
+    for side, run in (("left", left), ("right", right)):
+        if generate and run.answer is None:
+            found = _answer_of(ctx, run, notes)
+            if found is not None:
+                answers[side], generated[side] = found
     lmap = {c["chunk_id"]: c for c in left.chunks}
     rmap = {c["chunk_id"]: c for c in right.chunks}
-    removed = [
-        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-        for c in left.chunks
-        if c["chunk_id"] not in rmap
-    ]
-    added = [
-        DiffChunk(c["chunk_id"], c["source"], c["rank"], c["score"], texts.get(c["chunk_id"], ""))
-        for c in right.chunks
-        if c["chunk_id"] not in lmap
-    ]
+    lrows = _rows(ctx, left.index_version, [cid for cid in lmap if cid not in rmap])
+    rrows = _rows(ctx, right.index_version, list(rmap))
+    texts = {cid: str(r["text"]) for cid, r in {**lrows, **rrows}.items()}
+
+    def changed_chunk(c: dict[str, Any], query: str) -> DiffChunk:
+        text = texts.get(c["chunk_id"], "")
+        span = tuple(c.get("charspan") or (0, 0))
+        return DiffChunk(
+            c["chunk_id"], c["source"], c["rank"], c["score"], text, excerpt(query, text), (int(span[0]), int(span[1]))
+        )
+
+    removed = [changed_chunk(c, left.query) for c in left.chunks if c["chunk_id"] not in rmap]
+    added = [changed_chunk(c, right.query) for c in right.chunks if c["chunk_id"] not in lmap]
     kept = [
         KeptChunk(
             cid,
@@ -313,11 +377,11 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
             rmap[cid]["score"],
             rmap[cid]["score"] - c["score"],
             texts.get(cid, ""),
+            excerpt(right.query, texts.get(cid, "")),
         )
         for cid, c in lmap.items()
         if cid in rmap
     ]
-    notes = []
     settings = [k for k, v in left.plan.to_dict().items() if k != "engines" and right.plan.to_dict().get(k) != v]
     if settings:
         notes.append(f"the two runs used different retrieval settings: {', '.join(sorted(settings))}")
@@ -340,18 +404,71 @@ def diff_runs(ctx: Context, left_id: str, right_id: str, *, threshold: float = D
         kept=kept,
         rbo=rank_biased_overlap(left_ids, right_ids),
         jaccard=jaccard(left_ids, right_ids),
-        answer_similarity=_answer_similarity(ctx, left.answer, right.answer),
-        left_answer=left.answer,
-        right_answer=right.answer,
+        answer_similarity=_answer_similarity(ctx, answers["left"], answers["right"]),
+        left_answer=answers["left"],
+        right_answer=answers["right"],
         latency_delta_ms=latency,
         notes=notes,
-        changed=pair_passages(removed, added, threshold),
+        changed=pair_passages(removed, added, threshold, aboutness(ctx, right.query, {**lrows, **rrows})),
         labels=version_labels(ctx),
+        warning=question_warning(left.query, right.query),
+        generated=generated,
+        answer_runs=word_runs(answers["left"], answers["right"])
+        if answers["left"] is not None and answers["right"] is not None
+        else [],
     )
 
 
-def _texts(ctx: Context, run: LoggedRun) -> dict[str, str]:
-    return ctx.table.texts(run.index_version, [c["chunk_id"] for c in run.chunks])
+def _answer_of(ctx: Context, run: LoggedRun, notes: list[str]) -> tuple[str, str] | None:
+    """(answer, replay id) for a run logged without one: an earlier replay of it that
+    generated and retrieved the same, else a new replay with generation (recorded)."""
+    from ragtt.errors import RagttError
+    from ragtt.events import types as ev
+    from ragtt.timetravel.replay import replay
+    from ragtt.timetravel.run import load_run
+
+    model = ctx.generator.model_id
+    for event in ctx.log.query(types=[ev.REPLAY_PREFIX + ev.QUERY_RECEIVED], newest_first=True):
+        if event.payload.get("original_query_id") != run.query_id:
+            continue
+        earlier = load_run(ctx, str(event.query_id))
+        if earlier.answer is not None and earlier.model == model and earlier.chunks == run.chunks:
+            return earlier.answer, earlier.query_id
+    try:
+        result = replay(ctx, run.query_id, generate=True)
+    except RagttError as exc:  # a diff still shows what it can: say why this answer is missing
+        notes.append(f"no answer could be generated for {run.query_id}: {exc}")
+        return None
+    return (result.answer, result.query_id) if result.answer is not None else None
+
+
+def _rows(ctx: Context, version: int, chunk_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """chunk_id -> its row at ``version`` (text, span, document key, vector), in one scan."""
+    from ragtt.index.table import sql_string_list
+
+    if not chunk_ids:
+        return {}
+    columns = ["chunk_id", "text", "doc_key", "char_start", "char_end", "vector"]
+    rows = ctx.table.scan(version, columns, where=f"chunk_id IN ({sql_string_list(sorted(set(chunk_ids)))})")
+    return {r["chunk_id"]: r for r in rows.to_pylist()}
+
+
+def aboutness(ctx: Context, query: str, rows: dict[str, dict[str, Any]]) -> Aboutness:
+    """What pairs passages beyond their words (``pair_passages``), for chunks given as table
+    rows (chunk_id -> chunk_id, doc_key, char_start, char_end, vector): their vectors, their
+    documents and places in them, and the query."""
+    documents: dict[str, str | None] = {}
+    for key in {r["doc_key"] for r in rows.values()}:
+        found = ctx.log.documents.get(key)
+        text = found.text if found is not None else None
+        documents[key] = text if isinstance(text, str) and len(text) <= _DOCUMENT_CHARS else None
+    spans = {}
+    for cid, r in rows.items():
+        text = documents.get(r["doc_key"])
+        if text is not None:
+            spans[cid] = (text, int(r["char_start"]), int(r["char_end"]))
+    vectors = {cid: np.asarray(r["vector"], dtype=np.float32) for cid, r in rows.items() if r.get("vector") is not None}
+    return Aboutness(query=query, vectors=vectors, spans=spans)
 
 
 def _answer_similarity(ctx: Context, left: str | None, right: str | None) -> dict[str, float] | None:

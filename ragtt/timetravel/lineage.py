@@ -71,12 +71,22 @@ class LineageReport(Result):
     right_version: int
     entries: list[LineageEntry]
     labels: dict[int, str] = field(default_factory=dict)  # version -> snapshot label
+    left_query: str = ""
+    right_query: str = ""
+    # The two runs asked different questions: said here, in the text and in every front end.
+    warning: str | None = None
+
+    @property
+    def same_question(self) -> bool:
+        return self.left_query == self.right_query
 
     def to_text(self) -> str:
         head = (
             f"lineage {self.left_id} at {version_label(self.left_version, self.labels)} -> {self.right_id} "
             f"at {version_label(self.right_version, self.labels)}"
         )
+        if self.warning:
+            head += f"\n  WARNING: {self.warning}"
         if not self.entries:
             return head + "\n  the top-k did not change"
         return "\n".join([head, *(f"  {e.statement(self.labels)}" for e in self.entries)])
@@ -125,15 +135,19 @@ class LineageReport(Result):
             f"{STYLE}{BOX}<b>Lineage</b> {esc(version_label(self.left_version, self.labels))} &rarr; "
             f"{esc(version_label(self.right_version, self.labels))}"
             f" <code>{esc(self.left_id)}</code> &rarr; <code>{esc(self.right_id)}</code>"
+            + (f"<div class='rem'>warning: {esc(self.warning)}</div>" if self.warning else "")
             + table(["change", "cause", "version", "source", "chunk", "why"], rows)
             + "</div>"
         )
 
 
 def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
+    """Either id may be ``"last"``: the newest live run of the other one's question."""
     from ragtt.index.snapshots import version_labels
-    from ragtt.timetravel.run import load_run
+    from ragtt.timetravel.diff import question_warning
+    from ragtt.timetravel.run import load_run, resolve_pair
 
+    left_id, right_id = resolve_pair(ctx, left_id, right_id)
     left, right = load_run(ctx, left_id), load_run(ctx, right_id)
     lranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in left.chunks}
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
@@ -160,16 +174,22 @@ def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
         right_id,
         left.index_version,
         right.index_version,
-        _with_passages(ctx, entries, left.index_version, right.index_version),
+        _with_passages(ctx, entries, left.index_version, right.index_version, right.query),
         version_labels(ctx),
+        left.query,
+        right.query,
+        question_warning(left.query, right.query),
     )
 
 
 def _with_passages(
-    ctx: Context, entries: list[LineageEntry], left_version: int, right_version: int
+    ctx: Context, entries: list[LineageEntry], left_version: int, right_version: int, query: str
 ) -> list[LineageEntry]:
     """Say, for each chunk a re-ingest took out or put in, whether its passage was edited
-    (a counterpart on the other side, ``pair_passages``) or is gone / new."""
+    (a counterpart on the other side, ``pair_passages`` with what the diff knows: the same
+    pairing as ``diff``'s) or is gone / new."""
+    from ragtt.timetravel.diff import aboutness
+
     out = list(entries)
     sources = sorted({e.source for e in entries if e.cause == "reingested"})
     if not sources:
@@ -177,11 +197,15 @@ def _with_passages(
     # One scan per version for every re-ingested source (not one per source and version).
     where = f"source IN ({sql_string_list(sources)})"
     by_version: dict[int, dict[str, dict[str, str]]] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    columns = ["chunk_id", "source", "text", "doc_key", "char_start", "char_end", "vector"]
     for v in {left_version, right_version}:
         grouped: dict[str, dict[str, str]] = {}
-        for r in ctx.table.scan(v, ["chunk_id", "source", "text"], where=where).to_pylist():
+        for r in ctx.table.scan(v, columns, where=where).to_pylist():
             grouped.setdefault(r["source"], {})[r["chunk_id"]] = r["text"]
+            rows[r["chunk_id"]] = r
         by_version[v] = grouped
+    about = aboutness(ctx, query, rows)
     for source in sources:
         texts = {v: by_version[v].get(source, {}) for v in by_version}
         for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
@@ -192,9 +216,16 @@ def _with_passages(
             ]
             if not mine:
                 continue
-            ours = [{"source": source, "text": texts[own].get(e.chunk_id, ""), "k": k} for k, e in mine]
-            theirs = [{"source": source, "text": t} for cid, t in texts[other].items() if cid not in texts[own]]
-            paired = {p.left["k"] for p in pair_passages(ours, theirs)}
+            ours = [
+                {"source": source, "text": texts[own].get(e.chunk_id, ""), "chunk_id": e.chunk_id, "k": k}
+                for k, e in mine
+            ]
+            theirs = [
+                {"source": source, "text": t, "chunk_id": cid}
+                for cid, t in texts[other].items()
+                if cid not in texts[own]
+            ]
+            paired = {p.left["k"] for p in pair_passages(ours, theirs, about=about)}
             for k, e in mine:
                 fallback = "gone" if change == "left" else "new"
                 out[k] = replace(e, passage="changed" if k in paired else fallback)

@@ -1,10 +1,18 @@
-"""Pair "then" and "now" passages by content, and diff a pair into grouped word runs.
+"""Pair "then" and "now" passages by what they say and what they are about, and diff a pair
+into grouped word runs.
 
 An edited passage gets a new chunk id (ids hash the text), so a diff of two runs sees one
 chunk leave and one enter. ``pair_passages`` puts them back together: chunks of the same
-source whose word-bigram similarity reaches ``threshold`` are paired, most similar first,
-each chunk at most once. ``word_runs`` diffs a pair into runs that read as edits (one
-deletion run, then one insertion run, per edit) rather than interleaved words.
+source whose similarity reaches ``threshold`` are paired, most similar first, each chunk at
+most once. The similarity is the word-bigram overlap, or, with an ``Aboutness`` (what a diff
+knows beyond the texts), the larger of that and how much the two are about the same thing:
+shared rare terms, the query's terms, position in the document and embedding similarity. A
+passage that was reformatted and edited at once (an RST table row become a ``py:data::``
+block) shares few bigrams but the same rare terms. A pair about one subject (the rarest term
+both share, e.g. ``SEND_FILE_MAX_AGE_DEFAULT``) is diffed over that subject's whole entry in
+each document (its line and the lines indented under it), which a chunk boundary may cut.
+``word_runs`` diffs a pair into runs that read as edits (one deletion run, then one insertion
+run, per edit) rather than interleaved words.
 
 >>> word_runs("Refunds within 30 days.", "Refunds within 14 days.")
 [('equal', 'Refunds within '), ('delete', '30 '), ('insert', '14 '), ('equal', 'days.')]
@@ -13,16 +21,20 @@ deletion run, then one insertion run, per edit) rather than interleaved words.
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
+import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ragtt.results import Result
 
-__all__ = ["DEFAULT_THRESHOLD", "PassagePair", "pair_passages", "similarity", "word_runs"]
+__all__ = ["DEFAULT_THRESHOLD", "Aboutness", "PassagePair", "pair_passages", "similarity", "word_runs"]
 
 DEFAULT_THRESHOLD = 0.6
 # A word with the whitespace after it; leading whitespace of a text belongs to its first word.
@@ -32,6 +44,31 @@ _WORD = re.compile(r"\w+")
 # "Annual plans can be" reads as one rewrite, not as "You|Annual plans" + "can" + "ask|be".
 # (Pure insertions or deletions around a word read fine and stay apart.)
 _BRIDGE_WORDS = 2
+# How much each signal of ``Aboutness`` weighs; a signal a pair lacks (no vectors, no query
+# term in either text) gives its weight to the others. The position in the document does
+# not add to the mean but scales it, from 1 (same place) down to 1/2 (far apart): a passage
+# that moved is still itself, but two neighbours that share words are not one passage.
+ABOUT_WEIGHTS = {"rare_terms": 0.45, "query_terms": 0.2, "embedding": 0.2}
+# Positions this far apart (as a share of the document) or more count as far apart.
+_POSITION_SPAN = 0.25
+# An entry (a subject's line and the lines indented under it) longer than this is not one passage.
+_ENTRY_CHARS = 4000
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(frozen=True)
+class Aboutness:
+    """What a diff knows beyond two chunks' texts, for ``pair_passages``.
+
+    ``query``: the question (its rare terms found in both texts pair them); ``vectors``: chunk
+    id -> embedding; ``spans``: chunk id -> (its document's text, start, end), which gives the
+    chunk's position in the document, the terms' rarity (over the documents' paragraphs) and
+    the subject's whole entry. Any part may be empty.
+    """
+
+    query: str = ""
+    vectors: Mapping[str, Any] = field(default_factory=dict)
+    spans: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,6 +83,12 @@ class PassagePair(Result):
     right: Any
     similarity: float
     runs: list[tuple[str, str]]
+    # The texts ``runs`` diffs: the chunks' own, or, for a pair about one subject, its entry
+    # in each document (``subject``), which may reach past a chunk's edge.
+    left_text: str = ""
+    right_text: str = ""
+    subject: str | None = None
+    signals: dict[str, float] = field(default_factory=dict)  # bigrams, rare_terms, query_terms...
 
     @property
     def source(self) -> str:
@@ -60,17 +103,25 @@ class PassagePair(Result):
 
 
 def pair_passages(
-    left_chunks: Sequence[Any], right_chunks: Sequence[Any], threshold: float = DEFAULT_THRESHOLD
+    left_chunks: Sequence[Any],
+    right_chunks: Sequence[Any],
+    threshold: float = DEFAULT_THRESHOLD,
+    about: Aboutness | None = None,
 ) -> list[PassagePair]:
     """Pairs of (then, now) chunks of the same source with ``similarity >= threshold``.
 
     A chunk is any object with ``source`` and ``text`` attributes (``DiffChunk``,
-    ``RetrievedChunk``...) or a mapping with those keys. Pairing is greedy, most similar
-    first, each chunk in at most one pair; the pairs come in ``left_chunks`` order. The
-    chunks left unpaired are the truly added and removed ones ("no counterpart").
+    ``RetrievedChunk``...) or a mapping with those keys (and ``chunk_id`` for ``about``).
+    The similarity is the word-bigram Dice coefficient or, with ``about``, the larger of that
+    and the ``ABOUT_WEIGHTS`` mean of the signals, scaled by how near the two sit in their
+    documents (``PassagePair.signals`` keeps each). Pairing is greedy, most similar first, each
+    chunk in at most one pair; the pairs come in ``left_chunks`` order. The chunks left
+    unpaired are the truly added and removed ones ("no counterpart").
     """
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1; got {threshold!r}")
+    if about is not None:
+        return _pair_about(left_chunks, right_chunks, threshold, about)
     right_by_source: dict[str, list[int]] = {}
     for j, chunk in enumerate(right_chunks):
         right_by_source.setdefault(_get(chunk, "source"), []).append(j)
@@ -91,6 +142,21 @@ def pair_passages(
             score = _dice(mine, right_shingles[j])
             if score >= threshold:
                 candidates.append((score, i, j))
+    return [
+        _pair(left_chunks[i], right_chunks[j], score, {"bigrams": round(score, 4)})
+        for i, j, score in _greedy(candidates)
+    ]
+
+
+def _pair(
+    left: Any, right: Any, score: float, signals: dict[str, float], texts: tuple[str, str, str | None] | None = None
+) -> PassagePair:
+    a, b, subject = texts or (_get(left, "text"), _get(right, "text"), None)
+    return PassagePair(left, right, round(score, 4), word_runs(a, b), a, b, subject, signals)
+
+
+def _greedy(candidates: list[tuple[float, int, int]]) -> list[tuple[int, int, float]]:
+    """Most similar first, each side at most once; in left order."""
     candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
     used_left: set[int] = set()
     used_right: set[int] = set()
@@ -101,16 +167,161 @@ def pair_passages(
         used_left.add(i)
         used_right.add(j)
         chosen.append((i, j, score))
-    chosen.sort()
-    return [
-        PassagePair(
-            left_chunks[i],
-            right_chunks[j],
-            round(score, 4),
-            word_runs(_get(left_chunks[i], "text"), _get(right_chunks[j], "text")),
+    return sorted(chosen)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """What pairing needs of one chunk, computed once (lineage pairs a few chunks with every
+    chunk of their source)."""
+
+    terms: set[str]
+    shingles: Counter[tuple[str, ...]]
+    size: int  # bigrams
+    weight: float  # the terms' summed idf
+    unit: Any  # its vector, normalised (None: none known)
+    position: float | None
+
+    @classmethod
+    def of(cls, about: Aboutness, chunk: Any, terms: set[str], idf: Any) -> _Side:
+        shingles = _shingles(_get(chunk, "text"))
+        vector = about.vectors.get(_get(chunk, "chunk_id"))
+        norm = float(np.linalg.norm(vector)) if vector is not None else 0.0
+        unit = np.asarray(vector, dtype=np.float64) / norm if norm else None
+        return cls(terms, shingles, shingles.total(), sum(map(idf, terms)), unit, _position(about, chunk))
+
+
+def _pair_about(
+    left_chunks: Sequence[Any], right_chunks: Sequence[Any], threshold: float, about: Aboutness
+) -> list[PassagePair]:
+    left_terms = [_terms(_get(c, "text")) for c in left_chunks]
+    right_terms = [_terms(_get(c, "text")) for c in right_chunks]
+    idf = _idf(about, [*left_terms, *right_terms])
+    query = {t for t in _terms(about.query) if idf(t) >= _median_idf(idf, left_terms, right_terms)}
+    left = [_Side.of(about, c, t, idf) for c, t in zip(left_chunks, left_terms, strict=True)]
+    right = [_Side.of(about, c, t, idf) for c, t in zip(right_chunks, right_terms, strict=True)]
+    candidates: list[tuple[float, int, int]] = []
+    signals: dict[tuple[int, int], dict[str, float]] = {}
+    for i, lc in enumerate(left_chunks):
+        for j, rc in enumerate(right_chunks):
+            if _get(lc, "source") != _get(rc, "source"):
+                continue
+            found = _signals(left[i], right[j], idf, query)
+            a, b = left[i].size, right[j].size
+            if found["about"] >= threshold or not a + b or 2 * min(a, b) / (a + b) >= threshold:
+                found["bigrams"] = round(_dice(left[i].shingles, right[j].shingles), 4)  # (else it cannot reach)
+            score = max(found.get("bigrams", 0.0), found["about"])
+            if score >= threshold:
+                candidates.append((score, i, j))
+                signals[(i, j)] = found
+    out = []
+    for i, j, score in _greedy(candidates):
+        lc, rc = left_chunks[i], right_chunks[j]
+        out.append(
+            _pair(
+                lc,
+                rc,
+                score,
+                signals[(i, j)],
+                _subject_texts(about, lc, rc, left_terms[i] & right_terms[j], idf, query),
+            )
         )
-        for i, j, score in chosen
-    ]
+    return out
+
+
+def _signals(left: _Side, right: _Side, idf: Any, query: set[str]) -> dict[str, float]:
+    """Rare terms, the query's terms, embedding and position, and ``about``, their blend."""
+    shared = left.terms & right.terms
+    lighter = min(left.weight, right.weight)
+    found = {"rare_terms": sum(map(idf, shared)) / lighter if lighter else 0.0}
+    asked = {t for t in query if t in left.terms or t in right.terms}
+    if asked:
+        found["query_terms"] = sum(map(idf, asked & shared)) / sum(map(idf, asked))
+    if left.unit is not None and right.unit is not None:
+        found["embedding"] = max(0.0, float(left.unit @ right.unit))
+    if left.position is not None and right.position is not None:
+        found["position"] = max(0.0, 1.0 - abs(left.position - right.position) / _POSITION_SPAN)
+    weights = {k: w for k, w in ABOUT_WEIGHTS.items() if k in found}
+    mean = sum(found[k] * w for k, w in weights.items()) / sum(weights.values())
+    found["about"] = mean * (1 + found.get("position", 1.0)) / 2
+    return {k: round(v, 4) for k, v in found.items()}
+
+
+def _position(about: Aboutness, chunk: Any) -> float | None:
+    span = about.spans.get(_get(chunk, "chunk_id"))
+    return span[1] / max(1, len(span[0])) if span else None
+
+
+def _terms(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if len(w) > 1}
+
+
+def _idf(about: Aboutness, fallback: list[set[str]]) -> Any:
+    """Term -> inverse document frequency over the documents' paragraphs (else the chunks)."""
+    docs = {id(text): text for text, _, _ in about.spans.values()}
+    counted = [_paragraph_terms(text) for text in docs.values()]
+    df: Counter[str] = sum((c for c, _ in counted), Counter())
+    n = sum(size for _, size in counted)
+    if not n:
+        df, n = Counter(t for unit in fallback for t in unit), len(fallback)
+    return functools.cache(lambda t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)))
+
+
+@functools.lru_cache(maxsize=32)
+def _paragraph_terms(text: str) -> tuple[Counter[str], int]:
+    """(in how many of ``text``'s paragraphs each term is, how many paragraphs): a document's
+    once, however many diffs read it."""
+    units = [_terms(p) for p in _BLANK_LINE.split(text)]
+    return Counter(t for unit in units for t in unit), len(units)
+
+
+def _median_idf(idf: Any, *term_sets: list[set[str]]) -> float:
+    """The query's terms that count are those rarer than the texts' median term ("value" is not)."""
+    values = sorted(map(idf, set().union(*(terms for sets in term_sets for terms in sets))))
+    return values[len(values) // 2] if values else 0.0
+
+
+def _subject_texts(
+    about: Aboutness, lc: Any, rc: Any, shared: set[str], idf: Any, query: set[str]
+) -> tuple[str, str, str | None] | None:
+    """The subject's entry in each document, when both chunks hold one and a chunk's edge
+    cuts it (else None: the chunks' texts are the passages)."""
+    left, right = about.spans.get(_get(lc, "chunk_id")), about.spans.get(_get(rc, "chunk_id"))
+    if not shared or left is None or right is None:
+        return None
+    subject = max(shared, key=lambda t: (t in query, idf(t), t))
+    left_entry, right_entry = _entry(*left, subject), _entry(*right, subject)
+    if left_entry is None or right_entry is None:
+        return None
+    if all(span[1] <= entry[0] and entry[1] <= span[2] for span, entry in ((left, left_entry), (right, right_entry))):
+        return None  # both chunks hold their whole entry: they are the passages
+    return left[0][slice(*left_entry)], right[0][slice(*right_entry)], subject
+
+
+def _entry(text: str, start: int, end: int, term: str) -> tuple[int, int] | None:
+    """The span of the line inside [start, end) that first names ``term`` and of the lines
+    indented under it (blank lines between them included), when there are such lines: a
+    table row and its wrapped cells, a ``.. py:data::`` block, a list item. None for a term
+    named in running prose."""
+    found = re.search(rf"(?<!\w){re.escape(term)}(?!\w)", text[start:end], re.IGNORECASE)
+    if found is None:
+        return None
+    line_start = text.rfind("\n", 0, start + found.start()) + 1
+    line_end = text.find("\n", line_start)
+    first = text[line_start : len(text) if line_end < 0 else line_end]
+    indent = len(first) - len(first.lstrip())
+    pos, last, nested = line_end, line_end, False
+    while 0 <= pos < len(text):
+        nxt = text.find("\n", pos + 1)
+        line = text[pos + 1 : len(text) if nxt < 0 else nxt]
+        if line.strip():
+            if len(line) - len(line.lstrip()) <= indent:
+                break
+            nested, last = True, len(text) if nxt < 0 else nxt
+        pos = nxt
+    if not nested or last - line_start > _ENTRY_CHARS:
+        return None
+    return line_start + indent, last
 
 
 def similarity(a: str, b: str) -> float:
@@ -121,14 +332,15 @@ def similarity(a: str, b: str) -> float:
 def word_runs(a: str, b: str) -> list[tuple[str, str]]:
     """``a`` -> ``b`` as runs ``(op, text)``, op one of "equal", "delete", "insert".
 
-    Words are compared without their whitespace, so re-wrapped lines are equal; equal runs
+    Words are compared by their letters and digits (without whitespace, markup and
+    punctuation), so re-wrapped or re-marked-up lines are equal; equal runs
     carry ``b``'s text. Each edit is one "delete" run followed by one "insert" run (either may
     be missing), and replacements separated by one or two equal words are merged into one,
     so the runs never interleave single words. Joining the equal and insert runs gives ``b``
     exactly; joining the equal and delete runs gives ``a`` up to whitespace.
     """
     old, new = _TOKEN.findall(a), _TOKEN.findall(b)
-    matcher = difflib.SequenceMatcher(None, [t.strip() for t in old], [t.strip() for t in new], autojunk=False)
+    matcher = difflib.SequenceMatcher(None, [_key(t) for t in old], [_key(t) for t in new], autojunk=False)
     runs: list[tuple[str, str]] = []
     pending_old: list[str] = []
     pending_new: list[str] = []
@@ -150,6 +362,12 @@ def word_runs(a: str, b: str) -> list[tuple[str, str]]:
         runs.append(("equal", "".join(new[j1:j2])))
     _flush(runs, pending_old, pending_new)
     return runs
+
+
+def _key(token: str) -> str:
+    """A word as compared: its letters and digits, so markup (``x``, :data:`x`) and
+    punctuation around it are no edit; a token of punctuation only is itself."""
+    return "".join(_WORD.findall(token)) or token.strip()
 
 
 def _flush(runs: list[tuple[str, str]], old: list[str], new: list[str]) -> None:

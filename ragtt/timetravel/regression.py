@@ -70,6 +70,25 @@ class GoldenSuite(Result):
     plan: dict[str, Any]
     queries: list[GoldenQuery]
 
+    def __repr__(self) -> str:
+        """One line, not the thousands of characters of every expected chunk id and passage."""
+        sources = len({s for q in self.queries for s in q.expected_sources})
+        passages = sum(len(q.expected_passages) for q in self.queries)
+        return (
+            f"GoldenSuite({self.name!r}: {len(self.queries)} golden queries captured at v{self.index_version}, "
+            f"expecting {passages} passages from {sources} sources)"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [
+            (q.text, ", ".join(q.expected_sources), len(q.expected_chunk_ids), len(q.expected_passages))
+            for q in self.queries
+        ]
+        return (
+            f"{STYLE}{BOX}<b>Golden suite</b> {esc(self.name)}: {len(self.queries)} queries captured at "
+            f"v{self.index_version}" + table(["query", "expected sources", "chunks", "passages"], rows) + "</div>"
+        )
+
     def save(self, path: str | Path) -> Path:
         path = Path(path)
         path.write_text(json.dumps(self.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")

@@ -58,8 +58,8 @@ def replay_text(ctx: Context, text: str, version: int, plan: RetrievalPlan, *, g
     return _finish(
         ctx,
         run,
-        original_query_id="",
-        matches=False,
+        original_query_id=None,
+        matches=None,
         config_id=ctx.config.config_id,
         extra={"original_query_id": None, "at": str(at)},
     )
@@ -73,7 +73,13 @@ def same_retrieval(logged: list[dict[str, Any]], chunks: list[RetrievedChunk]) -
 
 
 def _finish(
-    ctx: Context, run: Run, *, original_query_id: str, matches: bool, config_id: str, extra: dict[str, Any]
+    ctx: Context,
+    run: Run,
+    *,
+    original_query_id: str | None,
+    matches: bool | None,
+    config_id: str,
+    extra: dict[str, Any],
 ) -> ReplayResult:
     replay_id = time_ordered_id()
     record(ctx, run, replay_id, prefix="replay.", config_id=config_id, extra=extra)

@@ -24,7 +24,20 @@ if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.generate import Generation
 
-__all__ = ["LoggedRun", "Run", "check_query_id", "execute", "load_run", "record", "run_events"]
+__all__ = [
+    "LAST",
+    "LoggedRun",
+    "Run",
+    "check_query_id",
+    "execute",
+    "last_query",
+    "load_run",
+    "record",
+    "resolve_pair",
+    "run_events",
+]
+
+LAST = "last"  # stands for a query id: the newest live query (of the question, when one is implied)
 
 
 @dataclass(frozen=True)
@@ -215,3 +228,32 @@ def load_run(ctx: Context, query_id: str) -> LoggedRun:
         model=generation.payload["model"] if generation else None,
         latency_ms=completed.payload.get("latency_ms") if completed else None,
     )
+
+
+def last_query(ctx: Context, text: str | None = None) -> str:
+    """The id of the newest live query (replays and probes are not "the last run"); with
+    ``text``, the newest live query of that question."""
+    from ragtt.errors import NotFoundError
+
+    for event in ctx.log.query(types=[ev.QUERY_RECEIVED], newest_first=True, limit=None if text else 1):
+        if text is None or event.payload.get("text") == text:
+            return str(event.query_id)
+    raise NotFoundError(
+        "no query has run in this project yet, so 'last' means nothing"
+        if text is None
+        else f"no live query of {text!r} has run in this project, so 'last' means nothing here"
+    )
+
+
+def resolve_pair(ctx: Context, left_id: str, right_id: str) -> tuple[str, str]:
+    """Two run ids where either may be ``"last"``: the newest live run of the other one's
+    question (one question is implied), or, for both, the newest live query."""
+    left_id, right_id = check_query_id(left_id), check_query_id(right_id)
+    if left_id == LAST and right_id == LAST:
+        last = last_query(ctx)
+        return last, last
+    if right_id == LAST:
+        return left_id, last_query(ctx, load_run(ctx, left_id).query)
+    if left_id == LAST:
+        return last_query(ctx, load_run(ctx, right_id).query), right_id
+    return left_id, right_id

@@ -44,3 +44,4 @@ from ragtt.verbs import history  # noqa: F401
 from ragtt.verbs import admin  # noqa: F401
 from ragtt.verbs import backup  # noqa: F401
 from ragtt.verbs import evaluation  # noqa: F401
+from ragtt.verbs import feeds  # noqa: F401

@@ -17,7 +17,19 @@ TOP_K = Arg(
 )
 MODE = Arg("mode", str, "retrieval mode (default: the project's config)", flags=("--mode",), choices=MODES)
 QUERY_ID = Arg("query_id", str, "id of a logged query or replay", required=True, flags=("--query-id",))
-LEFT = Arg("left", str, "query or replay id on the left", required=True, flags=("--left",))
-RIGHT = Arg("right", str, "query or replay id on the right", required=True, flags=("--right",))
+LEFT = Arg(
+    "left",
+    str,
+    "query or replay id on the left ('last': the other's question, last run)",
+    required=True,
+    flags=("--left",),
+)
+RIGHT = Arg(
+    "right",
+    str,
+    "query or replay id on the right ('last': the left's question, last run)",
+    required=True,
+    flags=("--right",),
+)
 A = Arg("a", At, "version, snapshot label or ISO datetime", required=True)
 B = Arg("b", At, "version, snapshot label or ISO datetime", required=True)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt.verbs import Arg, At, Verb, verb
 from ragtt.verbs import results as r
 from ragtt.verbs.args import MODE, TOP_K
+from ragtt.verbs.model import utc
 from ragtt.verbs.render import as_dict, as_text, rows
 
 if TYPE_CHECKING:
@@ -15,10 +17,17 @@ if TYPE_CHECKING:
 
 
 def _events_text(frame: Any) -> str:
-    return "\n".join(
-        f"{r['ts']:%Y-%m-%d %H:%M:%S}  {r['type']:<34} v{r['index_version']}  {r['query_id'] or r['doc_id'] or ''}"
-        for r in frame.iter_rows(named=True)
-    )
+    """One line per event; a query's first event also shows its question."""
+    lines = []
+    for row in frame.iter_rows(named=True):
+        line = (
+            f"{row['ts']:%Y-%m-%d %H:%M:%S}  {row['type']:<34} v{row['index_version']}  "
+            f"{row['query_id'] or row['doc_id'] or ''}"
+        )
+        if row["type"].endswith("query.received"):
+            line += f"  {json.loads(row['payload']).get('text', '')!r}"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _trace_text(frame: Any) -> str:
@@ -26,10 +35,6 @@ def _trace_text(frame: Any) -> str:
         f"{r['ts']:%Y-%m-%d %H:%M:%S.%f}  v{r['index_version']}  {r['type']:<32} {r['payload'][:100]}"
         for r in frame.iter_rows(named=True)
     )
-
-
-def _utc(when: datetime | None) -> datetime | None:
-    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when  # naive means UTC
 
 
 def _snapshot(proj: Project, a: dict[str, Any]) -> Any:
@@ -52,7 +57,7 @@ def _snapshot_text_in(snap: Any, proj: Project) -> str:
 
 
 def _snapshots_text(snaps: Any) -> str:
-    return "\n".join(repr(s) for s in snaps) if snaps else "no snapshots yet (ragtt snapshot LABEL)"
+    return str(snaps.to_text())
 
 
 def _regression_run(proj: Project, a: dict[str, Any]) -> Any:
@@ -103,7 +108,7 @@ verb(
             Arg("until", datetime, "only events at or before this ISO datetime (UTC if no offset)", flags=("--until",)),
         ),
         call=lambda p, a: p.events.frame(
-            types=a["type"] or None, query_id=a["query_id"], since=_utc(a["since"]), until=_utc(a["until"])
+            types=a["type"] or None, query_id=a["query_id"], since=utc(a["since"]), until=utc(a["until"])
         ),
         to_json=rows,
         to_text=_events_text,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ragtt.config import INGEST_ENGINES
 from ragtt.verbs import Arg, Verb, VerbUsageError, verb
 from ragtt.verbs import results as r
+from ragtt.verbs.model import utc
 from ragtt.verbs.render import as_dict
 
 if TYPE_CHECKING:
@@ -19,13 +21,14 @@ def _ingest(proj: Project, a: dict[str, Any]) -> Any:
     if a["texts"]:
         if a["engine"] != "local" or a["ray_address"] is not None:
             raise VerbUsageError("in-memory texts are ingested here (engine 'local'); the Ray engine ingests paths")
-        return proj.ingest_texts(a["texts"])
+        return proj.ingest_texts(a["texts"], as_of=utc(a["as_of"]))
     return proj.ingest(
         a["paths"],
         prune=a["prune"],
         follow_symlinks=a["follow_symlinks"],
         engine=a["engine"],
         ray_address=a["ray_address"],
+        as_of=utc(a["as_of"]),
     )
 
 
@@ -69,6 +72,13 @@ verb(
                 "the Ray cluster for --engine ray (default: $RAY_ADDRESS, else a new local one)",
                 flags=("--ray-address",),
                 fronts=frozenset({"cli", "magic"}),  # a server's clients do not pick its cluster
+            ),
+            Arg(
+                "as_of",
+                datetime,
+                "the date the content is of, e.g. a release date 2023-04-25 (UTC if no offset): "
+                "the timeline's axis and --as-of datetimes use it",
+                flags=("--as-of-date",),
             ),
         ),
         call=_ingest,

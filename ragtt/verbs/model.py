@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragtt.errors import RagttError
@@ -17,10 +18,15 @@ if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
     from ragtt.project import Project
 
-__all__ = ["MODES", "VERBS", "Arg", "At", "Verb", "VerbUsageError", "verb"]
+__all__ = ["MODES", "VERBS", "Arg", "At", "Verb", "VerbUsageError", "utc", "verb"]
 
 At = int | str  # a version number, a snapshot label or an ISO datetime (Project.resolve_version)
 MODES = ("vector", "bm25", "hybrid")
+
+
+def utc(when: datetime | None) -> datetime | None:
+    """A datetime argument as the verbs pass it on: a naive one (``2021-05-11``) means UTC."""
+    return when.replace(tzinfo=UTC) if when is not None and when.tzinfo is None else when
 
 
 class VerbUsageError(RagttError, TypeError):

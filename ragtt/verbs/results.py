@@ -109,10 +109,11 @@ class EngineChange(TypedDict):
 class ReplayResult(QueryResult):
     """A replay (``ragtt.ReplayResult``): a run, whether it matches the run it replays, and
     which of the engines that ranked that run differ today (``engines_recorded``: False for a
-    run logged before ragtt recorded them)."""
+    run logged before ragtt recorded them). A text run as of a version has no original: both
+    ``original_query_id`` and ``matches_original`` are null."""
 
-    original_query_id: str
-    matches_original: bool
+    original_query_id: str | None
+    matches_original: bool | None
     engine_changes: list[EngineChange]
     engines_recorded: bool
 
@@ -123,6 +124,8 @@ class DiffChunk(TypedDict):
     rank: int
     score: float
     text: str
+    excerpt: str  # the sentence of text that best matches the query (what a card shows)
+    charspan: tuple[int, int]
 
 
 class KeptChunk(TypedDict):
@@ -134,15 +137,22 @@ class KeptChunk(TypedDict):
     score_after: float
     score_delta: float
     text: str
+    excerpt: str
 
 
 class PassagePair(TypedDict):
-    """An edited passage: the removed and the added chunk, and the word runs between them."""
+    """An edited passage: the removed and the added chunk, and the word runs between them
+    (over ``left_text`` and ``right_text``: the chunks', or the ``subject``'s whole entry in
+    each document); ``signals``: bigrams, rare_terms, query_terms, embedding, position, about."""
 
     left: DiffChunk
     right: DiffChunk
     similarity: float
     runs: list[tuple[str, str]]
+    left_text: str
+    right_text: str
+    subject: str | None
+    signals: dict[str, float]
 
 
 class DiffReport(TypedDict):
@@ -164,6 +174,9 @@ class DiffReport(TypedDict):
     notes: list[str]
     changed: list[PassagePair]
     labels: Labels
+    warning: str | None  # the two runs asked different questions
+    generated: dict[str, str]  # "left"/"right" -> the replay that generated a missing answer
+    answer_runs: list[tuple[str, str]]  # then -> now answer, word runs
 
 
 class LineageEntry(TypedDict):
@@ -187,6 +200,9 @@ class LineageReport(TypedDict):
     right_version: int
     entries: list[LineageEntry]
     labels: Labels
+    left_query: str
+    right_query: str
+    warning: str | None  # the two runs asked different questions
 
 
 class SourceChange(TypedDict):
@@ -240,6 +256,7 @@ class BisectReport(TypedDict):
     versions_searched: int
     warnings: list[str]
     labels: Labels
+    entered: int | None  # source: / chunk: predicates: where it last entered the index
 
 
 class QueryComparison(TypedDict):

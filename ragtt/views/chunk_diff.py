@@ -64,6 +64,13 @@ def build(report: Any, proj: Any) -> dict[str, Any]:
             **report.counts,
             "answer_similarity": report.answer_similarity,
             "notes": list(report.notes),
+            # the two runs asked different questions (None: the same question)
+            "warning": report.warning,
+            # the then -> now answer as word runs (ops as letters e/d/i), and which answers this
+            # diff generated (side -> the logged replay that produced it)
+            "answer_ops": "".join(_OPS[op] for op, _ in report.answer_runs),
+            "answer_runs": [text for _, text in report.answer_runs],
+            "generated": dict(report.generated),
         },
         "chunks": {
             "ids": ids,

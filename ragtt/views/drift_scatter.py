@@ -47,6 +47,7 @@ __all__ = [
     "point_chunks",
     "query_vectors",
     "sides",
+    "source_table",
     "strings",
     "wire",
 ]
@@ -70,9 +71,18 @@ def sides(proj: Any, left_version: int, right_version: int, text_chars: int = 24
 
 
 def wire(
-    proj: Any, left_v: int, right_v: int, *, query: str | None = None, method: str = "pca", text_chars: int = 240
+    proj: Any,
+    left_v: int,
+    right_v: int,
+    *,
+    query: str | None = None,
+    method: str = "pca",
+    text_chars: int = 240,
+    report: Any = None,
 ) -> dict[str, Any]:
-    """The ``_data`` of two resolved versions (``query``: a logged query id or a text to place)."""
+    """The ``_data`` of two resolved versions (``query``: a logged query id or a text to place),
+    with the per-source table of ``report`` (the ``DriftReport`` of those versions; default:
+    ``proj.drift``'s)."""
     pair = sides(proj, left_v, right_v, text_chars)
     text: str | None = None
     vectors: list[NDArray[np.float32] | None] = [None, None]
@@ -80,7 +90,43 @@ def wire(
         text, vectors = query_vectors(proj, query, pair)
     data = build(pair[0], pair[1], method, text, vectors)
     data["labels"] = {str(v): name for v, name in proj.version_labels().items() if v in (left_v, right_v)}
+    data["source_table"] = source_table(proj, report if report is not None else proj.drift(left_v, right_v))
     return data
+
+
+def source_table(proj: Any, report: Any) -> list[dict[str, Any]]:
+    """The drift report's per-source rows as the CLI prints them (``SourceDrift.summary``), for
+    the table beside the plot; a source removed and another added with identical content (the
+    same SHA-256) is one row, ``renamed`` from the old name."""
+    added = {s.source: s for s in report.sources if s.status == "added"}
+    removed = {s.source: s for s in report.sources if s.status == "removed"}
+    before = {proj.document(s, at=report.left_version).content_hash: s for s in removed}
+    renamed: dict[str, str] = {}
+    for name in added:
+        old = before.get(proj.document(name, at=report.right_version).content_hash)
+        if old is not None and old not in renamed.values():
+            renamed[name] = old
+    rows = []
+    for s in report.sources:
+        if s.source in renamed.values():
+            continue  # shown as its new name's rename
+        row = {
+            "source": s.source,
+            "status": s.status,
+            "cosine": s.centroid_cosine,
+            "left": s.chunks_left,
+            "right": s.chunks_right,
+            "common": s.chunks_common,
+            "drifted": bool(s.drifted),
+            "summary": s.summary(),
+            "renamed_from": renamed.get(s.source),
+        }
+        if row["renamed_from"] is not None:
+            row["status"] = "renamed"
+            row["left"] = removed[row["renamed_from"]].chunks_left
+            row["summary"] = f"renamed from {row['renamed_from']} (identical content, {s.chunks_right} chunks)"
+        rows.append(row)
+    return rows
 
 
 def model(proj: Any, a: Any, b: Any, *, query: str | None = None) -> dict[str, Any]:

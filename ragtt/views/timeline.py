@@ -43,6 +43,8 @@ _KINDS = {
     ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY,
 }
 _INT32_MAX = 2**31 - 1
+# The events that happen to a version and so sit at its ``as_of`` date, where its ingest gave one.
+_DATED = frozenset({ev.DOCUMENT_INGESTED, ev.DOCUMENT_REMOVED, ev.SNAPSHOT_TAKEN})
 
 
 def model(proj: Any, query_id: str | None = None, *, assertions: str | None = None) -> dict[str, Any]:
@@ -74,6 +76,17 @@ def build(
     )
     version_ms = epoch_ms(versions_frame["committed_at"])
     event_ms = epoch_ms(events["ts"])
+    as_of = proj.events.as_of_times()
+    if as_of:  # a version whose ingest carried a date (a release's) sits at that date, with its events
+        dated = {v: when.timestamp() * 1000.0 for v, when in as_of.items()}
+        version_ms = np.array([dated.get(v, t) for v, t in zip(versions, version_ms.tolist(), strict=True)])
+        own = [k in _DATED for k in events["type"].to_list()]
+        event_ms = np.array(
+            [
+                dated.get(v, t) if mine and v is not None else t
+                for v, t, mine in zip(events["index_version"].to_list(), event_ms.tolist(), own, strict=True)
+            ]
+        )
     times = [version_ms, event_ms]
     if claims is not None and claims.ids:  # the axis covers every claim's window too
         times.append(np.asarray(claims.valid_from, dtype=np.float64) * 1000.0)
@@ -129,7 +142,7 @@ def build(
             if k == KIND_SNAPSHOT and lbl is not None
         ],
         "layout": {
-            "auto": auto_axis(version_ms / 1000.0),
+            "auto": auto_axis(version_ms / 1000.0, span_s=span / 1000.0),
             "first": first,
             "slots": len(bounds) - 1,
             "bounds": array(bounds, "int32"),

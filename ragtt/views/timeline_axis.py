@@ -16,8 +16,9 @@ Two axes (the ``axis`` trait; the header's toggle button switches the view betwe
   plus the slot boundaries as ticks, so the view maps its cursor both ways), so both
   axes work in an exported report.
 - ``"auto"`` (the default) resolves when the widget is built: ``"versions"`` unless the
-  commits are evenly spread in time (no gap between consecutive commits more than
-  ``AUTO_RATIO``, 3x, another); see ``auto_axis``. ``Timeline.axis_mode`` and
+  versions are evenly spread over the axis (no gap between consecutive versions more than
+  ``AUTO_RATIO``, 3x, another, nor under a third of an even share of the axis); see
+  ``auto_axis``. A version's time is its ingest's ``as_of`` date where one was given. ``Timeline.axis_mode`` and
   ``_data["layout"]["auto"]`` hold the result.
 """
 
@@ -37,20 +38,28 @@ _SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is no
 SLOT_IN = 0.1
 
 
-def auto_axis(committed_s: Any) -> str:
-    """The axis ``"auto"`` picks for commits at ``committed_s`` (seconds, oldest first).
+def auto_axis(committed_s: Any, *, span_s: float | None = None) -> str:
+    """The axis ``"auto"`` picks for versions at ``committed_s`` (seconds, oldest first: when
+    each was committed, or the ``as_of`` date its ingest carried) on an axis ``span_s`` long
+    (everything drawn, queries included; default: the versions' own span).
 
-    The gaps between consecutive commits are compared, leaving out gaps under a millisecond
-    (commits of one burst, such as a project's creation). ``"time"`` only when the history is
-    evenly spread: at least two gaps, the largest at most ``AUTO_RATIO`` times the smallest.
-    Otherwise ``"versions"``: bursts of activity separated by pauses pile up on a few pixels
-    of a time axis (and the pause before the first ingest takes the rest of it).
+    Chosen from how the versions are spread, not the queries: the gaps between consecutive
+    versions are compared, leaving out gaps under a millisecond (commits of one burst, such
+    as a project's creation). ``"time"`` only when the versions are evenly spread over the
+    axis: at least two gaps, the largest at most ``AUTO_RATIO`` times the smallest, and the
+    smallest at least ``1 / AUTO_RATIO`` of an even share of the axis (``span_s / gaps``).
+    Otherwise ``"versions"``: bursts of ingests, or ingests done in two minutes and then
+    queried for twenty, pile up on a few pixels of a time axis.
     """
-    gaps = np.diff(np.asarray(committed_s, dtype=np.float64))
+    times = np.asarray(committed_s, dtype=np.float64)
+    gaps = np.diff(times)
     gaps = gaps[gaps >= _SAME_COMMIT_S]
     if len(gaps) < 2:
         return "versions"
-    return "versions" if float(gaps.max()) > AUTO_RATIO * float(gaps.min()) else "time"
+    if float(gaps.max()) > AUTO_RATIO * float(gaps.min()):
+        return "versions"
+    span = float(times.max() - times.min()) if span_s is None else float(span_s)
+    return "versions" if float(gaps.min()) * AUTO_RATIO * len(gaps) < span else "time"
 
 
 def slot_positions(bounds: np.ndarray, ticks: np.ndarray) -> np.ndarray:

@@ -74,6 +74,27 @@ def test_bench_quick_no_peer(tmp_path: Path) -> None:
     assert analysis["lineage"]["entries"], "the re-ingest should move chunks out of the top-k"
     assert "analysis_ref" not in data["ragtt"]  # 60 docs: no 200-document reference run
 
+    # the results page is generated from that JSON: one Markdown row per target, no hand edits
+    page = tmp_path / "bench.md"
+    rendered = subprocess.run(
+        [sys.executable, str(BENCH / "render.py"), str(out), "-o", str(page)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    table = [line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("| ")]
+    assert table[0] == "| # | metric | ragtt | peer / baseline | ratio | goal | result |"
+    assert len(table) == 1 + len(data["rows"])
+    assert any(line.startswith("| 1 | replay p50 / live query p50 (vector, 60 docs)") for line in table)
+    assert "--quick: indicative only" in page.read_text(encoding="utf-8")
+
+
+def test_bench_render_says_where_the_results_are_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "none.json"
+    done = subprocess.run([sys.executable, str(BENCH / "render.py"), str(missing)], capture_output=True, text=True)
+    assert done.returncode == 2 and "./dev bench --json" in done.stderr
+
 
 def test_bench_revisions_are_deterministic_and_lead_with_the_query() -> None:
     sys.path.insert(0, str(BENCH))

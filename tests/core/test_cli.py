@@ -40,7 +40,7 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     code, out, _ = run(capsys, "trace", first["query_id"], *proj)
     assert "retrieval.executed" in out
     code, out, _ = run(capsys, "snapshots", *proj)
-    assert "'r1'" in out
+    assert out.splitlines()[1].split()[:2] == ["r1", "v3"]  # a table: label, version, ...
     for suffix in ("parquet", "csv"):
         target = tmp_path / f"events.{suffix}"
         assert run(capsys, "events", "--out", str(target), *proj)[0] == 0 and target.stat().st_size > 0

@@ -71,11 +71,15 @@ def test_extractive_answers_quote_the_answer_sentence_on_flask(tmp_path) -> None
             body = result.answer.removeprefix(EXTRACTIVE_LABEL + "\n")
             quoted.append(sentence in " ".join(body.split()))
             by_rank = {c.rank: " ".join(c.text.split()) for c in result.chunks}
-            for line in body.splitlines():  # every passage cites the chunk it was quoted from
-                match = re.fullmatch(r"(.+) \[(\d+)\]", line)
+            # Every passage cites the chunk it was quoted from; one may carry the code block its
+            # sentence introduces, on lines of its own.
+            passages = re.findall(r"(.+?) \[(\d+)\](?:\n|$)", body, re.DOTALL)
+            assert "".join(f"{text} [{rank}]\n" for text, rank in passages) == body + "\n", body
+            for line, rank in passages:
+                match = re.fullmatch(r"(.+?)(\n    .*)?", line, re.DOTALL)
                 assert match, line
                 first = match.group(1)[:60]
-                assert first in by_rank[int(match.group(2))], (question, line)
+                assert first in by_rank[int(rank)], (question, line)
                 assert not first.startswith(("$ ", "> ", ">>> ")), line  # shell sessions are not answers
                 lines_checked += 1
     assert sum(quoted) >= 8, [q for (q, _), ok in zip(FLASK_QA, quoted, strict=True) if not ok]

@@ -4,7 +4,6 @@ quickstart report and headless Chromium with every non-file request aborted."""
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 import ragtt
 from ragtt.demo import sample_releases
+from tests.conftest import SCREENS_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How many days do I have to ask for a refund?"
@@ -93,19 +93,16 @@ def quickstart_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         os.environ.pop("RAGTT_EMBEDDER", None)
 
 
-SCREENS_ENV = "RAGTT_SCREENSHOTS"
 SCREEN = {"width": 1400, "height": 900}
-_SCREENS: list[Path] = []
 
 
 @pytest.fixture(scope="session")
 def screens() -> Path:
-    """The folder the browser tests save their 1400x900 widget screenshots in (printed at the end
-    of the run): $RAGTT_SCREENSHOTS, else a fresh temporary folder that outlives the run (pytest's
-    own temporary folders are pruned after three runs)."""
-    folder = Path(os.environ.get(SCREENS_ENV) or tempfile.mkdtemp(prefix="ragtt-screens-"))
+    """The folder the browser tests save their 1400x900 widget screenshots in: $RAGTT_SCREENSHOTS,
+    which tests/conftest.py sets once per run (every parallel worker saves into the same
+    folder) and names at the end of the run."""
+    folder = Path(os.environ[SCREENS_ENV])
     folder.mkdir(parents=True, exist_ok=True)
-    _SCREENS.append(folder)
     return folder
 
 
@@ -117,12 +114,6 @@ def screenshot(page: Any, widget: Any, path: Path) -> Path:
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000, f"{path} looks blank"
     return path
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    for folder in dict.fromkeys(_SCREENS):
-        shots = sorted(p.name for p in folder.glob("*.png"))
-        terminalreporter.write_line(f"ragtt widget screenshots (1400x900): {folder} ({', '.join(shots) or 'none'})")
 
 
 class Offline:

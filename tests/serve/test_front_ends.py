@@ -251,6 +251,7 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         call("regression_run", suite=str(suite))
         call("evaluate", dataset=str(suite), at=["first", "second"])
         call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
+        call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
         call("verify")
         call("verify", deep=True)
         call("backup", dest=str(home / "backup"))

@@ -74,9 +74,11 @@ def test_the_four_widgets_render_from_the_server_alone(ui: Offline, base_url: st
     assert page.locator(".ragtt-timeline").count() == 1 and page.locator(".ragtt-chunk-diff").count() == 1
     assert page.locator(".ragtt-drift-scatter[data-painted]").count() == 1
     assert page.locator(".ragtt-pdf-overlay img.ragtt-po-image").evaluate("i => i.complete && i.naturalWidth > 0")
-    # the logged queries, newest first, the payload one as plain text; the snapshots listed
+    # the logged queries, newest first, the payload one as plain text, the sample question's
+    # two runs grouped under it; the snapshots listed
     texts = page.locator(".ragtt-ui-query-text").all_inner_texts()
-    assert texts[0] == EVIL_QUERY and len(texts) == 3
+    assert texts[0] == EVIL_QUERY and len(texts) == 2
+    assert page.locator(".ragtt-ui-run").count() == 3
     assert page.locator(".ragtt-ui-snapshots li").last.inner_text().startswith("with-pdfs (v")
     assert "release-1" in page.locator(".ragtt-ui-snapshots").inner_text()
     # no payload became an element: no <img src=x>, no inline script
@@ -159,10 +161,10 @@ def test_query_box_search_and_payloads_stay_text(ui: Offline, ui_project: dict[s
     page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 1", timeout=10_000)
     assert page.locator(".ragtt-ui-query-text").inner_text() == EVIL_QUERY
     page.fill("input[type=search]", "no such question")
-    page.wait_for_selector("text=No logged query contains that.", timeout=10_000)
+    page.wait_for_selector("text=No logged query has all those words.", timeout=10_000)
     # the payload query's timeline, and the payload PDF: everything shown as text
     page.fill("input[type=search]", "")
-    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 4", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-run').length === 4", timeout=10_000)
     page.locator(f".ragtt-ui-query[data-query-id='{ui_project['evil']}'] button", has_text="timeline").click()
     page.wait_for_function(
         "t => (document.querySelector('.ragtt-timeline .ragtt-tl-query') || {}).textContent?.includes(t)",
@@ -190,7 +192,7 @@ def test_ui_api_needs_the_token_and_the_page_passes_it(browser: Any, ui_project:
             o.page.goto(f"{url}/ui#token=s3cret")
             o.page.reload()
             o.page.wait_for_selector(".ragtt-ui[data-ready]", timeout=60_000)
-            assert len(o.page.locator(".ragtt-ui-query").all()) >= 3
+            assert len(o.page.locator(".ragtt-ui-run").all()) >= 3
             assert o.aborted == [] and o.dialogs == []
         finally:
             o.context.close()

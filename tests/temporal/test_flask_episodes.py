@@ -263,13 +263,18 @@ def test_vector_strategy_without_a_vector_raises_and_hybrid_falls_back_with_a_wa
         pytest.raises(ValidationError, match=r"strategy 'vector' needs a query vector.*no embedder"),
     ):
         no_embedder.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
-    for empty in (False, True):
-        with AssertionStore.open(tmp_path / "flask.db", embedder=_Zero(empty)) as zero:  # type: ignore[arg-type]
-            with pytest.raises(ValidationError, match="strategy 'vector' needs a query vector"):
-                zero.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
-            hybrid = zero.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="hybrid"))
-            assert hybrid.results and not hybrid.meta["vector_applied"]
-            assert any("vector search skipped" in w for w in hybrid.meta["warnings"])
+    with AssertionStore.open(tmp_path / "flask.db", embedder=_Zero()) as zero:  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="strategy 'vector' needs a query vector"):
+            zero.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="vector"))
+        hybrid = zero.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy="hybrid"))
+        assert hybrid.results and not hybrid.meta["vector_applied"]
+        assert any("vector search skipped" in w for w in hybrid.meta["warnings"])
+    # An embedder that returns no vector at all is broken: an error naming it and the query
+    # (issue 30), whatever the strategy, never an answer from full text alone.
+    with AssertionStore.open(tmp_path / "flask.db", embedder=_Zero(empty=True)) as broken:  # type: ignore[arg-type]
+        for strategy in ("vector", "hybrid"):
+            with pytest.raises(ValidationError, match=r"returned no vector for the query 'SECRET_KEY'"):
+                broken.retrieve(RetrievalQuery(NS, at, "SECRET_KEY", strategy=strategy))
     store.init_namespace("flask-text")  # vectorless
     store.write_episode(Episode("t1", "flask-text", 1.0, "2023-04-25T00:00:00+00:00", "release", "2.3.0"))
     store.write_assertion(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,9 +66,10 @@ def test_pairing_two_top_20_runs_takes_under_50_ms(flask) -> None:  # type: igno
     assert len(then.chunks) == len(now.chunks) == 20
     timings = []
     for _ in range(7):
-        start = time.perf_counter()
+        # CPU time, not wall time: the parallel suite shares two cores with other workers
+        start = time.process_time()
         pairs = pair_passages(then.chunks, now.chunks)  # every chunk against every chunk of its source
-        timings.append(time.perf_counter() - start)
+        timings.append(time.process_time() - start)
     assert len(pairs) >= 10
     assert sorted(timings)[3] < 0.05, timings
 
@@ -111,9 +113,18 @@ def test_lineage_reasons_are_sentences_with_labels(flask) -> None:  # type: igno
     )
     assert f"(docs/config.rst, was #{edited.left.rank})" in reasons[edited.left.chunk_id]
     gone = [e for e in report.entries if e.passage == "gone"]
-    assert gone  # the Windows "set SECRET_KEY" passage went away in 2.0.0
     assert {e.chunk_id for e in gone} <= {c.chunk_id for c in diff.removed_unpaired}
     assert all("this passage is no longer in it" in reasons[e.chunk_id] for e in gone)
+    # The Windows "set SECRET_KEY" passage became a "CMD" tab in 2.0.0: few words in common,
+    # the same subject, so lineage (paired as the diff pairs) says it changed, not that it went.
+    windows = next(e for e in report.entries if e.change == "left" and "set`` builtin" in _text(then, e))
+    assert windows.passage == "changed", reasons[windows.chunk_id]
+    paired = {p.left.chunk_id for p in diff.changed} | {p.right.chunk_id for p in diff.changed}
+    assert all(e.passage == "changed" for e in report.entries if e.chunk_id in paired and e.cause == "reingested")
     frame = report.frame()
     assert frame["why"].to_list() == list(reasons.values()) and "passage" in frame.columns
     assert label in report.to_text() and label in report._repr_html_()
+
+
+def _text(run: ragtt.QueryResult, entry: Any) -> str:
+    return next(c.text for c in run.chunks if c.chunk_id == entry.chunk_id)

@@ -150,12 +150,12 @@ def test_200k_points_build_fast_and_small() -> None:
     n = 100_000
     base = rng.normal(size=(n, 64)).astype(np.float32)
     ids = [f"c{i}" for i in range(n)]
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: the parallel suite shares the cores with other workers
     ds = DriftScatter.from_vectors(
         {"ids": ids, "vectors": base, "sources": [f"s{i % 50}" for i in range(n)]},
         {"ids": ids, "vectors": base + 0.3, "sources": [f"s{i % 50}" for i in range(n)]},
     )
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     d = ds._data
     assert d["n_left"] + d["n_right"] == 200_000 and d["n_common"] == n
     assert sum(len(bytes(d["points"][k]["view"])) for k in POINT_BUFFERS) == 7 * 200_000

@@ -1,0 +1,102 @@
+"""Issue 30, item 8, Python's side: the Timeline's auto axis follows the versions, not the
+queries, and an ingest can carry the date its content is of (``as_of``), which the axis and
+``resolve_version`` use. (The labels and the diff card's "why": tests/nb/test_newcomer_browser.py.)"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import ragtt
+from ragtt.errors import ConfigError
+from ragtt.views.timeline import build
+from ragtt.views.timeline_axis import auto_axis
+from tests.nb.newcomer import releases
+
+
+def _date(path: Path) -> datetime:
+    return datetime.fromisoformat(path.name.split("_")[0]).replace(tzinfo=UTC)
+
+
+def test_auto_axis_is_chosen_from_the_versions_not_the_queries() -> None:
+    """6 ingests two minutes apart, then 18 minutes of queries: the old rule picked the wall
+    clock and the releases filled 12% of the axis, losing their labels."""
+    ingests = [0.0, 24.0, 48.0, 72.0, 96.0, 120.0]
+    assert auto_axis(ingests) == "time"  # alone, they are evenly spread
+    assert auto_axis(ingests, span_s=120.0 + 18 * 60) == "versions"
+    releases_s = [_date(p).timestamp() for _, p in releases()]
+    assert auto_axis(releases_s, span_s=releases_s[-1] - releases_s[0] + 300 * 86400) == "time"
+
+
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    path = tmp_path_factory.mktemp("dated") / "flaskproj"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
+        for tag, release in releases():
+            proj.ingest(release, as_of=_date(release))
+            proj.snapshot(f"flask-{tag}")
+        proj.query("What is the default for SEND_FILE_MAX_AGE_DEFAULT?", generate=False)
+    return path
+
+
+def test_as_of_is_recorded_and_resolves_datetimes(dated: Path) -> None:
+    with ragtt.Project.open(dated, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        labels = {name: v for v, name in proj.version_labels().items()}
+        as_of = proj.events.as_of_times()
+        assert as_of[labels["flask-2.0.0"]] == datetime(2021, 5, 11, tzinfo=UTC)
+        # a release's date finds its version, not "the index did not exist yet" (committed today)
+        assert proj.resolve_version(datetime(2019, 1, 1, tzinfo=UTC)) == labels["flask-1.0"]
+        assert proj.resolve_version(datetime(2021, 5, 11, tzinfo=UTC)) == labels["flask-2.0.0"]
+        assert proj.resolve_version("2024-01-01") == labels["flask-2.3.0"]
+        with pytest.raises(ragtt.NotFoundError):
+            proj.resolve_version(datetime(2010, 1, 1, tzinfo=UTC))
+        with pytest.raises(ConfigError, match="timezone-aware"):
+            proj.ingest_texts({"x.md": "x"}, as_of=datetime(2020, 1, 1))
+
+
+def test_the_timeline_places_versions_at_their_dates(dated: Path) -> None:
+    with ragtt.Project.open(dated, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        data, versions, _ = build(proj, None)
+        labels = {name: v for v, name in proj.version_labels().items()}
+    t = np.frombuffer(data["versions"]["t"]["view"], dtype="<i4").astype(np.float64)
+    ms = data["t0_ms"] + t * data["t_unit_ms"]
+    at = {v: ms[i] for i, v in enumerate(versions)}
+    for tag, release in releases():
+        assert abs(at[labels[f"flask-{tag}"]] - _date(release).timestamp() * 1000) <= data["t_unit_ms"]
+    assert data["layout"]["auto"] == "time"  # releases years apart, evenly enough: the calendar reads
+
+
+def test_cli_and_magic_take_as_of_date(tmp_path: Path, shell: Any) -> None:
+    import subprocess
+    import sys
+
+    release = releases()[0][1]
+    ragtt_cli = str(Path(sys.executable).parent / "ragtt")
+    done = subprocess.run(
+        [
+            ragtt_cli,
+            "ingest",
+            str(release),
+            "--as-of-date",
+            "2013-06-13",
+            "--project",
+            str(tmp_path / "cli"),
+            "--embedder",
+            "hash",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    shell.run_line_magic("ragtt", f"open {tmp_path / 'cli'}")
+    shell.run_line_magic("ragtt", f"ingest {releases()[1][1]} --as-of-date 2016-12-21T00:00:00Z")
+    with ragtt.Project.open(tmp_path / "cli", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        assert sorted(proj.events.as_of_times().values()) == [
+            datetime(2013, 6, 13, tzinfo=UTC),
+            datetime(2016, 12, 21, tzinfo=UTC),
+        ]
