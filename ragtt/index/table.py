@@ -46,6 +46,8 @@ __all__ = [
     "chunk_schema",
     "is_remote",
     "sql_string_list",
+    "tracked_paths",
+    "versions_reading",
 ]
 
 # How much Lance reads per batch and ahead of a scan: ragtt's values (ragtt.tuning), passed
@@ -438,13 +440,22 @@ class ChunkTable:
     def tracked_files(self, min_version: int | None = None) -> dict[str, set[int]]:
         """Path (in the table) -> the retained versions from ``min_version`` on that read it:
         every data, deletion and index file, as Lance's manifests list them."""
+        return versions_reading(self.tracked_table(min_version))
+
+    def tracked_table(self, min_version: int | None = None) -> pa.Table:
+        """(version, path) of every data, deletion and index file each retained version from
+        ``min_version`` on reads: one read of each manifest, kept in Arrow (a table of many
+        versions has many rows per file, which Python objects would make slow)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         from ragtt.index.files import TRACKED_TYPES
 
-        found: dict[str, set[int]] = {}
-        for version, kind, path in self.tracked_rows(min_version):
-            if kind in TRACKED_TYPES:
-                found.setdefault(path, set()).add(version)
-        return found
+        dataset = self._latest()
+        rows = dataset.tracked_files(min_version=min_version) if min_version else dataset.tracked_files()
+        table = rows.read_all()
+        kinds = pc.cast(table.column("type"), pa.string())
+        return table.filter(pc.is_in(kinds, pa.array(sorted(TRACKED_TYPES)))).select(["version", "path"])
 
     def tracked_rows(self, min_version: int | None = None) -> list[tuple[int, str, str]]:
         """(version, kind, path in the table) of every file each retained version from
@@ -622,3 +633,23 @@ class ChunkTable:
     def vector_dim(self, version: int) -> int:
         """The vector width stored at ``version`` (a re-embed may have changed it)."""
         return int(self.view(version).dataset.schema.field("vector").type.list_size)
+
+
+def tracked_paths(tracked: pa.Table) -> set[str]:
+    """The paths of a ``ChunkTable.tracked_table``, each once."""
+    import pyarrow.compute as pc
+
+    return {str(p) for p in pc.unique(tracked.column("path")).to_pylist()}
+
+
+def versions_reading(tracked: pa.Table, paths: Iterable[str] | None = None) -> dict[str, set[int]]:
+    """Path -> the versions that read it, of a ``ChunkTable.tracked_table`` (only ``paths``, when given)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if paths is not None:
+        tracked = tracked.filter(pc.is_in(tracked.column("path"), pa.array(sorted(paths), pa.string())))
+    found: dict[str, set[int]] = {}
+    for version, path in zip(tracked.column("version").to_pylist(), tracked.column("path").to_pylist(), strict=True):
+        found.setdefault(str(path), set()).add(int(version))
+    return found
