@@ -62,6 +62,7 @@ OTHER_BENCHES = {
     "bench_memory.py": ([], ["--quick"]),  # peak RSS of a 200 MB text file's ingest (quick: 20 MB)
     "bench_backends.py": ([], ["--quick"]),  # issue 12: Postgres append p50, events.frame() at 1M events
     "bench_serve.py": ([], ["--quick"]),  # REST: POST /query vs in-process, 50 readers for 30 s
+    "bench_lab.py": ([], ["--quick"]),  # issue 28: a verb via the Jupyter extension vs ragtt serve; sidebar first paint
     "bench_prune.py": ([], ["--quick"]),  # retention: 1,000 versions, 100,000 events (building it: minutes)
     "bench_traces.py": ([], ["--quick"]),  # OpenTelemetry export, queries/s to OTLP/JSON (issue 11)
     "bench_ray.py": ([], ["--quick"]),  # ingest on a local Ray vs in-process (20,000 docs; quick: 2,000)

@@ -26,6 +26,7 @@ __all__ = [
     "EmbedderChangedError",
     "HistoryError",
     "IngestError",
+    "MissingArgumentError",
     "NamespaceLockedError",
     "NotAProjectError",
     "NotFoundError",
@@ -102,6 +103,10 @@ class ValidationError(RagttError, ValueError):
     def __init__(self, message: str, errors: list[str] | None = None) -> None:
         self.errors: list[str] = list(errors) if errors else [message]
         super().__init__(message)
+
+
+class MissingArgumentError(ValidationError):
+    """A request lacks an argument it needs (HTTP front ends answer 422, as for a bad body)."""
 
 
 class SupersessionError(ValidationError):

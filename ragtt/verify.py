@@ -26,6 +26,7 @@ from ragtt.events import probe
 from ragtt.events import types as ev
 from ragtt.index.files import FileRecord
 from ragtt.index.snapshots import snapshot_events as live_snapshot_events
+from ragtt.index.table import tracked_paths, versions_reading
 from ragtt.results import Result
 
 if TYPE_CHECKING:
@@ -177,35 +178,39 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             "access once to record them)"
         )
         return 0, 0
-    # Not deep: every recorded file is stat'ed, and Lance's manifests (a read of each retained
-    # version's) are listed only when one is gone, to tell a pruned file from a lost one.
-    tracked = table.tracked_files() if deep else None
-    names = sorted(tracked if tracked is not None else recorded)
-    sizes = table.files().sizes(names)
+    # Deep: Lance's manifests are read once (every file a retained version reads, recorded or
+    # not), and each file is hashed, its size coming with its digest. Not deep: every recorded
+    # file is stat'ed, and the manifests are read only when one is gone, to tell a pruned file
+    # from a lost one.
+    rows = table.tracked_table() if deep else None
+    names = sorted(tracked_paths(rows) if rows is not None else recorded)
     bad: dict[str, str] = {}
-    for name in names:
-        entry = recorded.get(name)
-        size = sizes[name]
-        if entry is None:
-            bad[name] = "is not recorded in the event log (written outside ragtt?)"
-        elif size is None:
-            bad[name] = "is missing"
-        elif size != entry[0].size:
-            bad[name] = f"has changed: it is {size} bytes, recorded as {entry[0].size}"
-    if bad and tracked is None:
-        tracked = table.tracked_files()
-        pruned = [n for n in bad if n not in tracked and bad[n] == "is missing"]  # no retained version reads it
-        names = [n for n in names if n not in pruned]
-        bad = {n: what for n, what in bad.items() if n not in pruned}
     if deep:
-        hashed = [n for n in names if n not in bad]
-        for name, got in zip(hashed, table.digests(hashed), strict=True):
-            if got is None:
+        for name, got in zip(names, table.digests(names), strict=True):
+            entry = recorded.get(name)
+            if entry is None:
+                bad[name] = "is not recorded in the event log (written outside ragtt?)"
+            elif got is None:
                 bad[name] = "is missing"
-            elif got.sha256 != recorded[name][0].sha256:
+            elif got.size != entry[0].size:
+                bad[name] = f"has changed: it is {got.size} bytes, recorded as {entry[0].size}"
+            elif got.sha256 != entry[0].sha256:
                 bad[name] = "has changed: its SHA-256 is not the one recorded when it was written"
+    else:
+        for name, size in table.files().sizes(names).items():
+            if size is None:
+                bad[name] = "is missing"
+            elif size != recorded[name][0].size:
+                bad[name] = f"has changed: it is {size} bytes, recorded as {recorded[name][0].size}"
+        if bad:
+            rows = table.tracked_table()
+            retained = tracked_paths(rows)
+            pruned = {n for n, what in bad.items() if n not in retained and what == "is missing"}  # none reads it
+            names = [n for n in names if n not in pruned]
+            bad = {n: what for n, what in bad.items() if n not in pruned}
     if bad:
-        assert tracked is not None
+        assert rows is not None
+        tracked = versions_reading(rows, bad)
         searched = _queries_by_version(ctx)
         for name, what in bad.items():
             versions = sorted(tracked.get(name, ()))

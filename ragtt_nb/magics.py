@@ -457,7 +457,22 @@ def _events(m: RagttMagics, verb: Verb, values: dict[str, Any], ns: argparse.Nam
     stores=True,
 )
 def _open(m: RagttMagics, a: argparse.Namespace) -> Any:
-    return m.open_project(a.path, a.embedder, create=a.create, events_uri=a.events_uri, index_uri=a.index_uri)
+    proj = m.open_project(a.path, a.embedder, create=a.create, events_uri=a.events_uri, index_uri=a.index_uri)
+    _tell_front_end(m, Path(a.path).expanduser().resolve())
+    return proj
+
+
+# What a notebook's kernel says when it opens a project: JupyterLab's "RAG history" sidebar
+# listens for it on IOPub (no polling); any other front end shows the text.
+PROJECT_MIME = "application/vnd.ragtt.project+json"
+
+
+def _tell_front_end(m: RagttMagics, path: Path) -> None:
+    if getattr(m.shell, "kernel", None) is None:
+        return  # a terminal IPython: no front end to tell
+    from IPython.display import publish_display_data
+
+    publish_display_data({"text/plain": f"ragtt project: {path}", PROJECT_MIME: {"path": str(path)}})
 
 
 @command(

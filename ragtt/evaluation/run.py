@@ -1,8 +1,9 @@
 """``evaluate``: every question of a dataset at every chosen version, each cell a logged run.
 
 Cost: each distinct question is embedded once for the whole matrix; the versions are walked
-in order, each checked out once (``ChunkTable.view`` caches it) and searched for every
-question through ``ragtt.timetravel.run.execute``, the function replays use. One version's
+in order, each checked out once (``ChunkTable.view`` caches it; the next one opens while
+this one is searched) and searched for every question at once through
+``ragtt.timetravel.run.execute_many``, whose batch of one is the ``execute`` replays use. One version's
 runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and query ids)
 are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
 the log, never half of one. An evaluation is named by a hash of the dataset, the plan, the
@@ -12,9 +13,7 @@ versions already logged under that name back and searches only the others.
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -34,15 +33,12 @@ from ragtt.events.store import Event
 if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
-    from ragtt.timetravel.run import Run
 
 __all__ = ["evaluate", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
 _NAMED = ("snapshots", "versions", "latest")
-# Searches of one version run this many at a time (scoring and logging stay on the caller's thread).
-_WORKERS = min(8, 2 * (os.cpu_count() or 1))
 _PROGRESS_DELAY_S = 2.0
 
 
@@ -151,7 +147,7 @@ def _search(
     evaluation_id: str,
     versions: list[int],
 ) -> dict[int, list[dict[str, Any]]]:
-    from ragtt.timetravel.run import execute, run_events
+    from ragtt.timetravel.run import execute_many, run_events
 
     texts = list(dict.fromkeys(i.question for i in data.items))
     vectors: dict[str, Any] = {}
@@ -160,11 +156,10 @@ def _search(
     shingled = _Shingled(ctx)
     progress = _progress(ctx, len(versions) * len(data.items))
     out: dict[int, list[dict[str, Any]]] = {}
-    pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="ragtt-evaluate")
-
-    def search(version: int, item: EvalItem) -> Run:
-        answer = generate and bool(item.reference or item.must_contain or judge)
-        return execute(ctx, item.question, plan, version, generate=answer, vector=vectors.get(item.question))
+    pool = ThreadPoolExecutor(1, thread_name_prefix="ragtt-evaluate")
+    questions = [item.question for item in data.items]
+    answers = [generate and bool(item.reference or item.must_contain or judge) for item in data.items]
+    question_vectors = [vectors.get(q) for q in questions]
 
     def open_version(version: int) -> None:
         """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
@@ -183,8 +178,8 @@ def _search(
             opening.result()  # opened while the version before was searched and scored
             if k + 1 < len(versions):
                 opening = pool.submit(open_version, versions[k + 1])
-            # A search waits mostly in Lance, outside the GIL: a version's run at once.
-            runs = pool.map(functools.partial(search, version), data.items)
+            # The version's questions searched together: one vector search, one trip for BM25.
+            runs = execute_many(ctx, questions, plan, version, generate=answers, vectors=question_vectors)
             for item, run in zip(data.items, runs, strict=True):
                 query_id = time_ordered_id()
                 extra = {

@@ -25,6 +25,7 @@ __all__ = ["TRACKED_TYPES", "FileRecord", "TableFiles"]
 # conflict checks, and a manifest is covered by the log's version records).
 TRACKED_TYPES = frozenset({"data file", "deletion file", "index file"})
 _BLOCK = 1 << 20
+_THREADS = 4  # hashing files at once: enough to overlap reads with hashing on a few cores
 # obstore takes these as client options, the rest as the store's config (Lance takes all in one).
 _CLIENT_KEYS = frozenset({"allow_http", "allow_invalid_certificates", "timeout", "connect_timeout", "proxy_url"})
 _PREFIXES = ("aws_", "google_", "azure_")
@@ -148,11 +149,19 @@ class TableFiles:
         return FileRecord(name, size, h.hexdigest())
 
     def digests(self, names: Iterable[str]) -> list[FileRecord | None]:
-        """``digest`` of each name, several at once (hashlib and the object store let go of the GIL)."""
+        """``digest`` of each name, several at once (hashlib and the object store let go of the
+        GIL): a few threads, each given a run of names, so that a table of many small files does
+        not pay a task per file."""
         from concurrent.futures import ThreadPoolExecutor
 
         wanted = list(names)
-        if len(wanted) <= 1:
+        threads = min(_THREADS, len(wanted))
+        if threads <= 1:
             return [self.digest(n) for n in wanted]
-        with ThreadPoolExecutor(min(4, len(wanted))) as pool:
-            return list(pool.map(self.digest, wanted))
+        runs = [wanted[i::threads] for i in range(threads)]
+        with ThreadPoolExecutor(threads) as pool:
+            done = list(pool.map(lambda run: [self.digest(n) for n in run], runs))
+        found: list[FileRecord | None] = [None] * len(wanted)
+        for i, records in enumerate(done):
+            found[i::threads] = records
+        return found

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,16 @@ if TYPE_CHECKING:
 
     from ragtt.index.table import VectorIndex, View
 
-__all__ = ["ANN_NPROBES", "ANN_REFINE_FACTOR", "RRF_K", "Hit", "RetrievalPlan", "lexical_overlap", "retrieve"]
+__all__ = [
+    "ANN_NPROBES",
+    "ANN_REFINE_FACTOR",
+    "RRF_K",
+    "Hit",
+    "RetrievalPlan",
+    "lexical_overlap",
+    "retrieve",
+    "retrieve_many",
+]
 
 RRF_K = 60
 # A live plan's ANN search: partitions probed, and candidates fetched on compressed
@@ -126,20 +136,32 @@ class Hit:
 
 def retrieve(view: View, plan: RetrievalPlan, query: str, query_vector: NDArray[np.float32] | None) -> list[Hit]:
     """Top ``plan.top_k`` hits of ``query`` on ``view``, deterministic for a given version."""
+    return retrieve_many(view, plan, [query], [query_vector])[0]
+
+
+def retrieve_many(
+    view: View, plan: RetrievalPlan, queries: Sequence[str], query_vectors: Sequence[NDArray[np.float32] | None]
+) -> list[list[Hit]]:
+    """``retrieve`` for each query on ``view``, the queries searched together (one vector
+    search holding every query vector, the BM25 searches in one trip to LanceDB): a query's
+    hits are those it retrieves alone, ties included, since each one's fetch is completed
+    and sorted on its own. ``retrieve`` is a batch of one."""
     pool = max(plan.candidate_pool, plan.top_k)
     if plan.mode == "vector":
-        hits = _vector(view, plan, _need(query_vector), pool)
+        found = _vector(view, plan, [_need(v) for v in query_vectors], pool)
     elif plan.mode == "bm25":
-        hits = _bm25(view, query, pool)
+        found = _bm25(view, queries, pool)
     elif plan.mode == "hybrid":
-        hits = _fuse(_vector(view, plan, _need(query_vector), pool), _bm25(view, query, pool), plan.hybrid_alpha)
+        vector_hits = _vector(view, plan, [_need(v) for v in query_vectors], pool)
+        bm25_hits = _bm25(view, queries, pool)
+        found = [_fuse(v, b, plan.hybrid_alpha) for v, b in zip(vector_hits, bm25_hits, strict=True)]
     else:
         raise ConfigError(f"retrieval mode must be 'vector', 'bm25' or 'hybrid'; got {plan.mode!r}")
     if plan.reranker != "none":
         from ragtt.index.rerank import rerank
 
-        hits = rerank(plan.reranker, query, hits)
-    return hits[: plan.top_k]
+        found = [rerank(plan.reranker, q, hits) for q, hits in zip(queries, found, strict=True)]
+    return [hits[: plan.top_k] for hits in found]
 
 
 def _need(vector: NDArray[np.float32] | None) -> NDArray[np.float32]:
@@ -152,59 +174,76 @@ def _ordered(hits: list[Hit]) -> list[Hit]:
     return sorted(hits, key=lambda h: (-h.score, h.chunk_id))
 
 
-def _complete_fetch(fetch: Any, n: int, score_of: Any) -> list[dict[str, Any]]:
-    """Fetch at least n rows and every row tied with the n-th, however LanceDB breaks ties."""
+Rows = list[dict[str, Any]]
+
+
+def _complete_fetch(
+    fetch: Callable[[list[int], int], list[Rows]], count: int, n: int, score_of: Callable[[dict[str, Any]], float]
+) -> list[Rows]:
+    """For each of ``count`` queries, at least n rows and every row tied with the n-th, however
+    LanceDB breaks ties: ``fetch(queries, limit)`` returns each listed query's top ``limit``;
+    a query whose tie group at the cut-off is incomplete is fetched again with twice the limit."""
+    out: list[Rows] = [[] for _ in range(count)]
+    todo = list(range(count))
     limit = n + 8
-    while True:
-        rows = fetch(limit)
-        if len(rows) < limit:
-            return rows
-        scores = sorted((score_of(r) for r in rows), reverse=True)
-        if scores[n - 1] > scores[-1]:
-            return rows
+    while todo:
+        again = []
+        for k, rows in zip(todo, fetch(todo, limit), strict=True):
+            out[k] = rows
+            if len(rows) >= limit:
+                scores = sorted((score_of(r) for r in rows), reverse=True)
+                if not scores[n - 1] > scores[-1]:
+                    again.append(k)
+        todo = again
         limit *= 2
+    return out
 
 
-def _vector(view: View, plan: RetrievalPlan, vector: NDArray[np.float32], n: int) -> list[Hit]:
-    nearest: dict[str, Any] = {"column": "vector", "q": vector.astype(np.float32), "metric": "cosine"}
+def _vector(view: View, plan: RetrievalPlan, vectors: list[NDArray[np.float32]], n: int) -> list[list[Hit]]:
+    nearest: dict[str, Any] = {"column": "vector", "metric": "cosine"}
     if plan.index_uuid is None:
         nearest["use_index"] = False
     else:  # the index at this version: probe, over-fetch, rerank the candidates on exact distances
         nearest.update(use_index=True, nprobes=plan.nprobes, refine_factor=plan.refine_factor)
 
-    def fetch(limit: int) -> list[dict[str, Any]]:
+    def fetch(which: list[int], limit: int) -> list[Rows]:
+        # Lance's batch search: one scan for every query vector, up to ``limit`` rows each,
+        # tagged with the query's position in ``q``
+        q = np.stack([vectors[k].astype(np.float32) for k in which])
         found = view.dataset.to_table(
-            columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "k": limit}, **SCAN_SIZES
+            columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "q": q, "k": limit}, **SCAN_SIZES
         )
-        return found.to_pylist()
+        rows: list[Rows] = [[] for _ in which]
+        for row in found.to_pylist():
+            rows[row.pop("query_index")].append(row)
+        return rows
 
-    rows = _complete_fetch(fetch, n, lambda r: -float(r["_distance"]))
-    hits = []
-    for row in rows:
-        similarity = 1.0 - float(row.pop("_distance"))
-        hits.append(Hit(row, similarity, {"vector": similarity}))
-    return _ordered(hits)[:n]
+    found = _complete_fetch(fetch, len(vectors), n, lambda r: -float(r["_distance"]))
+    out = []
+    for rows in found:
+        hits = []
+        for row in rows:
+            similarity = 1.0 - float(row.pop("_distance"))
+            hits.append(Hit(row, similarity, {"vector": similarity}))
+        out.append(_ordered(hits)[:n])
+    return out
 
 
-def _bm25(view: View, query: str, n: int) -> list[Hit]:
-    if not _TOKEN.search(query):
-        return []
+def _bm25(view: View, queries: Sequence[str], n: int) -> list[list[Hit]]:
+    searched = [k for k, q in enumerate(queries) if _TOKEN.search(q)]  # a query without a word finds nothing
 
-    def fetch(limit: int) -> list[dict[str, Any]]:
-        return (
-            view.text.search(query, query_type="fts", fts_columns="text")
-            .select([*CHUNK_COLUMNS, "_score"])
-            .limit(limit)
-            .to_arrow()
-            .to_pylist()
-        )
+    def fetch(which: list[int], limit: int) -> list[Rows]:
+        found = view.full_text([queries[searched[k]] for k in which], list(CHUNK_COLUMNS), limit)
+        return [table.to_pylist() for table in found]
 
-    rows = _complete_fetch(fetch, n, lambda r: float(r["_score"]))
-    hits = []
-    for row in rows:
-        score = float(row.pop("_score"))
-        hits.append(Hit(row, score, {"bm25": score}))
-    return _ordered(hits)[:n]
+    out: list[list[Hit]] = [[] for _ in queries]
+    for k, rows in zip(searched, _complete_fetch(fetch, len(searched), n, lambda r: float(r["_score"])), strict=True):
+        hits = []
+        for row in rows:
+            score = float(row.pop("_score"))
+            hits.append(Hit(row, score, {"bm25": score}))
+        out[k] = _ordered(hits)[:n]
+    return out
 
 
 def _fuse(vector_hits: list[Hit], bm25_hits: list[Hit], alpha: float) -> list[Hit]:

@@ -6,7 +6,7 @@ past through a checked-out, read-only ``View`` of an exact version (cached: vers
 change). Reading needs no ``import lancedb`` (its connection, namespace and embedding layers
 are most of what a reading CLI verb would otherwise spend starting up), except full-text
 search: BM25 stays on LanceDB's own engine, whose scores its logged queries were ranked with
-(pylance's newer engine scores them differently), through ``View.text``. The table lives in
+(pylance's newer engine scores them differently), through ``View.text`` and ``View.full_text``. The table lives in
 the project folder (``lancedb/``) or on object storage (``s3://``, ``gs://``, ``az://``), through
 Lance's object-store support: ``storage_options`` are merged with the standard environment
 variables (``AWS_*``, ``GOOGLE_*``, ``AZURE_*``) by Lance itself. On object storage a view is
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -46,6 +46,8 @@ __all__ = [
     "chunk_schema",
     "is_remote",
     "sql_string_list",
+    "tracked_paths",
+    "versions_reading",
 ]
 
 # How much Lance reads per batch and ahead of a scan: ragtt's values (ragtt.tuning), passed
@@ -112,15 +114,48 @@ def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
 class View:
     """One version of the table, read-only: ``dataset`` is the Lance dataset checked out at
     it (scans, vector search); ``text`` is the same version as a LanceDB table, opened on
-    first use, for full-text search only."""
+    first use, for full-text search only. ``full_text`` runs a batch of BM25 searches on
+    LanceDB's async handle of that version (the engine a sync search calls, without its
+    per-query Python round trips), all in one trip to LanceDB's event loop."""
 
-    def __init__(self, dataset: Any, open_text: Callable[[], Any]) -> None:
+    def __init__(
+        self, dataset: Any, open_text: Callable[[], Any], open_text_async: Callable[[], Awaitable[Any]]
+    ) -> None:
         self.dataset = dataset
         self._open_text = open_text
+        self._open_text_async = open_text_async
+        self._text_async: Any = None
 
     @functools.cached_property
     def text(self) -> Any:
         return self._open_text()
+
+    def full_text(self, queries: Sequence[str], columns: list[str], limit: int) -> list[Any]:
+        """The top ``limit`` rows (``columns`` and ``_score``) of each query's BM25 search on
+        ``text``, as Arrow tables, in the order of ``queries``."""
+        import asyncio
+
+        import_lancedb()  # before its event loop's module: that imports the package
+        from lancedb.background_loop import LOOP
+
+        async def search() -> list[Any]:
+            if self._text_async is None:
+                self._text_async = await self._open_text_async()
+            table = self._text_async
+            return list(
+                await asyncio.gather(
+                    *(
+                        table.query()
+                        .nearest_to_text(q, columns="text")
+                        .select([*columns, "_score"])
+                        .limit(limit)
+                        .to_arrow()
+                        for q in queries
+                    )
+                )
+            )
+
+        return list(LOOP.run(search()))
 
     @functools.cached_property
     def text_tokenizer(self) -> dict[str, Any] | None:
@@ -347,7 +382,11 @@ class ChunkTable:
         mirror = None
         if self._cache is not None:
             dataset, mirror = self._mirrored(self._cache, dataset)
-        view = View(dataset, functools.partial(self._text_view, version, mirror))
+        view = View(
+            dataset,
+            functools.partial(self._text_view, version, mirror),
+            functools.partial(self._text_view_async, version, mirror),
+        )
         self._views[version] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -382,6 +421,14 @@ class ChunkTable:
         handle.checkout(version)
         return handle
 
+    async def _text_view_async(self, version: int, mirror: Path | None) -> Any:
+        """``_text_view``'s table as LanceDB's async handle (what its sync table wraps)."""
+        location, options = (mirror, None) if mirror is not None else (self.folder, self._storage_options)
+        db = await import_lancedb().connect_async(str(location), storage_options=options or None)
+        table = await db.open_table(self.table_name)
+        await table.checkout(version)
+        return table
+
     # -- files ------------------------------------------------------------------------------
 
     def files(self) -> TableFiles:
@@ -393,13 +440,22 @@ class ChunkTable:
     def tracked_files(self, min_version: int | None = None) -> dict[str, set[int]]:
         """Path (in the table) -> the retained versions from ``min_version`` on that read it:
         every data, deletion and index file, as Lance's manifests list them."""
+        return versions_reading(self.tracked_table(min_version))
+
+    def tracked_table(self, min_version: int | None = None) -> pa.Table:
+        """(version, path) of every data, deletion and index file each retained version from
+        ``min_version`` on reads: one read of each manifest, kept in Arrow (a table of many
+        versions has many rows per file, which Python objects would make slow)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         from ragtt.index.files import TRACKED_TYPES
 
-        found: dict[str, set[int]] = {}
-        for version, kind, path in self.tracked_rows(min_version):
-            if kind in TRACKED_TYPES:
-                found.setdefault(path, set()).add(version)
-        return found
+        dataset = self._latest()
+        rows = dataset.tracked_files(min_version=min_version) if min_version else dataset.tracked_files()
+        table = rows.read_all()
+        kinds = pc.cast(table.column("type"), pa.string())
+        return table.filter(pc.is_in(kinds, pa.array(sorted(TRACKED_TYPES)))).select(["version", "path"])
 
     def tracked_rows(self, min_version: int | None = None) -> list[tuple[int, str, str]]:
         """(version, kind, path in the table) of every file each retained version from
@@ -577,3 +633,23 @@ class ChunkTable:
     def vector_dim(self, version: int) -> int:
         """The vector width stored at ``version`` (a re-embed may have changed it)."""
         return int(self.view(version).dataset.schema.field("vector").type.list_size)
+
+
+def tracked_paths(tracked: pa.Table) -> set[str]:
+    """The paths of a ``ChunkTable.tracked_table``, each once."""
+    import pyarrow.compute as pc
+
+    return {str(p) for p in pc.unique(tracked.column("path")).to_pylist()}
+
+
+def versions_reading(tracked: pa.Table, paths: Iterable[str] | None = None) -> dict[str, set[int]]:
+    """Path -> the versions that read it, of a ``ChunkTable.tracked_table`` (only ``paths``, when given)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if paths is not None:
+        tracked = tracked.filter(pc.is_in(tracked.column("path"), pa.array(sorted(paths), pa.string())))
+    found: dict[str, set[int]] = {}
+    for version, path in zip(tracked.column("version").to_pylist(), tracked.column("path").to_pylist(), strict=True):
+        found.setdefault(str(path), set()).add(int(version))
+    return found

@@ -17,10 +17,8 @@ import hmac
 import inspect
 import io
 import ipaddress
-import os
 import re
 import sys
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,96 +30,21 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ragtt import __version__
-from ragtt.errors import (
-    ConfigError,
-    EmbedderChangedError,
-    NotAProjectError,
-    NotFoundError,
-    RagttError,
-    ReplayError,
-    StoreError,
-)
+from ragtt.errors import ConfigError, RagttError
 from ragtt.serve import docs, ui
 from ragtt.verbs import VERBS, Verb, dumps
+from ragtt.verbs.http import Projects, default_threads, error_body, status_for
 from ragtt.verbs.schema import annotation, body_model
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
-    from ragtt.project import Project
 
-__all__ = ["check_host", "create_app", "serve"]
+__all__ = ["check_host", "create_app", "default_threads", "serve"]
 
 ARROW = "application/vnd.apache.arrow.stream"
 PARQUET = ("application/vnd.apache.parquet", "application/x-parquet")
 # Served HTML never runs script: document text is escaped already, this is the second wall.
 HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-class Projects:
-    """One open Project per thread, closed together at shutdown.
-
-    A re-embed by another process makes every open Project stale (EmbedderChangedError):
-    ``reopen`` starts a new generation, whose Projects load the project's new embedder (the
-    one given to the server, if any, stays: a mismatch is then the caller's error to see)."""
-
-    def __init__(self, path: Path, embedder: Embedder | None) -> None:
-        self.path = path
-        self.embedder = embedder
-        self.write_lock = threading.Lock()
-        self._given = embedder is not None
-        self._local = threading.local()
-        self._open: list[Project] = []
-        self._generation = 0
-        self._lock = threading.Lock()
-
-    def get(self, *, create: bool = False) -> Project:
-        proj: Project | None = getattr(self._local, "project", None)
-        if proj is not None and self._local.generation != self._generation:
-            self._retire(proj)
-            proj = None
-        if proj is None:
-            from ragtt.project import Project
-
-            generation = self._generation
-            proj = Project.open(self.path, embedder=self.embedder, progress=False, create=create)
-            with self._lock:
-                self._open.append(proj)
-                if self.embedder is None:  # load the model once per server, not once per thread
-                    self.embedder = proj.embedder
-            self._local.project, self._local.generation = proj, generation
-        return proj
-
-    def reopen(self, stale: Project) -> Project:
-        """A fresh Project for this thread, after ``stale`` found the index re-embedded."""
-        with self._lock:
-            if self._local.generation == self._generation:  # the first thread to notice
-                self._generation += 1
-                if not self._given:
-                    self.embedder = None
-        self._retire(stale)
-        return self.get()
-
-    def _retire(self, proj: Project) -> None:
-        with self._lock:
-            if proj in self._open:
-                self._open.remove(proj)
-        self._local.project = None
-        proj.close()
-
-    def close(self) -> None:
-        with self._lock:
-            for proj in self._open:
-                proj.close()
-            self._open.clear()
-        self._local = threading.local()
-
-
-def _status(exc: Exception) -> int:
-    if isinstance(exc, NotFoundError | NotAProjectError):
-        return 404
-    if isinstance(exc, ReplayError | StoreError):
-        return 409
-    return 400
 
 
 _BEARER = HTTPBearer(auto_error=False)
@@ -153,13 +76,6 @@ def _respond(result: Any, verb: Verb, request: Request) -> Response:
     return Response(dumps(verb.to_json(result)), media_type="application/json")
 
 
-def _run(verb: Verb, pool: Projects, proj: Project, values: dict[str, Any]) -> Any:
-    if verb.writes_index:
-        with pool.write_lock:
-            return verb.run(proj, values)
-    return verb.run(proj, values)
-
-
 def _endpoint(
     verb: Verb, pool: Projects, path: str, render: Callable[[Any, Request], Response], method: str
 ) -> Callable[..., Response]:
@@ -183,23 +99,12 @@ def _endpoint(
     def endpoint(request: Request, body: Any = None, **values: Any) -> Response:
         if body is not None:
             values = body.model_dump()
-        proj = pool.get(create=verb.creates)
-        try:
-            result = _run(verb, pool, proj, values)
-        except EmbedderChangedError:  # re-embedded elsewhere: once more, on a reopened project
-            result = _run(verb, pool, pool.reopen(proj), values)
-        return render(result, request)
+        return render(pool.run(verb, values), request)
 
     endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     endpoint.__name__ = verb.name
     endpoint.__doc__ = verb.help
     return endpoint
-
-
-def default_threads() -> int:
-    """Worker threads for a server on this machine: four per CPU it may run on, 4 to 32."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return min(32, max(4, 4 * cpus))
 
 
 def create_app(
@@ -249,10 +154,7 @@ def create_app(
 
     @app.exception_handler(RagttError)
     async def ragtt_error(request: Request, exc: RagttError) -> JSONResponse:
-        return JSONResponse(
-            {"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__, "error": type(exc).__name__},
-            status_code=_status(exc),
-        )
+        return JSONResponse(error_body(exc), status_code=status_for(exc))
 
     @app.get("/health")
     def health() -> dict[str, Any]:

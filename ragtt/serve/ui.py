@@ -17,8 +17,6 @@ page passes the token it finds in its URL fragment (``/ui#token=T``).
 
 from __future__ import annotations
 
-import base64
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,15 +26,16 @@ from fastapi.params import Depends
 from fastapi.responses import FileResponse, HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict
 
-from ragtt.errors import RagttError
+import ragtt.views.dashboard as board
+from ragtt.errors import MissingArgumentError, NotFoundError, RagttError
 from ragtt.verbs import dumps
+from ragtt.views.dashboard import WIDGETS, logged_queries, widget_model, widget_reply, wire
 
 if TYPE_CHECKING:
     from ragtt.project import Project
 
-__all__ = ["UI_CSP", "router"]
+__all__ = ["UI_CSP", "router", "wire"]
 
-WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
 STATIC = frozenset({f"{w}.{ext}" for w in WIDGETS for ext in ("js", "css")} | {"dashboard.js", "dashboard.css"})
 # Scripts and styles only from the server itself; page images are blob: URLs the overlay makes.
 UI_CSP = (
@@ -61,129 +60,20 @@ class Message(BaseModel):
     content: dict[str, Any]
 
 
-def wire(value: Any) -> Any:
-    """Model state as JSON-able data: buffers as ``{"$buffer": base64}``, non-finite floats as null."""
-    if isinstance(value, memoryview | bytes | bytearray):
-        return {"$buffer": base64.b64encode(bytes(value)).decode("ascii")}
-    if isinstance(value, dict):
-        return {str(k): wire(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [wire(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
-
-
 def _json(data: Any) -> Response:
     return Response(dumps(wire(data)), media_type="application/json")
 
 
-def _models(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
-    from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
-
-    def need(name: str) -> str:
-        value = args.get(name)
-        if not value:
-            raise HTTPException(422, f"{widget} needs the query parameter {name!r}")
-        return value
-
+def _guarded(call: Callable[[], Any]) -> Any:
+    """``call()``, with the widgets' own complaints about their arguments as HTTP errors."""
     try:
-        if widget == "timeline":
-            return timeline.model(proj, args.get("query_id") or None)
-        if widget == "chunk_diff":
-            return chunk_diff.model(proj, need("left"), need("right"))
-        if widget == "drift_scatter":
-            return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
-        if widget == "pdf_overlay":
-            return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-        if widget == "history_matrix":
-            at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
-            named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
-            versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
-            matrix = proj.evaluate(need("dataset"), at=named or versions)
-            return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
+        return call()
+    except MissingArgumentError as exc:
+        raise HTTPException(422, str(exc)) from None
+    except NotFoundError:
+        raise  # the app's RagttError handler answers 404
     except (RagttError, ValueError, FileNotFoundError) as exc:
         raise HTTPException(400, str(exc)) from None
-    raise HTTPException(404, f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
-
-
-def _answer(proj: Project, widget: str, msg: Message) -> list[dict[str, Any]]:
-    """The replies the widget's Python side would send (``msg:custom`` content and buffers)."""
-    if widget == "history_matrix":
-        from ragtt.views import history_matrix
-        from ragtt.views.wire import split_buffers
-
-        answer = history_matrix.answer(proj, msg.content)  # the dashboard's state names each run's id
-        if answer is None:
-            return []
-        content, buffers = split_buffers(answer)
-        return [{"content": content, "buffers": buffers}]
-    if widget != "pdf_overlay":
-        return []  # the other views send nothing that needs an answer
-    from ragtt.views import pdf_overlay
-
-    source = msg.args.get("source")
-    if not source:
-        raise HTTPException(422, "a pdf_overlay message needs args.source")
-    try:
-        path = pdf_overlay.find_pdf(proj, source, None)
-    except (ValueError, FileNotFoundError) as exc:
-        raise HTTPException(400, str(exc)) from None
-    reply = pdf_overlay.page_reply(path, pdf_overlay.page_count(path), pdf_overlay.ZOOM, msg.content)
-    return [] if reply is None else [{"content": reply[0], "buffers": list(reply[1])}]
-
-
-def _queries(proj: Project, search: str, limit: int) -> list[dict[str, Any]]:
-    """The logged runs, newest first: live queries, replays, golden (regression) and evaluation runs, with
-    their kind; ``search`` keeps the runs whose text holds every one of its words, in any order."""
-    import polars as pl
-
-    from ragtt.events import types as ev
-
-    replayed = ev.REPLAY_PREFIX + ev.QUERY_RECEIVED
-    frame = proj.events.frame(types=[ev.QUERY_RECEIVED, replayed]).with_columns(
-        pl.col("payload").str.json_path_match("$.text").alias("text"),
-        pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
-        pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
-    )
-    for word in search.lower().split():
-        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
-    frame = frame.sort("seq", descending=True).head(limit)
-    return [
-        {
-            "query_id": r["query_id"],
-            "text": r["text"],
-            "ts": r["ts"],
-            "index_version": r["index_version"],
-            "kind": _kind(r["type"] == replayed, r["purpose"]),
-            "original_query_id": r["original_query_id"],
-        }
-        for r in frame.iter_rows(named=True)
-    ]
-
-
-def _kind(replay: bool, purpose: str | None) -> str:
-    """An evaluation's cells are replays logged with purpose "evaluation": they are shown as
-    such, not among the replays a person asked for."""
-    if purpose == "evaluation":
-        return "evaluation"
-    return "replay" if replay else "golden" if purpose == "regression" else "live"
-
-
-def _sources(proj: Project) -> list[dict[str, Any]]:
-    if proj.versions().is_empty():
-        return []
-    names = sorted(set(proj.chunks()["source"].to_list()))
-    return [{"source": s, "pdf": s.lower().endswith(".pdf")} for s in names]
-
-
-def _versions(proj: Project) -> list[dict[str, Any]]:
-    labels = proj.version_labels()
-    frame = proj.versions()
-    return [
-        {"version": int(r["version"]), "operation": r["operation"], "label": labels.get(int(r["version"]))}
-        for r in frame.iter_rows(named=True)
-    ]
 
 
 def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRouter:
@@ -212,15 +102,15 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
         search: Annotated[str, QueryParam(max_length=500)] = "",
         limit: Annotated[int, QueryParam(ge=1, le=500)] = 100,
     ) -> Response:
-        return _json(_queries(get_project(), search, limit))
+        return _json(logged_queries(get_project(), search, limit=limit)[1])
 
     @api.get("/versions")
     def versions() -> Response:
-        return _json(_versions(get_project()))
+        return _json(board.versions(get_project()))
 
     @api.get("/sources")
     def sources() -> Response:
-        return _json(_sources(get_project()))
+        return _json(board.sources(get_project()))
 
     @api.get("/model/{widget}")
     def model(
@@ -248,13 +138,11 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
             "at": at,
             "metric": metric,
         }
-        return _json(_models(get_project(), widget, args))
+        return _json(_guarded(lambda: widget_model(get_project(), widget, args)))
 
     @api.post("/model/{widget}/msg")
     def message(widget: str, msg: Message) -> Response:
-        if widget not in WIDGETS:
-            raise HTTPException(404, f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
-        return _json(_answer(get_project(), widget, msg))
+        return _json(_guarded(lambda: widget_reply(get_project(), widget, msg.args, msg.content)))
 
     ui.include_router(api)
     return ui

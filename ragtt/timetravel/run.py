@@ -7,13 +7,14 @@ run's events in one transaction. Only the event type prefix differs ("" or "repl
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragtt.events import types as ev
 from ragtt.events.store import Event, utc_now
 from ragtt.index.engines import run_engines
-from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve
+from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve_many
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
 from ragtt.values import check_text
@@ -30,6 +31,7 @@ __all__ = [
     "Run",
     "check_query_id",
     "execute",
+    "execute_many",
     "last_query",
     "load_run",
     "record",
@@ -58,27 +60,44 @@ def execute(
 ) -> Run:
     """Search ``version`` with ``plan`` (and answer); ``vector`` is the query's embedding under
     the plan's embedder when the caller already holds it (a matrix embeds each question once)."""
-    check_text("the query", query)
+    return execute_many(ctx, [query], plan, version, generate=[generate], vectors=[vector])[0]
+
+
+def execute_many(
+    ctx: Context,
+    queries: Sequence[str],
+    plan: RetrievalPlan,
+    version: int,
+    *,
+    generate: Sequence[bool],
+    vectors: Sequence[NDArray[Any] | None],
+) -> list[Run]:
+    """``execute`` for each query at one version, the searches run together
+    (``retrieve_many``): each run is the one ``execute`` would make of its query alone. A
+    run's embed and retrieve timings are its share of the batch's."""
+    for query in queries:
+        check_text("the query", query)
     started = time.perf_counter()
     view = ctx.table.view(version)
     plan = plan.searching(ctx.table.vector_index(version))  # what this version's search is; recorded
     if plan.mode not in ("vector", "hybrid"):
-        vector = None
-    elif vector is None:
-        vector = ctx.query_vector(plan, query)
+        vectors = [None] * len(queries)
+    else:
+        vectors = [ctx.query_vector(plan, q) if v is None else v for q, v in zip(queries, vectors, strict=True)]
     embedded = time.perf_counter()
-    hits = retrieve(view, plan, query, vector)
-    chunks = [_to_chunk(hit, rank) for rank, hit in enumerate(hits, start=1)]
+    found = retrieve_many(view, plan, queries, vectors)
     retrieved = time.perf_counter()
-    generation = ctx.generator.generate(query, chunks) if generate else None
-    done = time.perf_counter()
-    plan = replace(plan, engines=run_engines(view, plan, ctx.embedder))  # what ranked it, recorded with it
-    timings = {
-        "embed": (embedded - started) * 1e3,
-        "retrieve": (retrieved - embedded) * 1e3,
-        "generate": (done - retrieved) * 1e3,
-    }
-    return Run(query, version, plan, chunks, generation, (done - started) * 1e3, timings)
+    share = 1e3 / len(queries)
+    recorded = replace(plan, engines=run_engines(view, plan, ctx.embedder))  # what ranked them, recorded with each
+    runs = []
+    for query, hits, answer in zip(queries, found, generate, strict=True):
+        chunks = [_to_chunk(hit, rank) for rank, hit in enumerate(hits, start=1)]
+        began = time.perf_counter()
+        generation = ctx.generator.generate(query, chunks) if answer else None
+        took = (time.perf_counter() - began) * 1e3
+        timings = {"embed": (embedded - started) * share, "retrieve": (retrieved - embedded) * share, "generate": took}
+        runs.append(Run(query, version, recorded, chunks, generation, sum(timings.values()), timings))
+    return runs
 
 
 def _to_chunk(hit: Hit, rank: int) -> RetrievedChunk:

@@ -151,8 +151,8 @@ def test_evaluating_twice_searches_nothing_and_gives_an_equal_frame(
     import ragtt.timetravel.run as run_module
 
     calls: list[Any] = []
-    real = run_module.retrieve
-    monkeypatch.setattr(run_module, "retrieve", lambda *a, **k: calls.append(a) or real(*a, **k))
+    real = run_module.retrieve_many
+    monkeypatch.setattr(run_module, "retrieve_many", lambda *a, **k: calls.append(a) or real(*a, **k))
     before = history.events.frame(types=["replay.retrieval.executed"]).height
     again = history.evaluate(dataset, mode=MODE, top_k=TOP_K)
     assert calls == []

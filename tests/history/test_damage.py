@@ -107,7 +107,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     shell = start_ipython() or get_ipython()  # the one shell of the process, whoever started it
     assert shell is not None
     shell.run_line_magic("load_ext", "ragtt_nb")
-    with pytest.raises(UsageError, match=r"not a ragtt project.*--create"):
+    with pytest.raises(UsageError, match=r"no ragtt project at .*%ragtt open .* --create"):
         shell.run_line_magic("ragtt", f"open {tmp_path / 'nothing'} --embedder hash")
     proj = shell.run_line_magic("ragtt", f"open {tmp_path / 'nothing'} --embedder hash --create")
     assert isinstance(proj, ragtt.Project)
@@ -116,7 +116,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     magics = shell.magics_manager.registry["RagttMagics"]
     magics._proj = None
     magics.project, magics.embedder = str(tmp_path / "configured"), "hash"
-    with pytest.raises(UsageError, match="not a ragtt project"):
+    with pytest.raises(UsageError, match="no ragtt project at .*configured"):
         shell.run_line_magic("ragtt", "snapshots")
     docs = tmp_path / "docs"
     docs.mkdir()

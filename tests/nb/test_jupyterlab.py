@@ -5,12 +5,7 @@ run: a Markdown cell's formula is typeset) and text columns of the reprs stay le
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +14,7 @@ import nbformat
 import pytest
 
 from .conftest import screenshot
+from .jupyter import running
 from .test_browser import PAYLOADS
 
 READ_BACK = """async (code) => {
@@ -31,61 +27,18 @@ READ_BACK = """async (code) => {
 }"""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
-        "RAGTT_EMBEDDER": "hash",
-    }
-    log = (tmp_path / "lab.log").open("w")
-    proc = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "jupyter-lab"),
-            "--no-browser",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            "--allow-root",
-            "--IdentityProvider.token=",
-            "--ServerApp.password=",
-            f"--ServerApp.root_dir={tmp_path}",
-            "--LabApp.expose_app_in_browser=True",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            f"--LabServerApp.workspaces_dir={tmp_path / 'ws'}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail(f"jupyter-lab did not start:\n{(tmp_path / 'lab.log').read_text()[-3000:]}")
-                time.sleep(0.5)
+    args = [
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabServerApp.workspaces_dir={tmp_path / 'ws'}",
+    ]
+    with running("jupyter-lab", tmp_path, tmp_path / ".jupyter-state", args) as url:
         yield url
-    finally:
-        proc.terminate()  # the server shuts its kernels down on SIGTERM
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def run_all_cells(page: Any, url: str) -> None:

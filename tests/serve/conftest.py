@@ -28,6 +28,39 @@ TEXTS = {
 }
 
 
+def call_every_verb(call: Callable[..., Any], home: Path) -> None:
+    """Every verb once or more, on a small history (two versions, snapshots, runs), through
+    ``call(verb, **values)``, a front end's way of calling it (files written under ``home``)."""
+    call("ingest", texts=TEXTS)
+    call("snapshot", label="first")
+    call("snapshot", label="again-{version}", if_changed=True)  # unchanged: null
+    call("ingest", texts={"refund-policy.md": "# Refunds\n\nRefunds are accepted within 60 days.\n"})
+    call("snapshot", label="second")
+    now = call("query", text="refunds", generate=True)["query_id"]
+    call("replay", query_id=now)
+    then = call("replay_as_of", text="refunds", at="first")["query_id"]
+    call("diff", left=then, right=now)
+    call("lineage", left=then, right=now)
+    call("snapshot_diff", a="first", b="second")
+    call("drift", a="first", b="second")
+    call("bisect", query=now, predicate="source:refund-policy.md")
+    call("compare_configs", texts=TEXTS, config_a={"retrieval_mode": "vector"}, config_b={}, queries=["refunds"])
+    call("trace", query_id=now)
+    call("events", type=["query.received"])
+    call("snapshots")
+    call("export_traces", query_id=now)
+    suite = home / "suite.json"
+    call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
+    call("regression_run", suite=str(suite))
+    call("evaluate", dataset=str(suite), at=["first", "second"])
+    call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
+    call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
+    call("verify")
+    call("verify", deep=True)
+    call("backup", dest=str(home / "backup"))
+    call("prune", max_snapshots=1)
+
+
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     with TestClient(create_app(tmp_path / "proj", embedder=ragtt.HashEmbedder())) as c:

@@ -26,7 +26,7 @@ from ragtt.verbs.cli import groups
 from ragtt.verbs.render import as_dict, as_text
 from ragtt.verbs.schema import output_schema, result_schema, wraps_result
 from ragtt_nb.magics import parser_for
-from tests.serve.conftest import TEXTS, run_in_own_loop
+from tests.serve.conftest import TEXTS, call_every_verb, run_in_own_loop
 
 GLOBAL = {"project", "embedder", "events_uri", "index_uri", "json"}
 # What each front end adds of its own (files to read or write; display). Pinned here, so an
@@ -228,34 +228,7 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         return response.json()
 
     with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder())) as client:
-        call("ingest", texts=TEXTS)
-        call("snapshot", label="first")
-        call("snapshot", label="again-{version}", if_changed=True)  # unchanged: null
-        call("ingest", texts={"refund-policy.md": "# Refunds\n\nRefunds are accepted within 60 days.\n"})
-        call("snapshot", label="second")
-        now = call("query", text="refunds", generate=True)["query_id"]
-        call("replay", query_id=now)
-        then = call("replay_as_of", text="refunds", at="first")["query_id"]
-        call("diff", left=then, right=now)
-        call("lineage", left=then, right=now)
-        call("snapshot_diff", a="first", b="second")
-        call("drift", a="first", b="second")
-        call("bisect", query=now, predicate="source:refund-policy.md")
-        call("compare_configs", texts=TEXTS, config_a={"retrieval_mode": "vector"}, config_b={}, queries=["refunds"])
-        call("trace", query_id=now)
-        call("events", type=["query.received"])
-        call("snapshots")
-        call("export_traces", query_id=now)
-        suite = home / "suite.json"
-        call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
-        call("regression_run", suite=str(suite))
-        call("evaluate", dataset=str(suite), at=["first", "second"])
-        call("evaluate", dataset=str(suite), at=["latest"], baseline="first", threshold=0.1)  # with its gate
-        call("sync", texts={"faq.md": "# FAQ\n\nAsk us anything.\n"}, remove=["shipping.md"])
-        call("verify")
-        call("verify", deep=True)
-        call("backup", dest=str(home / "backup"))
-        call("prune", max_snapshots=1)
+        call_every_verb(call, home)
         yield found
 
 

@@ -41,12 +41,12 @@ def _rescore_bm25(monkeypatch: pytest.MonkeyPatch) -> None:
     """BM25 as an upgraded engine might score it: the same ranking, every score 1% higher."""
     real = retrieve_module._bm25
 
-    def scored(view: Any, query: str, n: int) -> list[retrieve_module.Hit]:
-        hits = real(view, query, n)
-        for hit in hits:
+    def scored(view: Any, queries: list[str], n: int) -> list[list[retrieve_module.Hit]]:
+        found = real(view, queries, n)
+        for hit in (hit for hits in found for hit in hits):
             hit.score *= 1.01
             hit.scores["bm25"] = hit.score
-        return hits
+        return found
 
     monkeypatch.setattr(retrieve_module, "_bm25", scored)
 

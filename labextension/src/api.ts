@@ -1,0 +1,62 @@
+// Requests to ragtt's Jupyter server extension (ragtt_nb.server), through Jupyter's own
+// ServerConnection: its token, cookies and XSRF header go with every request.
+import { URLExt } from '@jupyterlab/coreutils';
+import { ServerConnection } from '@jupyterlab/services';
+
+export interface LoggedQuery {
+  query_id: string;
+  text: string;
+  ts: string;
+  index_version: number;
+  mode: string | null;
+  answer: string | null;
+}
+export interface QueryPage {
+  total: number;
+  offset: number;
+  queries: LoggedQuery[];
+}
+export interface Version {
+  version: number;
+  operation: string;
+  committed_at: string;
+  label: string | null;
+  changed: { documents: string[]; removed: string[]; chunks_added: number; chunks_removed: number } | null;
+}
+export interface Listing {
+  projects: string[];
+  read_only: boolean;
+  located: string | null;
+}
+
+export class Api {
+  readOnly = false; // the lab setting: the server is asked to refuse writes
+  private settings = ServerConnection.makeSettings();
+
+  /** `path` under {base_url}ragtt/api/; JSON in and out; a failure throws its detail. */
+  async request<T>(path: string, init: RequestInit = {}): Promise<T> {
+    const url = URLExt.join(this.settings.baseUrl, 'ragtt', 'api', path);
+    const headers = new Headers(init.headers);
+    if (init.body) headers.set('Content-Type', 'application/json');
+    if (this.readOnly) headers.set('X-Ragtt-Read-Only', '1');
+    const response = await ServerConnection.makeRequest(url, { ...init, headers }, this.settings);
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      const detail = typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail ?? body);
+      throw new Error(`${response.status}: ${detail}`);
+    }
+    return body as T;
+  }
+
+  /** The project's own route, `project` root-relative (each segment escaped). */
+  project<T>(project: string, path: string, init: RequestInit = {}): Promise<T> {
+    const where = project.split('/').map(encodeURIComponent).join('/');
+    return this.request<T>(`projects/${where}/${path}`, init);
+  }
+}
+
+export function query(params: Record<string, string | number | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') q.set(k, String(v));
+  return q.toString();
+}

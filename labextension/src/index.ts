@@ -1,0 +1,162 @@
+// ragtt in JupyterLab: the "RAG history" sidebar, widgets in main-area tabs (restored on
+// reload), "Insert in notebook", palette commands, settings, and the sidebar following a
+// notebook's kernel after `%ragtt open PATH` (the magic publishes a display message of
+// PROJECT_MIME on IOPub; the sidebar listens to the notebooks' IOPub, never polls a kernel).
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
+import { ICommandPalette, InputDialog, WidgetTracker } from '@jupyterlab/apputils';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import { ISettingRegistry } from '@jupyterlab/settingregistry';
+
+import { Api, Listing } from './api';
+import { HistoryPanel } from './sidebar';
+import { RagttTab, TabSpec } from './tab';
+
+const PLUGIN = 'ragtt:plugin';
+const PROJECT_MIME = 'application/vnd.ragtt.project+json';
+const CMD = {
+  history: 'ragtt:open-history',
+  replay: 'ragtt:replay-query',
+  diffNow: 'ragtt:diff-with-now',
+  insert: 'ragtt:insert-in-notebook',
+  open: 'ragtt:open-widget',
+};
+
+function activate(
+  app: JupyterFrontEnd,
+  notebooks: INotebookTracker | null,
+  restorer: ILayoutRestorer | null,
+  palette: ICommandPalette | null,
+  registry: ISettingRegistry | null,
+): void {
+  const api = new Api();
+  const tabs = new WidgetTracker<RagttTab>({ namespace: 'ragtt' });
+
+  const insert = (line: string): void => {
+    const panel = notebooks?.currentWidget;
+    if (!panel) {
+      panel_say(`No notebook is open: ${line}`);
+      return;
+    }
+    const notebook = panel.content;
+    NotebookActions.insertBelow(notebook);
+    notebook.activeCell?.model.sharedModel.setSource(line);
+    app.shell.activateById(panel.id);
+  };
+
+  const open = (project: string, widget: string, args: Record<string, string>): RagttTab => {
+    const spec: TabSpec = { project, widget, args };
+    const existing = tabs.find((t) => JSON.stringify(t.spec) === JSON.stringify(spec));
+    if (existing) {
+      app.shell.activateById(existing.id);
+      return existing;
+    }
+    const tab = new RagttTab(api, spec, insert);
+    app.shell.add(tab, 'main');
+    void tabs.add(tab);
+    app.shell.activateById(tab.id);
+    return tab;
+  };
+
+  const replay = (project: string, queryId: string) =>
+    api.project<{ query_id: string }>(project, 'replay', {
+      method: 'POST', body: JSON.stringify({ query_id: queryId, generate: false }),
+    });
+
+  const panel = new HistoryPanel(api, {
+    open: (project, widget, args) => void open(project, widget, args),
+    // "now": the same text replayed as of the newest version (a plain replay reruns the old one)
+    diffWithNow: async (project, queryId, text, latest) => {
+      const now = await api.project<{ query_id: string }>(project, 'replay/as-of', {
+        method: 'POST', body: JSON.stringify({ text, at: latest, generate: false }),
+      });
+      open(project, 'chunk_diff', { left: queryId, right: now.query_id });
+    },
+  });
+  const panel_say = (text: string) => panel.say(text, true);
+  app.shell.add(panel, 'left', { rank: 600 });
+
+  app.commands.addCommand(CMD.history, {
+    label: 'ragtt: Open history',
+    execute: () => app.shell.activateById(panel.id),
+  });
+  app.commands.addCommand(CMD.open, {
+    label: 'ragtt: Open a widget',
+    execute: (args) => {
+      const spec = args as unknown as TabSpec;
+      return open(spec.project, spec.widget, spec.args);
+    },
+  });
+  app.commands.addCommand(CMD.replay, {
+    label: 'ragtt: Replay query...',
+    execute: async () => {
+      const id = await InputDialog.getText({ title: 'Replay which query? (its id)', text: panel.current() ?? '' });
+      if (!id.button.accept || !id.value) return;
+      const run = await replay(panel.project, id.value.trim());
+      await panel.reload();
+      open(panel.project, 'timeline', { query_id: run.query_id });
+    },
+  });
+  app.commands.addCommand(CMD.diffNow, {
+    label: 'ragtt: Diff with now',
+    execute: () => panel.diffWithNow(),
+  });
+  app.commands.addCommand(CMD.insert, {
+    label: 'ragtt: Insert in notebook',
+    execute: (args) => {
+      const line = typeof args.line === 'string' ? args.line : (app.shell.currentWidget as RagttTab | null)?.title.caption;
+      if (line) insert(line);
+    },
+  });
+  if (palette) {
+    for (const command of [CMD.history, CMD.replay, CMD.diffNow, CMD.insert]) palette.addItem({ command, category: 'ragtt' });
+  }
+  if (restorer) {
+    restorer.add(panel, 'ragtt-history');
+    void restorer.restore(tabs, {
+      command: CMD.open,
+      args: (tab) => ({ ...tab.spec }) as any,
+      name: (tab) => JSON.stringify(tab.spec),
+    });
+  }
+
+  // Follow the kernel: `%ragtt open PATH` publishes PROJECT_MIME with the folder's path.
+  const follow = (nb: NotebookPanel) => {
+    nb.sessionContext.iopubMessage.connect((_, msg) => {
+      const content = msg.content as { data?: Record<string, unknown> };
+      const data = content?.data?.[PROJECT_MIME] as { path?: string } | undefined;
+      if (!data?.path) return;
+      void api.request<Listing>(`projects?locate=${encodeURIComponent(data.path)}`).then((found) => {
+        if (found.located) void panel.refresh(found.located);
+        else panel.say(`The kernel opened ${data.path}, outside this server's root.`, true);
+      });
+    });
+  };
+  notebooks?.widgetAdded.connect((_, nb) => follow(nb));
+  notebooks?.forEach(follow);
+
+  const start = (defaultProject: string) =>
+    app.restored.then(() => panel.refresh(defaultProject)).catch((err) => panel.say(String(err), true));
+  if (registry) {
+    void registry.load(PLUGIN).then((settings) => {
+      const apply = () => {
+        api.readOnly = settings.get('readOnly').composite as boolean;
+        panel.readOnly = api.readOnly;
+      };
+      apply();
+      settings.changed.connect(apply);
+      void start(settings.get('defaultProject').composite as string);
+    }, () => void start(''));
+  } else {
+    void start('');
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: PLUGIN,
+  description: 'ragtt: the RAG history sidebar, widgets in tabs, and the server extension\'s client.',
+  autoStart: true,
+  optional: [INotebookTracker, ILayoutRestorer, ICommandPalette, ISettingRegistry],
+  activate,
+};
+
+export default plugin;

@@ -1,0 +1,220 @@
+// The "RAG history" panel: a project picker, the snapshots and versions, the logged queries
+// (newest first, searchable, a virtualized list paged from the server) and a query box.
+// Every text from a project (queries, answers, labels, sources) goes in as textContent only.
+import { Widget } from '@lumino/widgets';
+
+import { Api, Listing, LoggedQuery, QueryPage, Version, query } from './api';
+import { el, button } from '../../js/src/dom.js';
+
+const ROW = 52; // px, the list's fixed row height (sidebar.css)
+const PAGE = 100; // queries a request fetches
+
+export interface Opener {
+  open(project: string, widget: string, args: Record<string, string>): void;
+  diffWithNow(project: string, queryId: string, text: string, latest: number): Promise<void>;
+}
+
+export class HistoryPanel extends Widget {
+  project = '';
+  selected: string | null = null;
+  latest = 0; // the project's newest version: what "now" means
+  private texts = new Map<string, string>(); // query id -> its text, for the rows fetched
+  private total = 0;
+  private pages = new Map<number, LoggedQuery[]>();
+  private pending = new Set<number>();
+  private search = '';
+  private generation = 0;
+  private picker = el('select', 'jp-mod-styled ragtt-history-project');
+  private status = el('div', 'ragtt-history-status');
+  private snapshots = el('ul', 'ragtt-history-snapshots');
+  private scroll = el('div', 'ragtt-history-scroll');
+  private spacer = el('div', 'ragtt-history-spacer');
+  private ask = el('form', 'ragtt-history-ask');
+  private count = el('div', 'ragtt-history-meta');
+
+  constructor(private api: Api, private opener: Opener) {
+    super();
+    this.id = 'ragtt-history';
+    this.title.label = 'RAG history';
+    this.title.caption = 'ragtt: the RAG history of a project';
+    this.addClass('ragtt-history');
+    this.picker.setAttribute('aria-label', 'project');
+    this.picker.addEventListener('change', () => void this.showProject(this.picker.value));
+    const filter = el('input', 'jp-mod-styled ragtt-history-search');
+    filter.type = 'search';
+    filter.placeholder = 'Search logged queries';
+    filter.setAttribute('aria-label', 'search logged queries');
+    filter.addEventListener('input', () => { this.search = filter.value; void this.reload(); });
+    const input = el('input', 'jp-mod-styled');
+    input.placeholder = 'Ask the index…';
+    input.setAttribute('aria-label', 'query text');
+    this.ask.append(input, el('button', 'jp-Button jp-mod-styled', 'Query'));
+    this.ask.addEventListener('submit', (e) => { e.preventDefault(); void this.runQuery(input); });
+    this.scroll.append(this.spacer);
+    this.scroll.setAttribute('role', 'list');
+    this.scroll.addEventListener('scroll', () => this.paint());
+    this.status.setAttribute('role', 'status');
+    const actions = el('div', 'ragtt-history-actions');
+    actions.append(
+      button('jp-Button jp-mod-styled', 'Timeline', 'open the selected query\'s timeline', () => this.openSelected()),
+      button('jp-Button jp-mod-styled', 'Diff with now', 'diff the selected query with a replay now', () => {
+        void this.diffWithNow().catch((err) => this.say(String(err), true));
+      }),
+    );
+    this.node.append(
+      el('h3', '', 'Project'), this.picker, this.status,
+      el('h3', '', 'Snapshots and versions'), this.snapshots,
+      el('h3', '', 'Ask'), this.ask,
+      el('h3', '', 'Logged queries'), filter, this.count, this.scroll, actions,
+    );
+  }
+
+  set readOnly(on: boolean) {
+    this.ask.hidden = on;
+  }
+
+  say(text: string, error = false): void {
+    this.status.textContent = text;
+    this.status.classList.toggle('ragtt-history-error', error);
+  }
+
+  /** Reload the project list; show `prefer` (else the current one, else the first). */
+  async refresh(prefer = ''): Promise<void> {
+    const listing = await this.api.request<Listing>('projects');
+    const names = listing.projects.includes(prefer) || !prefer ? listing.projects : [...listing.projects, prefer];
+    this.picker.replaceChildren(...names.map((p) => { const o = el('option', '', p); o.value = p; return o; }));
+    const chosen = [prefer, this.project].find((p) => p && names.includes(p)) || names[0] || '';
+    if (!chosen) { this.say('No ragtt project under this server\'s root yet.'); return; }
+    await this.showProject(chosen);
+  }
+
+  /** Show `project`: its versions and its queries. */
+  async showProject(project: string): Promise<void> {
+    this.project = project;
+    this.picker.value = project;
+    this.node.dataset.project = project;
+    this.say(`Loading ${project}…`);
+    try {
+      const versions = await this.api.project<Version[]>(project, 'ui/versions');
+      this.latest = versions.length ? versions[versions.length - 1].version : 0;
+      this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
+      await this.reload();
+      this.say(`${project}: ${versions.length} versions, ${this.total} queries`);
+    } catch (err) {
+      this.say(String(err), true);
+    }
+  }
+
+  private versionItem(v: Version): HTMLElement {
+    const item = el('li', v.label ? 'ragtt-history-snapshot' : 'ragtt-history-version');
+    const when = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
+    let what = v.operation;
+    if (v.changed) what += ` +${v.changed.chunks_added}/−${v.changed.chunks_removed} chunks (${v.changed.documents.length} documents)`;
+    item.textContent = `v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`;
+    return item;
+  }
+
+  /** Start the list over (a new project or search): the first page, then paint. */
+  async reload(): Promise<void> {
+    const generation = ++this.generation;
+    this.pages.clear();
+    this.pending.clear();
+    const first = await this.api.project<QueryPage>(this.project, `ui/queries?${query({ search: this.search, limit: PAGE })}`);
+    if (generation !== this.generation) return;
+    this.total = first.total;
+    this.pages.set(0, first.queries);
+    for (const q of first.queries) this.texts.set(q.query_id, q.text);
+    this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
+    this.spacer.style.height = `${first.total * ROW}px`;
+    this.scroll.scrollTop = 0;
+    this.paint();
+  }
+
+  private row(index: number): LoggedQuery | undefined {
+    return this.pages.get(Math.floor(index / PAGE) * PAGE)?.[index % PAGE];
+  }
+
+  /** Draw only the rows in view (and a few more); fetch the pages they need. */
+  private paint(): void {
+    const top = this.scroll.scrollTop;
+    const height = this.scroll.clientHeight || 400;
+    const first = Math.max(0, Math.floor(top / ROW) - 5);
+    const last = Math.min(this.total, Math.ceil((top + height) / ROW) + 5);
+    const rows: HTMLElement[] = [];
+    for (let i = first; i < last; i++) {
+      const q = this.row(i);
+      if (!q) { this.fetch(Math.floor(i / PAGE) * PAGE); continue; }
+      rows.push(this.queryRow(q, i));
+    }
+    this.spacer.replaceChildren(...rows);
+  }
+
+  private fetch(offset: number): void {
+    if (this.pending.has(offset) || this.pages.has(offset)) return;
+    this.pending.add(offset);
+    const generation = this.generation;
+    this.api.project<QueryPage>(this.project, `ui/queries?${query({ search: this.search, offset, limit: PAGE })}`)
+      .then((page) => {
+        if (generation !== this.generation) return;
+        this.pages.set(offset, page.queries);
+        for (const q of page.queries) this.texts.set(q.query_id, q.text);
+        this.paint();
+      })
+      .catch((err) => this.say(String(err), true))
+      .finally(() => this.pending.delete(offset));
+  }
+
+  private queryRow(q: LoggedQuery, index: number): HTMLElement {
+    const row = el('div', 'ragtt-history-row');
+    row.style.top = `${index * ROW}px`;
+    row.dataset.queryId = q.query_id;
+    row.setAttribute('role', 'listitem');
+    row.tabIndex = 0;
+    if (q.query_id === this.selected) row.classList.add('ragtt-selected');
+    const when = String(q.ts).slice(0, 19).replace('T', ' ');
+    row.append(
+      el('div', 'ragtt-history-text', q.text),
+      el('div', 'ragtt-history-meta', `${q.mode ?? '?'} · v${q.index_version} · ${when}`),
+      el('div', 'ragtt-history-answer', q.answer ?? '(no answer)'),
+    );
+    row.title = q.text;
+    row.addEventListener('click', () => {
+      this.selected = q.query_id;
+      this.paint();
+      this.opener.open(this.project, 'timeline', { query_id: q.query_id });
+    });
+    return row;
+  }
+
+  openSelected(): void {
+    const id = this.selected ?? this.row(0)?.query_id;
+    if (id) this.opener.open(this.project, 'timeline', { query_id: id });
+  }
+
+  /** The selected (else newest) query asked again at the newest version, diffed with how it ran. */
+  async diffWithNow(): Promise<void> {
+    const id = this.current();
+    if (!id) return this.say('No logged query to diff yet.', true);
+    await this.opener.diffWithNow(this.project, id, this.texts.get(id) ?? '', this.latest);
+  }
+
+  /** The newest logged query's id (what the palette's commands act on without a selection). */
+  current(): string | null {
+    return this.selected ?? this.row(0)?.query_id ?? null;
+  }
+
+  private async runQuery(input: HTMLInputElement): Promise<void> {
+    if (!input.value.trim() || !this.project) return;
+    try {
+      const res = await this.api.project<{ query_id: string; index_version: number }>(this.project, 'query', {
+        method: 'POST', body: JSON.stringify({ text: input.value, generate: false }),
+      });
+      this.say(`Logged query ${res.query_id} at v${res.index_version}.`);
+      this.selected = res.query_id;
+      await this.reload();
+      this.opener.open(this.project, 'timeline', { query_id: res.query_id });
+    } catch (err) {
+      this.say(String(err), true);
+    }
+  }
+}

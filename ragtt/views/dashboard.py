@@ -1,0 +1,178 @@
+"""What every dashboard over a project shows beside the widgets: the logged queries (newest
+first, searchable, paged), the versions with their labels and what each ingest changed, the
+sources, and a widget's model state and message replies by the widget's name.
+
+``ragtt serve``'s ``/ui`` and the JupyterLab sidebar (over the Jupyter server extension) both answer from
+here, so the two show the same data. Bad arguments raise ragtt's errors (a missing argument
+is a ``MissingArgumentError``, an unknown widget a ``NotFoundError``); the widgets' own
+``ValueError``/``FileNotFoundError`` pass through for the front end to name.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from ragtt.errors import MissingArgumentError, NotFoundError
+
+if TYPE_CHECKING:
+    from ragtt.project import Project
+
+__all__ = ["WIDGETS", "logged_queries", "sources", "versions", "widget_model", "widget_reply", "wire"]
+
+WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
+PREVIEW = 160  # characters of an answer a list shows
+
+
+def wire(value: Any) -> Any:
+    """Model state as JSON-able data: buffers as ``{"$buffer": base64}``, non-finite floats as null."""
+    if isinstance(value, memoryview | bytes | bytearray):
+        return {"$buffer": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, dict):
+        return {str(k): wire(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [wire(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def logged_queries(
+    proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
+) -> tuple[int, list[dict[str, Any]]]:
+    """``(total, page)``: how many logged queries contain ``search`` (case-insensitive), and
+    ``limit`` of them from ``offset``, newest first, each with its retrieval mode and the
+    start of its answer (None without one)."""
+    import polars as pl
+
+    from ragtt.events import types as ev
+
+    frame = proj.events.frame(types=[ev.QUERY_RECEIVED]).with_columns(
+        pl.col("payload").str.json_path_match("$.text").alias("text")
+    )
+    if search:
+        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(search.lower(), literal=True))
+    total = frame.height
+    page = frame.sort("seq", descending=True).slice(offset, limit)
+    ids = page["query_id"].to_list()
+    details = proj.events.frame(types=[ev.RETRIEVAL_EXECUTED, ev.GENERATION_EXECUTED]).filter(
+        pl.col("query_id").is_in(ids)
+    )
+    modes: dict[str, str | None] = {}
+    answers: dict[str, str | None] = {}
+    for r in details.select("type", "query_id", "payload").iter_rows(named=True):
+        if r["type"] == ev.RETRIEVAL_EXECUTED:
+            modes[r["query_id"]] = _json_path(r["payload"], "plan", "mode")
+        else:
+            answer = _json_path(r["payload"], "answer")
+            answers[r["query_id"]] = None if answer is None else " ".join(answer.split())[:PREVIEW]
+    return total, [
+        {
+            "query_id": r["query_id"],
+            "text": r["text"],
+            "ts": r["ts"],
+            "index_version": r["index_version"],
+            "mode": modes.get(r["query_id"]),
+            "answer": answers.get(r["query_id"]),
+        }
+        for r in page.iter_rows(named=True)
+    ]
+
+
+def _json_path(payload: str, *keys: str) -> Any:
+    value: Any = json.loads(payload)
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def versions(proj: Project) -> list[dict[str, Any]]:
+    """Every table version, oldest first: its operation, commit time, snapshot label (or
+    None) and, for an ingest, the documents and chunk counts it changed (else None)."""
+    import polars as pl
+
+    from ragtt.events import types as ev
+
+    labels = proj.version_labels()
+    changed: dict[int, dict[str, Any]] = {}
+    ingests = proj.events.frame(types=[ev.INGEST_COMPLETED])
+    for payload in ingests.select(pl.col("payload")).to_series().to_list():
+        done = json.loads(payload)
+        summary = {k: done.get(k) for k in ("documents", "removed", "chunks_added", "chunks_removed", "chunks_kept")}
+        for v in done.get("versions") or []:
+            changed[int(v)] = summary
+    return [
+        {
+            "version": int(r["version"]),
+            "operation": r["operation"],
+            "committed_at": r["committed_at"],
+            "label": labels.get(int(r["version"])),
+            "changed": changed.get(int(r["version"])),
+        }
+        for r in proj.versions().iter_rows(named=True)
+    ]
+
+
+def sources(proj: Project) -> list[dict[str, Any]]:
+    """The project's sources, sorted, each saying whether it is a PDF (the overlay's)."""
+    if proj.versions().is_empty():
+        return []
+    names = sorted(set(proj.chunks()["source"].to_list()))
+    return [{"source": s, "pdf": s.lower().endswith(".pdf")} for s in names]
+
+
+def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
+    """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name."""
+    from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
+
+    def need(name: str) -> str:
+        value = args.get(name)
+        if not value:
+            raise MissingArgumentError(f"{widget} needs the query parameter {name!r}")
+        return value
+
+    if widget == "timeline":
+        return timeline.model(proj, args.get("query_id") or None)
+    if widget == "chunk_diff":
+        return chunk_diff.model(proj, need("left"), need("right"))
+    if widget == "drift_scatter":
+        return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
+    if widget == "pdf_overlay":
+        return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
+    if widget == "history_matrix":  # evaluates `dataset` (a path on the server) at the versions asked for
+        at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
+        named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
+        versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
+        matrix = proj.evaluate(need("dataset"), at=named or versions)
+        return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
+    raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
+
+
+def widget_reply(
+    proj: Project, widget: str, args: dict[str, str | None], content: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The replies the widget's Python side would send to a message its view sent
+    (``msg:custom`` content and buffers); only the PDF overlay answers (its page requests)."""
+    if widget not in WIDGETS:
+        raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
+    if widget == "history_matrix":  # diffs and timelines past its state's bound
+        from ragtt.views import history_matrix
+        from ragtt.views.wire import split_buffers
+
+        answer = history_matrix.answer(proj, content)
+        if answer is None:
+            return []
+        content, buffers = split_buffers(answer)
+        return [{"content": content, "buffers": buffers}]
+    if widget != "pdf_overlay":
+        return []  # the other views send nothing that needs an answer
+    from ragtt.views import pdf_overlay
+
+    source = args.get("source")
+    if not source:
+        raise MissingArgumentError("a pdf_overlay message needs args.source")
+    path = pdf_overlay.find_pdf(proj, source, None)
+    reply = pdf_overlay.page_reply(path, pdf_overlay.page_count(path), pdf_overlay.ZOOM, content)
+    return [] if reply is None else [{"content": reply[0], "buffers": list(reply[1])}]

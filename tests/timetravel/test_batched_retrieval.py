@@ -1,0 +1,34 @@
+"""A matrix searches a version's questions together (``retrieve_many``); each query's hits
+must be exactly those it retrieves alone (``retrieve``, a replay's batch of one), ties included."""
+
+from __future__ import annotations
+
+import pytest
+
+import ragtt
+from ragtt.index.retrieve import retrieve, retrieve_many
+
+QUERIES = ["refund policy", "invoice export", "the", "???", "backup storage device", "refund refund refund"]
+
+
+@pytest.mark.parametrize("mode", ["vector", "bm25", "hybrid"])
+def test_a_batch_retrieves_what_each_query_retrieves_alone(project: ragtt.Project, mode: str) -> None:
+    # many identical passages: scores tie across the top-k cut-off, and Lance breaks ties as it likes
+    texts = {
+        f"doc-{k:02d}.md": "# Policy\n\nThe refund policy covers invoice export and backup storage.\n"
+        for k in range(30)
+    }
+    texts |= {f"other-{k}.md": f"# Other {k}\n\nA device {k} ships with storage of {k} GB.\n" for k in range(10)}
+    project.ingest_texts(texts)
+    ctx = project._ctx
+    plan = ctx.plan(mode=mode, top_k=5)
+    version = ctx.version
+    view = ctx.table.view(version)
+    plan = plan.searching(ctx.table.vector_index(version))
+    vectors = [ctx.query_vector(plan, q) if mode != "bm25" else None for q in QUERIES]
+    together = retrieve_many(view, plan, QUERIES, vectors)
+    alone = [retrieve(view, plan, q, v) for q, v in zip(QUERIES, vectors, strict=True)]
+    assert [[(h.chunk_id, h.score, h.scores) for h in hits] for hits in together] == [
+        [(h.chunk_id, h.score, h.scores) for h in hits] for hits in alone
+    ]
+    assert any(len(hits) == 5 for hits in together)
