@@ -116,7 +116,7 @@ def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Pat
     magics = shell.magics_manager.registry["RagttMagics"]
     magics._proj = None
     magics.project, magics.embedder = str(tmp_path / "configured"), "hash"
-    with pytest.raises(UsageError, match="no ragtt project at .*configured"):
+    with pytest.raises(UsageError, match=r"no ragtt project at .*configured"):
         shell.run_line_magic("ragtt", "snapshots")
     docs = tmp_path / "docs"
     docs.mkdir()
