@@ -42,28 +42,34 @@ def wire(value: Any) -> Any:
 def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
 ) -> tuple[int, list[dict[str, Any]]]:
-    """``(total, page)``: how many logged queries contain ``search`` (case-insensitive), and
-    ``limit`` of them from ``offset``, newest first, each with its retrieval mode and the
-    start of its answer (None without one)."""
+    """``(total, page)``: the logged runs a person asked for (live queries, replays and golden
+    runs; not an evaluation's cells, which the history matrix shows), newest first, each with
+    its kind, retrieval mode and the start of its answer (None without one). ``search`` keeps
+    the runs whose text holds every one of its words, in any order, case-insensitive."""
     import polars as pl
 
     from ragtt.events import types as ev
 
-    frame = proj.events.frame(types=[ev.QUERY_RECEIVED]).with_columns(
-        pl.col("payload").str.json_path_match("$.text").alias("text")
+    replayed = ev.REPLAY_PREFIX + ev.QUERY_RECEIVED
+    frame = proj.events.frame(types=[ev.QUERY_RECEIVED, replayed]).with_columns(
+        pl.col("payload").str.json_path_match("$.text").alias("text"),
+        pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
+        pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
     )
-    if search:
-        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(search.lower(), literal=True))
+    frame = frame.filter(pl.col("purpose").is_null() | (pl.col("purpose") != "evaluation"))
+    for word in search.lower().split():
+        frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
     total = frame.height
     page = frame.sort("seq", descending=True).slice(offset, limit)
     ids = page["query_id"].to_list()
-    details = proj.events.frame(types=[ev.RETRIEVAL_EXECUTED, ev.GENERATION_EXECUTED]).filter(
+    kinds = (ev.RETRIEVAL_EXECUTED, ev.GENERATION_EXECUTED)
+    details = proj.events.frame(types=[*kinds, *(ev.REPLAY_PREFIX + k for k in kinds)]).filter(
         pl.col("query_id").is_in(ids)
     )
     modes: dict[str, str | None] = {}
     answers: dict[str, str | None] = {}
     for r in details.select("type", "query_id", "payload").iter_rows(named=True):
-        if r["type"] == ev.RETRIEVAL_EXECUTED:
+        if r["type"].removeprefix(ev.REPLAY_PREFIX) == ev.RETRIEVAL_EXECUTED:
             modes[r["query_id"]] = _json_path(r["payload"], "plan", "mode")
         else:
             answer = _json_path(r["payload"], "answer")
@@ -74,6 +80,8 @@ def logged_queries(
             "text": r["text"],
             "ts": r["ts"],
             "index_version": r["index_version"],
+            "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
+            "original_query_id": r["original_query_id"],
             "mode": modes.get(r["query_id"]),
             "answer": answers.get(r["query_id"]),
         }
