@@ -297,7 +297,7 @@ def test_every_front_end_names_the_damage(path: Path, backend: str) -> None:
     from fastapi.testclient import TestClient
     from IPython import get_ipython
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.core.interactiveshell import InteractiveShell
     from mcp import Client
 
     from ragtt.serve import create_app
@@ -311,7 +311,9 @@ def test_every_front_end_names_the_damage(path: Path, backend: str) -> None:
         _delete(path, name)
         response = client.post("/query", json={"text": "blueprints", "generate": False})
         assert response.status_code == 409 and file in response.text, response.text
-    shell = start_ipython() or get_ipython()  # the one shell of the process, whoever started it
+    # the one shell of the process, whoever made it (under xdist another file's test may have made a
+    # plain InteractiveShell, which a terminal shell from start_ipython() would clash with)
+    shell = get_ipython() or InteractiveShell.instance()
     shell.extension_manager.load_extension("ragtt_nb")
     magics = RagttMagics(shell=shell)  # its own instance: no project another test left open
     shell.register_magics(magics)

@@ -102,9 +102,11 @@ def test_only_ingest_creates_a_project(tmp_path: Path) -> None:
 def test_percent_ragtt_open_refuses_a_folder_that_is_not_a_project(tmp_path: Path) -> None:
     from IPython import get_ipython
     from IPython.core.error import UsageError
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.core.interactiveshell import InteractiveShell
 
-    shell = start_ipython() or get_ipython()  # the one shell of the process, whoever started it
+    # the one shell of the process, whoever made it (under xdist another file's test may have made a
+    # plain InteractiveShell, which a terminal shell from start_ipython() would clash with)
+    shell = get_ipython() or InteractiveShell.instance()
     assert shell is not None
     shell.run_line_magic("load_ext", "ragtt_nb")
     with pytest.raises(UsageError, match=r"no ragtt project at .*%ragtt open .* --create"):
