@@ -10,6 +10,7 @@ import inspect
 import pkgutil
 import shutil
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from fastapi.responses import HTMLResponse
 
 import ragtt
 import ragtt_nb
+from ragtt.feeds.watch import WatchBatch
 from ragtt.serve import create_app
 from ragtt.temporal import AssertionStore, RetrievalQuery
 from ragtt.timetravel.compare import compare_configs
@@ -90,6 +92,18 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "ragtt.temporal.results.RetrievalResult": lambda: store.retrieve(asked),
             "ragtt.temporal.results.AssembledContext": lambda: store.assemble_context(asked, 1000),
             "ragtt.retention.PruneReport": lambda: pruned_copy(root),
+            "ragtt.timetravel.regression.GoldenSuite": lambda: suite,
+            "ragtt.backup.BackupReport": lambda: proj.backup(root / f"backup-{len(list(root.iterdir()))}"),
+            "ragtt.feeds.stream.StreamReport": lambda: proj.ingest_stream([(f"{SOURCE}.stream", f"Streamed {EVIL}")]),
+            "ragtt.feeds.watch.WatchBatch": lambda: WatchBatch(
+                at=datetime.now(UTC),
+                catch_up=False,
+                index_version_before=1,
+                index_version_after=2,
+                added=[SOURCE],
+                failed=[(SOURCE, EVIL)],
+                snapshot=SUITE,
+            ),
             "ragtt.evaluation.matrix.HistoryMatrix": lambda: proj.evaluate(
                 ragtt.EvalDataset.from_records(
                     [{"question": QUERY, "reference_contexts": [f"Refunds within 30 days. {EVIL}"]}], name=SUITE
