@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import litellm
@@ -97,7 +98,7 @@ def test_async_batches_are_logged_queries_that_replay(project: ragtt.Project) ->
     ingest_documents(project, lc_documents())
     retriever = RagttRetriever(project, top_k=2)
     questions = [QUESTION, "installing Flask in a virtualenv", "cross-site scripting"]
-    batches = asyncio.run(retriever.abatch(questions))
+    batches = own_loop(retriever.abatch(questions))
     ids = [docs[0].metadata["query_id"] for docs in batches]
     assert len(set(ids)) == 3
     assert [project.run(i).query for i in ids] == questions
@@ -155,3 +156,10 @@ def test_bad_arguments_fail_at_construction(project: ragtt.Project) -> None:
         RagttRetriever(project, mode="semantic")
     with pytest.raises(TypeError, match="Documents"):
         ingest_documents(project, ["plain text"])  # type: ignore[list-item]
+
+
+def own_loop(coroutine):  # type: ignore[no-untyped-def]
+    """``asyncio.run(coroutine)`` on a thread of its own: a browser test earlier on this worker
+    (Playwright's sync API) leaves an event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=300)

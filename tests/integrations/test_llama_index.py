@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from llama_index.core import Document
@@ -49,7 +50,7 @@ def test_a_query_engines_answer_replays_identically(project: ragtt.Project) -> N
 def test_async_queries_are_logged_and_replay(project: ragtt.Project) -> None:
     ingest_documents(project, li_documents())
     engine = RetrieverQueryEngine.from_args(RagttRetriever(project, top_k=2, mode="hybrid"), llm=MockLLM())
-    response = asyncio.run(engine.aquery("installing Flask in a virtualenv"))
+    response = own_loop(engine.aquery("installing Flask in a virtualenv"))
     [query_id] = {n.metadata["query_id"] for n in response.source_nodes}
     assert project.plan_of(query_id).mode == "hybrid" and project.plan_of(query_id).top_k == 2
     assert project.replay(query_id).matches_original
@@ -85,3 +86,10 @@ def test_bad_arguments_fail_at_construction(project: ragtt.Project) -> None:
         RagttRetriever(project, top_k=-1)
     with pytest.raises(TypeError, match="nodes"):
         ingest_documents(project, ["plain text"])  # type: ignore[list-item]
+
+
+def own_loop(coroutine):  # type: ignore[no-untyped-def]
+    """``asyncio.run(coroutine)`` on a thread of its own: a browser test earlier on this worker
+    (Playwright's sync API) leaves an event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=300)
