@@ -40,7 +40,8 @@ def matrix_notebook(folder: Path, project: Path) -> Path:
 def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("hm-report")
     project = build_flask(folder / "proj")
-    out = export(matrix_notebook(folder, project), folder / "matrix.html", execute=True, timeout=300)
+    # allow_writes: the report's runs land in the project, so the test reads back the same cells
+    out = export(matrix_notebook(folder, project), folder / "matrix.html", execute=True, timeout=300, allow_writes=True)
     with ragtt.Project.open(project, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         wire = proj.evaluate(QUESTIONS).to_dict()  # read back from the log: the report's runs
         data = hm.build(proj, wire)
