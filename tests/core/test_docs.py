@@ -27,7 +27,7 @@ MAX_PARAGRAPH_WORDS = 150
 # The folders of the repository a doc cites paths in (a path elsewhere, like a project's own
 # `lancedb/` or a user's `docs/` folder in an example, is not a reference to the tree).
 TREE_ROOTS = ("ragtt", "ragtt_nb", "tests", "bench", "docs", "js", "notebooks", ".ci")
-PATH = re.compile(r"(?<![\w./~:-])((?:" + "|".join(re.escape(r) for r in TREE_ROOTS) + r")/[\w./*-]*)")
+PATH = re.compile(r"(?<![\w./~:}-])((?:" + "|".join(re.escape(r) for r in TREE_ROOTS) + r")/[\w./*-]*)")
 DOTTED = re.compile(r"(?<![\w.])(ragtt(?:_nb)?(?:\.\w+)+)")
 CLASS_ATTR = re.compile(r"(?<![\w.])([A-Z]\w*)\.([a-z_]\w*)")
 PROJ_ATTR = re.compile(r"(?<![\w.])proj\.([a-z_]\w*)")

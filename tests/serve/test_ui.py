@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 import ragtt
 from ragtt.serve import create_app
@@ -110,9 +111,10 @@ def test_scrub_diff_card_lasso_and_page_turn(ui: Offline, ui_project: dict[str, 
         timeout=30_000,
     )
     diff = page.locator(".ragtt-chunk-diff")
-    assert diff.locator(".ragtt-cd-status").inner_text() == "0 selected"
+    # the widget renders and answers clicks asynchronously: wait for its text, don't read it once
+    expect(diff.locator(".ragtt-cd-status")).to_have_text("0 selected")
     diff.locator(".ragtt-cd-right .ragtt-chunk.ragtt-changed", has_text="refund-policy.md").click()
-    assert diff.locator(".ragtt-cd-status").inner_text() == "1 selected"
+    expect(diff.locator(".ragtt-cd-status")).to_have_text("1 selected")
     assert "30" in " ".join(diff.locator(".ragtt-cd-detail del").all_inner_texts())
     # lasso: a box over the whole plot selects every point of both versions
     scatter = page.locator(".ragtt-drift-scatter")
