@@ -539,6 +539,19 @@ class Project:
 
         return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
 
+    def evaluations(self) -> list[dict[str, Any]]:
+        """The evaluations in the log, newest first: ``evaluation_id``, ``dataset`` (its name),
+        ``source`` (its file, None if unknown), ``versions``, ``questions``, ``metrics``, ``ts``."""
+        from ragtt.evaluation.logged import logged_evaluations
+
+        return logged_evaluations(self._ctx)
+
+    def read_evaluation(self, evaluation_id: str) -> HistoryMatrix:
+        """An evaluation's matrix read back from the log alone: nothing is searched or written."""
+        from ragtt.evaluation.logged import read_evaluation
+
+        return read_evaluation(self._ctx, evaluation_id)
+
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
         documents, and every retained index file against the size the log recorded

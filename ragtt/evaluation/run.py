@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import sha256_hex, time_ordered_id
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["evaluate", "resolve_columns"]
+__all__ = ["build_matrix", "evaluate", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
@@ -64,8 +65,10 @@ def evaluate(
     done = _read_back(ctx, evaluation_id, versions)
     todo = [v for v in versions if v not in done]
     if todo:
-        done.update(_search(ctx, data, plan, wanted, judge_, generate, evaluation_id, todo))
-    return _matrix(ctx, data, plan, wanted, evaluation_id, columns, done, len(todo), len(versions) - len(todo))
+        # The file it came from, so a reader of the log can name it (the sidebar's "%ragtt eval" line).
+        source = str(dataset) if isinstance(dataset, str | PathLike) else None
+        done.update(_search(ctx, data, plan, wanted, judge_, generate, evaluation_id, todo, source))
+    return build_matrix(ctx, data, plan, wanted, evaluation_id, columns, done, len(todo), len(versions) - len(todo))
 
 
 def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
@@ -146,6 +149,7 @@ def _search(
     generate: bool,
     evaluation_id: str,
     versions: list[int],
+    source: str | None,
 ) -> dict[int, list[dict[str, Any]]]:
     from ragtt.timetravel.run import execute_many, run_events
 
@@ -222,7 +226,14 @@ def _search(
                 )
                 if progress is not None:
                     progress.update(1)
-            payload = {"evaluation_id": evaluation_id, "version": version, "metrics": metrics, "cells": cells}
+            payload = {
+                "evaluation_id": evaluation_id,
+                "version": version,
+                "metrics": metrics,
+                "cells": cells,
+                "dataset": data.name,
+                "source": source,
+            }
             events.append(Event(ev.EVALUATION_CELLS, payload, index_version=version))
             ctx.log.append_many(events)  # the version's runs and cells together, or nothing
             out[version] = cells
@@ -278,7 +289,7 @@ def _progress(ctx: Context, cells: int) -> Any:
     )
 
 
-def _matrix(
+def build_matrix(
     ctx: Context,
     data: EvalDataset,
     plan: RetrievalPlan,
@@ -289,6 +300,7 @@ def _matrix(
     computed: int,
     reused: int,
 ) -> HistoryMatrix:
+    """The matrix of ``columns`` from each version's logged cells (``done``: version -> cells)."""
     index = {item.id: qi for qi, item in enumerate(data.items)}
     cells: dict[str, list[list[float | None]]] = {m: [[None] * len(columns) for _ in data.items] for m in metrics}
     query_ids: list[list[str | None]] = [[None] * len(columns) for _ in data.items]

@@ -6,9 +6,9 @@ renders each with a small model shim (``js/src/model_shim.js``) whose state come
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
 overlay's page requests, the history matrix's diffs and timelines past its state's bound)
-goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model evaluates
-``dataset`` (a path on the server, as ``POST /evaluate`` takes it) ``at`` the versions asked
-for: the dashboard posts ``/evaluate`` first, so this reads the matrix back from the log.
+goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model is an ``evaluation``
+read back from the log (``Project.read_evaluation``): the dashboard posts ``/evaluate`` first,
+and a GET never evaluates.
 
 The page and its static files hold no project data and need no token (a browser cannot
 send one on navigation); every ``/ui/api`` route is guarded like the REST routes, and the
@@ -122,8 +122,7 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
         b: str | None = None,
         query: str | None = None,
         source: str | None = None,
-        dataset: str | None = None,
-        at: str | None = None,
+        evaluation: str | None = None,
         metric: str | None = None,
     ) -> Response:
         args = {
@@ -134,8 +133,7 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
             "b": b,
             "query": query,
             "source": source,
-            "dataset": dataset,
-            "at": at,
+            "evaluation": evaluation,
             "metric": metric,
         }
         return _json(_guarded(lambda: widget_model(get_project(), widget, args)))

@@ -46,6 +46,7 @@ def _damage_found(exc: ProjectDamagedError) -> Any:
 verb(
     Verb(
         name="export_traces",
+        writes=False,
         help="a query's or replay's OpenTelemetry trace (OTLP/JSON, OpenInference spans Phoenix shows)",
         args=(
             QUERY_ID,
@@ -105,6 +106,7 @@ verb(
 verb(
     Verb(
         name="verify",
+        writes=False,
         help="re-walk the history: SQLite checks, hash chain, guards, versions, tags, documents and index files",
         args=(
             Arg(

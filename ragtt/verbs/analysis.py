@@ -43,6 +43,7 @@ verb(
 verb(
     Verb(
         name="lineage",
+        writes=False,
         help="why chunks entered or left the top-k between two runs",
         args=(LEFT, RIGHT),
         call=lambda p, a: p.lineage(a["left"], a["right"]),
@@ -56,6 +57,7 @@ verb(
 verb(
     Verb(
         name="snapshot_diff",
+        writes=False,
         help="documents and chunks changed between two versions",
         args=(A, B),
         call=lambda p, a: p.snapshot_diff(a["a"], a["b"]),
@@ -69,6 +71,7 @@ verb(
 verb(
     Verb(
         name="drift",
+        writes=False,
         help="embedding drift per source between two versions",
         args=(
             A,
@@ -94,6 +97,7 @@ verb(
 verb(
     Verb(
         name="bisect",
+        writes=False,
         help="first version where a predicate on a query's result changes",
         args=(
             Arg("query", str, "a query id (its recorded plan is used) or a query text", required=True),
@@ -117,6 +121,7 @@ verb(
 verb(
     Verb(
         name="compare_configs",
+        writes=False,
         help="two PipelineConfigs on one corpus (throwaway projects, one embedding cache), query by query",
         args=(
             Arg("corpus", list[str], "files and folders to ingest under both configs", default=[]),

@@ -87,6 +87,7 @@ def _suite_text(suite: Any) -> str:
 verb(
     Verb(
         name="trace",
+        writes=False,
         help="every event of one query or replay",
         args=(Arg("query_id", str, "query or replay id", required=True),),
         call=lambda p, a: p.trace(a["query_id"]),
@@ -100,6 +101,7 @@ verb(
 verb(
     Verb(
         name="events",
+        writes=False,
         help="the event log, oldest first",
         args=(
             Arg("type", list[str], "only these event types (repeatable)", default=[], flags=("--type",)),
@@ -149,6 +151,7 @@ verb(
 verb(
     Verb(
         name="snapshots",
+        writes=False,
         help="list snapshots",
         args=(),
         call=lambda p, a: p.snapshots(),

@@ -72,6 +72,11 @@ class Verb:
     html: Callable[[Any], str] | None = None
     html_route: str | None = None
     writes_index: bool = False  # serialized by servers: one writer at a time
+    # Whether a call may change anything: the project (an event logged, a version, a file) or
+    # a file it names (backup's folder, a captured suite). Read-only servers run only the verbs
+    # that declare False; a verb that says nothing counts as writing, so a new one is refused
+    # until its author says otherwise (tests/core/test_verb_writes.py checks every declaration).
+    writes: bool = True
     creates: bool = False  # may create the project (only ingest)
     cli_name: str | None = None
     exit_code: Callable[[Any], int] = _no_failure  # the CLI's exit status for a result
@@ -86,6 +91,10 @@ class Verb:
     @property
     def cli(self) -> str:
         return self.cli_name or self.name.replace("_", "-")
+
+    def __post_init__(self) -> None:
+        if (self.writes_index or self.creates) and not self.writes:
+            raise ValueError(f"verb {self.name!r} writes the index (writes_index or creates) but declares writes=False")
 
     def run(self, proj: Project, values: dict[str, Any]) -> Any:
         """Call the verb with ``values`` (missing optional args take their defaults)."""

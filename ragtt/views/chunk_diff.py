@@ -12,9 +12,9 @@ from ragtt.views.wire import array
 __all__ = ["build", "model"]
 
 
-def model(proj: Any, left_id: str, right_id: str) -> dict[str, Any]:
+def model(proj: Any, left_id: str, right_id: str, *, generate: bool = True) -> dict[str, Any]:
     """The ChunkDiff's traits as a fresh widget has them: ``_data`` and ``selected``."""
-    return {"_data": build(proj.diff(left_id, right_id), proj), "selected": []}
+    return {"_data": build(proj.diff(left_id, right_id, generate=generate), proj), "selected": []}
 
 
 _OPS = {"equal": "e", "delete": "d", "insert": "i"}

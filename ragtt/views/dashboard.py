@@ -131,8 +131,10 @@ def sources(proj: Project) -> list[dict[str, Any]]:
     return [{"source": s, "pdf": s.lower().endswith(".pdf")} for s in names]
 
 
-def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
-    """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name."""
+def widget_model(proj: Project, widget: str, args: dict[str, str | None], *, generate: bool = True) -> dict[str, Any]:
+    """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name.
+    ``generate=False`` writes nothing: a diffed run without an answer is shown without one
+    (else it gets one through a logged replay, as ``proj.diff`` does)."""
     from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
 
     def need(name: str) -> str:
@@ -144,16 +146,13 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
     if widget == "timeline":
         return timeline.model(proj, args.get("query_id") or None)
     if widget == "chunk_diff":
-        return chunk_diff.model(proj, need("left"), need("right"))
+        return chunk_diff.model(proj, need("left"), need("right"), generate=generate)
     if widget == "drift_scatter":
         return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-    if widget == "history_matrix":  # evaluates `dataset` (a path on the server) at the versions asked for
-        at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
-        named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
-        versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
-        matrix = proj.evaluate(need("dataset"), at=named or versions)
+    if widget == "history_matrix":  # read back from the log: a GET never evaluates (POST /evaluate does)
+        matrix = proj.read_evaluation(need("evaluation"))
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 

@@ -27,7 +27,10 @@ class RagttExtension(ExtensionApp):
     name = "ragtt"
     load_other_extensions = True
 
-    read_only = Bool(False, help="Refuse the verbs that write a project (ingest, snapshot, prune).").tag(config=True)
+    read_only = Bool(
+        False,
+        help="Refuse every verb that declares it writes (ragtt.verbs.Verb.writes): ingest, query, evaluate, backup...",
+    ).tag(config=True)
     projects = List(
         Unicode(), help="Project folders, relative to the server's root, listed even beyond the search depth."
     ).tag(config=True)

@@ -97,6 +97,12 @@ class Base(APIHandler):
         self.set_status(status)
         self.answer(body)
 
+    def read_only(self) -> str | None:
+        """Why this request may not write (the server's trait, the lab setting), else None."""
+        if self.backend.read_only:
+            return "the server's RagttExtension.read_only"
+        return "the lab setting readOnly" if self.request.headers.get(READ_ONLY_HEADER) == "1" else None
+
     async def on_worker(self, call: Callable[[], Any]) -> Any:
         return await asyncio.get_running_loop().run_in_executor(self.backend.workers, call)
 
@@ -167,9 +173,8 @@ class VerbHandler(Base):
         if self.request.method != method:
             self.set_header("Allow", method)
             return self.fail(405, {"detail": f"{self.verb.name} answers {method} here", "error": "MethodNotAllowed"})
-        writes = self.verb.writes_index or self.verb.creates
-        if writes and (self.backend.read_only or self.request.headers.get(READ_ONLY_HEADER) == "1"):
-            why = "the server's RagttExtension.read_only" if self.backend.read_only else "the lab setting readOnly"
+        why = self.read_only()
+        if self.verb.writes and why:  # the verb's own declaration (ragtt.verbs.Verb.writes)
             return self.fail(
                 403, {"detail": f"{self.verb.name} writes the project, and {why} is on", "error": "ReadOnly"}
             )
@@ -199,7 +204,8 @@ class VerbHandler(Base):
 
 class DashboardHandler(Base):
     """The sidebar's lists and the widgets' state: ``ui/queries`` (paged), ``ui/versions``,
-    ``ui/sources``, ``ui/model/{widget}`` and ``ui/model/{widget}/msg`` (``ragtt.views.dashboard``)."""
+    ``ui/sources``, ``ui/evaluations`` (read back, never run), ``ui/model/{widget}`` and
+    ``ui/model/{widget}/msg`` (``ragtt.views.dashboard``)."""
 
     def open(self, project: str) -> Any:
         return self.backend.pool(resolve_project(self.backend.root, project)).get()
@@ -208,7 +214,7 @@ class DashboardHandler(Base):
     async def get(self, project: str, what: str, widget: str | None = None) -> None:
         from ragtt.views import dashboard as board
 
-        names = ("query_id", "left", "right", "a", "b", "query", "source", "dataset", "at", "metric")
+        names = ("query_id", "left", "right", "a", "b", "query", "source", "evaluation", "metric")
         args = {k: self.get_query_argument(k, None) for k in names}
 
         def read() -> Any:
@@ -223,7 +229,10 @@ class DashboardHandler(Base):
                 return board.versions(proj)
             if what == "sources":
                 return board.sources(proj)
-            return board.wire(board.widget_model(proj, widget or "", args))
+            if what == "evaluations":
+                return proj.evaluations()
+            # Read-only: a diffed run without an answer is shown without one, not given one.
+            return board.wire(board.widget_model(proj, widget or "", args, generate=not self.read_only()))
 
         await self.guarded(read, self.answer)
 
@@ -268,7 +277,7 @@ def handlers(backend: Backend) -> list[tuple[str, type[Base], dict[str, Any]]]:
     one = f"{api}/projects/{PROJECT}"
     found: list[tuple[str, type[Base], dict[str, Any]]] = [
         (f"{api}/projects", ProjectsHandler, {"backend": backend}),
-        (f"{one}/ui/(?P<what>queries|versions|sources)", DashboardHandler, {"backend": backend}),
+        (f"{one}/ui/(?P<what>queries|versions|sources|evaluations)", DashboardHandler, {"backend": backend}),
         (f"{one}/ui/(?P<what>model)/(?P<widget>\\w+)", DashboardHandler, {"backend": backend}),
         (f"{one}/ui/(?P<what>model)/(?P<widget>\\w+)/msg", DashboardHandler, {"backend": backend}),
     ]

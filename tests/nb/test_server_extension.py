@@ -211,6 +211,26 @@ def test_paged_queries_carry_mode_and_answer(served: dict[str, Any]) -> None:
         assert all(v["changed"]["documents"] for v in versions if v["operation"] == "ingest")
 
 
+def test_read_only_refuses_every_verb_that_declares_it_writes(served: dict[str, Any]) -> None:
+    """Every verb of the table, both ways of asking for read-only: refused exactly when its
+    declaration (``Verb.writes``, checked against real calls in tests/core) says it writes."""
+    values = {"query_id": served["now"], "left": served["then"], "right": served["now"], "a": "1", "b": "2"}
+    one = api(served, f"projects/{PROJECT}")
+    before = httpx.get(f"{one}/events", headers=AUTH, timeout=60).json()
+    refused: dict[str, bool] = {}
+    with httpx.Client(timeout=120, headers={**AUTH, "X-Ragtt-Read-Only": "1"}) as client:
+        for verb in VERBS.values():
+            assert verb.route is not None, verb.name
+            method, route = verb.route
+            response = client.request(method, one + route.format(**values), json={} if method == "POST" else None)
+            refused[verb.name] = response.status_code == 403 and response.json().get("error") == "ReadOnly"
+        for widget, query in (("chunk_diff", f"left={served['then']}&right={served['now']}"),):
+            assert client.get(f"{one}/ui/model/{widget}?{query}").status_code == 200
+    assert refused == {name: verb.writes for name, verb in VERBS.items()}
+    assert {"evaluate", "backup", "regression_capture", "query", "ingest"} <= {n for n, r in refused.items() if r}
+    assert httpx.get(f"{one}/events", headers=AUTH, timeout=60).json() == before  # nothing was logged
+
+
 def test_read_only(served: dict[str, Any], tmp_path: Path) -> None:
     with httpx.Client(timeout=60, headers={**AUTH, "X-Ragtt-Read-Only": "1"}) as client:
         refused = client.post(api(served, f"projects/{PROJECT}/snapshot"), json={"label": "nope"})

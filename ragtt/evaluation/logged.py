@@ -1,0 +1,90 @@
+"""Evaluations read back from the log, never computed: what a browser showing a project's
+history (the JupyterLab sidebar, a dashboard) may ask for with a GET.
+
+Each evaluated version left one ``evaluation.cells`` event (``ragtt.evaluation.run``); its
+cells name the logged runs, whose ``replay.query.received`` events hold the questions and whose
+``replay.retrieval.executed`` events hold the plan. So a matrix is rebuilt from the log alone,
+whatever dataset file it came from, even one that is gone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ragtt.errors import NotFoundError
+from ragtt.evaluation.matrix import Column, HistoryMatrix
+from ragtt.events import types as ev
+
+if TYPE_CHECKING:
+    from ragtt.context import Context
+
+__all__ = ["logged_evaluations", "read_evaluation"]
+
+
+def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
+    """Every evaluation in the log, the newest first: its id, dataset name and file (None when
+    the log does not say: an in-memory dataset, or one logged before they were recorded), the
+    versions evaluated, how many questions, its metrics and when its last version was logged."""
+    found: dict[str, dict[str, Any]] = {}
+    for event in ctx.log.query(types=ev.EVALUATION_CELLS):
+        p = event.payload
+        entry = found.setdefault(
+            p["evaluation_id"],
+            {"evaluation_id": p["evaluation_id"], "dataset": None, "source": None, "versions": [], "questions": 0},
+        )
+        entry["dataset"] = p.get("dataset") or entry["dataset"]
+        entry["source"] = p.get("source") or entry["source"]
+        if int(p["version"]) not in entry["versions"]:
+            entry["versions"].append(int(p["version"]))
+        entry["questions"] = max(entry["questions"], len(p["cells"]))
+        entry["metrics"] = list(p["metrics"])
+        entry["ts"] = event.ts.isoformat()
+    for entry in found.values():
+        entry["versions"].sort()
+    return sorted(found.values(), key=lambda e: e["ts"], reverse=True)
+
+
+def read_evaluation(ctx: Context, evaluation_id: str) -> HistoryMatrix:
+    """The matrix of ``evaluation_id`` at every version the log holds for it, from the log alone
+    (no retrieval, no scoring, nothing written). ``NotFoundError`` for an id never logged."""
+    from ragtt.evaluation.dataset import EvalDataset, EvalItem
+    from ragtt.evaluation.run import build_matrix
+    from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.index.snapshots import version_labels
+
+    done: dict[int, list[dict[str, Any]]] = {}
+    metrics: list[str] = []
+    dataset = None
+    for event in ctx.log.query(types=ev.EVALUATION_CELLS):
+        p = event.payload
+        if p.get("evaluation_id") == evaluation_id:
+            done.setdefault(int(p["version"]), p["cells"])
+            metrics = list(p["metrics"])
+            dataset = p.get("dataset") or dataset
+    if not done:
+        known = ", ".join(e["evaluation_id"] for e in logged_evaluations(ctx)[:5]) or "none yet"
+        raise NotFoundError(
+            f"no evaluation {evaluation_id!r} in this project's log (logged: {known}); run proj.evaluate(dataset) first"
+        )
+    versions = sorted(done)
+    # Each question's newest run names its text and the plan (every cell ran the same plan).
+    newest = {c["question_id"]: c["query_id"] for v in versions for c in done[v]}
+    runs = ctx.log.runs(
+        list(newest.values()), types=[ev.REPLAY_PREFIX + ev.QUERY_RECEIVED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED]
+    )
+    texts: dict[str, str] = {}
+    plan: dict[str, Any] = {}
+    for question_id, query_id in newest.items():
+        for event in runs[query_id]:
+            if event.type == ev.REPLAY_PREFIX + ev.QUERY_RECEIVED:
+                texts[question_id] = str(event.payload.get("text", ""))
+            elif not plan:
+                plan = dict(event.payload.get("plan") or {})
+    items = [EvalItem(q, texts.get(q, "")) for q in dict.fromkeys(c["question_id"] for v in versions for c in done[v])]
+    committed = {v: ts for v, ts, _ in ctx.log.versions.rows()}
+    labels = version_labels(ctx)
+    columns = [Column(v, labels.get(v), committed.get(v, "")) for v in versions]
+    data = EvalDataset(dataset or evaluation_id, items)
+    return build_matrix(
+        ctx, data, RetrievalPlan.from_dict(plan), metrics, evaluation_id, columns, done, 0, len(versions)
+    )
