@@ -541,7 +541,8 @@ class Project:
 
     def evaluations(self) -> list[dict[str, Any]]:
         """The evaluations in the log, newest first: ``evaluation_id``, ``dataset`` (its name),
-        ``source`` (its file, None if unknown), ``versions``, ``questions``, ``metrics``, ``ts``."""
+        ``source`` (its file, None if unknown), ``versions``, ``questions``, ``metrics``, ``mode``,
+        ``top_k``, ``ts``."""
         from ragtt.evaluation.logged import logged_evaluations
 
         return logged_evaluations(self._ctx)

@@ -23,6 +23,21 @@ export interface Version {
   label: string | null;
   changed: { documents: string[]; removed: string[]; chunks_added: number; chunks_removed: number } | null;
 }
+export interface Evaluation {
+  evaluation_id: string;
+  dataset: string | null;
+  source: string | null;
+  versions: number[];
+  questions: number;
+  metrics: string[];
+  mode: string | null;
+  top_k: number | null;
+  ts: string;
+}
+export interface Source {
+  source: string;
+  pdf: boolean;
+}
 export interface Listing {
   projects: string[];
   read_only: boolean;

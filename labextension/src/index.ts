@@ -88,22 +88,28 @@ function activate(
   });
   app.commands.addCommand(CMD.replay, {
     label: 'ragtt: Replay query...',
+    isEnabled: () => !panel.readOnly,
     execute: async () => {
       const id = await InputDialog.getText({ title: 'Replay which query? (its id)', text: panel.current() ?? '' });
       if (!id.button.accept || !id.value) return;
-      const run = await replay(panel.project, id.value.trim());
-      await panel.reload();
-      open(panel.project, 'timeline', { query_id: run.query_id });
+      try {
+        const run = await replay(panel.project, id.value.trim());
+        await panel.reload();
+        open(panel.project, 'timeline', { query_id: run.query_id });
+      } catch (err) {
+        panel.say(String(err), true);
+      }
     },
   });
   app.commands.addCommand(CMD.diffNow, {
     label: 'ragtt: Diff with now',
-    execute: () => panel.diffWithNow(),
+    isEnabled: () => !panel.readOnly,
+    execute: () => panel.diffWithNow().catch((err) => panel.say(String(err), true)),
   });
   app.commands.addCommand(CMD.insert, {
     label: 'ragtt: Insert in notebook',
     execute: (args) => {
-      const line = typeof args.line === 'string' ? args.line : (app.shell.currentWidget as RagttTab | null)?.title.caption;
+      const line = typeof args.line === 'string' ? args.line : tabs.currentWidget?.line;
       if (line) insert(line);
     },
   });
@@ -141,6 +147,7 @@ function activate(
       const apply = () => {
         api.readOnly = settings.get('readOnly').composite as boolean;
         panel.readOnly = api.readOnly;
+        app.commands.notifyCommandChanged(); // the replaying commands' enabled state
       };
       apply();
       settings.changed.connect(apply);

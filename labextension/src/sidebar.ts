@@ -1,9 +1,11 @@
-// The "RAG history" panel: a project picker, the snapshots and versions, the logged queries
-// (newest first, searchable, a virtualized list paged from the server) and a query box.
-// Every text from a project (queries, answers, labels, sources) goes in as textContent only.
+// The "RAG history" panel: a project picker, the snapshots and versions (two picked: their
+// drift), the evaluation matrices the log holds, the PDF sources, the logged queries (newest
+// first, searchable, a virtualized list paged from the server; two picked: their diff) and a
+// query box. Every text from a project (queries, answers, labels, sources, questions) goes in
+// as textContent only.
 import { Widget } from '@lumino/widgets';
 
-import { Api, Listing, LoggedQuery, QueryPage, Version, query } from './api';
+import { Api, Evaluation, Listing, LoggedQuery, QueryPage, Source, Version, query } from './api';
 import { el, button } from '../../js/src/dom.js';
 
 const ROW = 52; // px, the list's fixed row height (sidebar.css)
@@ -31,6 +33,15 @@ export class HistoryPanel extends Widget {
   private spacer = el('div', 'ragtt-history-spacer');
   private ask = el('form', 'ragtt-history-ask');
   private count = el('div', 'ragtt-history-meta');
+  private evaluations = el('ul', 'ragtt-history-evaluations');
+  private evaluationsHead = el('h3', '', 'Evaluation matrix');
+  private pdfs = el('ul', 'ragtt-history-pdfs');
+  private pdfsHead = el('h3', '', 'PDF sources');
+  private versionPicks: number[] = []; // two versions picked: their drift
+  private runPicks: { id: string; ts: string }[] = []; // two runs picked: their diff
+  private driftButton: HTMLButtonElement;
+  private diffPicked: HTMLButtonElement;
+  private diffNow: HTMLButtonElement;
 
   constructor(private api: Api, private opener: Opener) {
     super();
@@ -54,23 +65,47 @@ export class HistoryPanel extends Widget {
     this.scroll.setAttribute('role', 'list');
     this.scroll.addEventListener('scroll', () => this.paint());
     this.status.setAttribute('role', 'status');
+    this.driftButton = button('jp-Button jp-mod-styled', 'Drift', 'open the drift between the two picked versions',
+      () => this.openDrift());
+    this.diffPicked = button('jp-Button jp-mod-styled', 'Diff picked', 'diff the two picked runs', () => this.openDiff());
+    this.diffNow = button('jp-Button jp-mod-styled', 'Diff with now', 'diff the selected query with a replay now', () => {
+      void this.diffWithNow().catch((err) => this.say(String(err), true));
+    });
+    const versionActions = el('div', 'ragtt-history-actions');
+    versionActions.append(this.driftButton, el('span', 'ragtt-history-meta', 'pick two versions'));
     const actions = el('div', 'ragtt-history-actions');
     actions.append(
       button('jp-Button jp-mod-styled', 'Timeline', 'open the selected query\'s timeline', () => this.openSelected()),
-      button('jp-Button jp-mod-styled', 'Diff with now', 'diff the selected query with a replay now', () => {
-        void this.diffWithNow().catch((err) => this.say(String(err), true));
-      }),
+      this.diffNow,
+      this.diffPicked,
     );
     this.node.append(
       el('h3', '', 'Project'), this.picker, this.status,
-      el('h3', '', 'Snapshots and versions'), this.snapshots,
+      el('h3', '', 'Snapshots and versions'), this.snapshots, versionActions,
+      this.evaluationsHead, this.evaluations,
+      this.pdfsHead, this.pdfs,
       el('h3', '', 'Ask'), this.ask,
       el('h3', '', 'Logged queries'), filter, this.count, this.scroll, actions,
     );
+    this.syncButtons();
   }
 
+  /** The lab setting readOnly: no query box, and no "Diff with now" (its replay is logged). */
   set readOnly(on: boolean) {
     this.ask.hidden = on;
+    this.node.dataset.readOnly = on ? 'true' : 'false';
+    this.syncButtons();
+  }
+
+  get readOnly(): boolean {
+    return this.node.dataset.readOnly === 'true';
+  }
+
+  private syncButtons(): void {
+    this.driftButton.disabled = this.versionPicks.length !== 2;
+    this.diffPicked.disabled = this.runPicks.length !== 2;
+    this.diffNow.disabled = this.readOnly;
+    this.diffNow.title = this.readOnly ? 'read-only: a replay now would be logged' : '';
   }
 
   say(text: string, error = false): void {
@@ -94,10 +129,19 @@ export class HistoryPanel extends Widget {
     this.picker.value = project;
     this.node.dataset.project = project;
     this.say(`Loading ${project}…`);
+    this.versionPicks = [];
+    this.runPicks = [];
+    this.syncButtons();
     try {
-      const versions = await this.api.project<Version[]>(project, 'ui/versions');
+      const [versions, evaluations, sources] = await Promise.all([
+        this.api.project<Version[]>(project, 'ui/versions'),
+        this.api.project<Evaluation[]>(project, 'ui/evaluations'),
+        this.api.project<Source[]>(project, 'ui/sources'),
+      ]);
       this.latest = versions.length ? versions[versions.length - 1].version : 0;
       this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
+      this.showEvaluations(evaluations);
+      this.showPdfs(sources.filter((s) => s.pdf).map((s) => s.source));
       await this.reload();
       this.say(`${project}: ${versions.length} versions, ${this.total} queries`);
     } catch (err) {
@@ -107,11 +151,59 @@ export class HistoryPanel extends Widget {
 
   private versionItem(v: Version): HTMLElement {
     const item = el('li', v.label ? 'ragtt-history-snapshot' : 'ragtt-history-version');
+    item.dataset.version = String(v.version);
     const when = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
     let what = v.operation;
     if (v.changed) what += ` +${v.changed.chunks_added}/−${v.changed.chunks_removed} chunks (${v.changed.documents.length} documents)`;
-    item.textContent = `v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`;
+    const pick = el('input', 'ragtt-history-pick');
+    pick.type = 'checkbox';
+    pick.setAttribute('aria-label', `pick v${v.version} for a drift`);
+    pick.addEventListener('change', () => {
+      this.versionPicks = pick.checked ? [...this.versionPicks, v.version].slice(-2) : this.versionPicks.filter((x) => x !== v.version);
+      for (const box of this.snapshots.querySelectorAll<HTMLInputElement>('.ragtt-history-pick')) {
+        box.checked = this.versionPicks.includes(Number(box.closest('li')?.dataset.version));
+      }
+      this.syncButtons();
+    });
+    const label = el('label', '');
+    label.append(pick, document.createTextNode(`v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`));
+    item.append(label);
     return item;
+  }
+
+  /** The two picked versions' drift (older first). */
+  openDrift(): void {
+    if (this.versionPicks.length !== 2) return this.say('Pick two versions for a drift.', true);
+    const [a, b] = this.versionPicks.slice().sort((x, y) => x - y);
+    this.opener.open(this.project, 'drift_scatter', { a: String(a), b: String(b) });
+  }
+
+  /** The matrices the log holds (read back when opened, never evaluated); none: no section. */
+  private showEvaluations(evaluations: Evaluation[]): void {
+    this.evaluationsHead.hidden = this.evaluations.hidden = evaluations.length === 0;
+    this.evaluations.replaceChildren(...evaluations.map((e) => {
+      const item = el('li', 'ragtt-history-evaluation');
+      item.dataset.evaluation = e.evaluation_id;
+      const args: Record<string, string> = { evaluation: e.evaluation_id, at: e.versions.join(',') };
+      if (e.source) args.dataset = e.source;
+      if (e.mode) args.mode = e.mode;
+      if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
+      const name = e.dataset ?? e.evaluation_id;
+      item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
+        () => this.opener.open(this.project, 'history_matrix', args)));
+      item.append(el('span', 'ragtt-history-meta', ` ${e.questions} questions × ${e.versions.length} versions`));
+      return item;
+    }));
+  }
+
+  private showPdfs(sources: string[]): void {
+    this.pdfsHead.hidden = this.pdfs.hidden = sources.length === 0;
+    this.pdfs.replaceChildren(...sources.map((source) => {
+      const item = el('li', 'ragtt-history-pdf');
+      item.append(button('ragtt-history-link', source, `open the PDF ${source}`,
+        () => this.opener.open(this.project, 'pdf_overlay', { source })));
+      return item;
+    }));
   }
 
   /** Start the list over (a new project or search): the first page, then paint. */
@@ -178,12 +270,31 @@ export class HistoryPanel extends Widget {
       el('div', 'ragtt-history-answer', q.answer ?? '(no answer)'),
     );
     row.title = q.text;
+    const pick = el('input', 'ragtt-history-pick');
+    pick.type = 'checkbox';
+    pick.checked = this.runPicks.some((p) => p.id === q.query_id);
+    pick.setAttribute('aria-label', `pick this run for a diff: ${q.text}`);
+    pick.addEventListener('click', (e) => e.stopPropagation());
+    pick.addEventListener('change', () => {
+      const others = this.runPicks.filter((p) => p.id !== q.query_id);
+      this.runPicks = pick.checked ? [...others, { id: q.query_id, ts: String(q.ts) }].slice(-2) : others;
+      this.paint();
+      this.syncButtons();
+    });
+    row.prepend(pick);
     row.addEventListener('click', () => {
       this.selected = q.query_id;
       this.paint();
       this.opener.open(this.project, 'timeline', { query_id: q.query_id });
     });
     return row;
+  }
+
+  /** The two picked runs' diff, the older on the left. */
+  openDiff(): void {
+    if (this.runPicks.length !== 2) return this.say('Pick two runs for a diff.', true);
+    const [left, right] = this.runPicks.slice().sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : 0));
+    this.opener.open(this.project, 'chunk_diff', { left: left.id, right: right.id });
   }
 
   openSelected(): void {

@@ -12,15 +12,19 @@ import chunkDiff from '../../js/src/chunk_diff.js';
 import driftScatter from '../../js/src/drift_scatter.js';
 import pdfOverlay from '../../js/src/pdf_overlay.js';
 
+import historyMatrix from '../../js/src/history_matrix.js';
+
 type View = { render: (ctx: { model: unknown; el: HTMLElement }) => unknown };
 const VIEWS: Record<string, View> = {
   timeline: timeline as View,
   chunk_diff: chunkDiff as View,
   drift_scatter: driftScatter as View,
   pdf_overlay: pdfOverlay as View,
+  history_matrix: historyMatrix as View,
 };
 const TITLES: Record<string, string> = {
   timeline: 'Timeline', chunk_diff: 'Chunk diff', drift_scatter: 'Drift', pdf_overlay: 'PDF',
+  history_matrix: 'History matrix',
 };
 
 export interface TabSpec {
@@ -29,17 +33,37 @@ export interface TabSpec {
   args: Record<string, string>;
 }
 
-/** The %ragtt line that shows the same thing in a notebook. */
-export function magicLine(spec: TabSpec): string {
+/** One word of a %ragtt line as the magic's shlex.split reads it back: bare when plain, else
+ *  single-quoted (a quote inside closes, adds an escaped one, reopens). */
+export function word(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'"'"'`)}'`;
+}
+
+/** The %ragtt line that shows the same thing in a notebook (its parser: ragtt_nb.magics);
+ *  null when there is none (an evaluation of a dataset the log names no file for). */
+export function magicLine(spec: TabSpec): string | null {
   const a = spec.args;
-  if (spec.widget === 'timeline') return `%ragtt timeline ${a.query_id ?? ''}`.trim();
-  if (spec.widget === 'chunk_diff') return `%ragtt diff ${a.left} ${a.right}`;
-  if (spec.widget === 'drift_scatter') return `%ragtt drift ${a.a} ${a.b}`;
-  return `%ragtt pdf ${JSON.stringify(a.source ?? '')}`;
+  const option = (flag: string, value: string | undefined) => (value ? ` ${flag} ${word(value)}` : '');
+  switch (spec.widget) {
+    case 'timeline':
+      return `%ragtt timeline${a.query_id ? ` ${word(a.query_id)}` : ''}`;
+    case 'chunk_diff':
+      return `%ragtt diff --left ${word(a.left)} --right ${word(a.right)}`;
+    case 'drift_scatter':
+      return `%ragtt drift ${word(a.a)} ${word(a.b)}`;
+    case 'pdf_overlay':
+      return `%ragtt pdf ${word(a.source)}${option('--query', a.query_id)}`;
+    case 'history_matrix':  // the same dataset, versions and plan: the same evaluation, read back
+      if (!a.dataset) return null;
+      return `%ragtt eval ${word(a.dataset)}${option('--at', a.at)}${option('--mode', a.mode)}${option('--top-k', a.top_k)}`;
+    default:
+      return null;
+  }
 }
 
 export class RagttTab extends Widget {
   readonly spec: TabSpec;
+  readonly line: string | null; // what "Insert in notebook" writes
   private cleanup: () => void = () => undefined;
 
   constructor(api: Api, spec: TabSpec, insert: (line: string) => void) {
@@ -48,14 +72,15 @@ export class RagttTab extends Widget {
     this.id = `ragtt-${spec.widget}-${Object.values(spec.args).join('-')}`.replace(/[^\w-]/g, '_');
     this.addClass('ragtt-tab');
     this.title.label = `${TITLES[spec.widget] ?? spec.widget} · ${spec.project}`;
-    this.title.caption = magicLine(spec);
+    const line = (this.line = magicLine(spec));
+    this.title.caption = line ?? this.title.label;
     this.title.closable = true;
     const bar = el('div', 'ragtt-tab-bar');
-    bar.append(
-      button('jp-Button jp-mod-styled ragtt-insert', 'Insert in notebook', 'insert the %ragtt line in the notebook',
-        () => insert(magicLine(spec))),
-      el('code', '', magicLine(spec)),
-    );
+    const insertButton = button('jp-Button jp-mod-styled ragtt-insert', 'Insert in notebook',
+      'insert the %ragtt line in the notebook', () => { if (line) insert(line); });
+    insertButton.disabled = line === null;
+    if (line === null) insertButton.title = 'the log names no dataset file for this evaluation: no %ragtt line shows it';
+    bar.append(insertButton, el('code', 'ragtt-tab-line', line ?? ''));
     const host = el('div', 'ragtt-tab-host');
     host.dataset.widget = spec.widget;
     this.node.append(bar, host);

@@ -24,10 +24,13 @@ __all__ = ["logged_evaluations", "read_evaluation"]
 def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
     """Every evaluation in the log, the newest first: its id, dataset name and file (None when
     the log does not say: an in-memory dataset, or one logged before they were recorded), the
-    versions evaluated, how many questions, its metrics and when its last version was logged."""
+    versions evaluated, how many questions, its metrics, the plan's ``mode`` and ``top_k``, and
+    when its last version was logged."""
     found: dict[str, dict[str, Any]] = {}
+    first_cells: dict[str, list[dict[str, Any]]] = {}
     for event in ctx.log.query(types=ev.EVALUATION_CELLS):
         p = event.payload
+        first_cells.setdefault(p["evaluation_id"], p["cells"])
         entry = found.setdefault(
             p["evaluation_id"],
             {"evaluation_id": p["evaluation_id"], "dataset": None, "source": None, "versions": [], "questions": 0},
@@ -39,8 +42,14 @@ def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
         entry["questions"] = max(entry["questions"], len(p["cells"]))
         entry["metrics"] = list(p["metrics"])
         entry["ts"] = event.ts.isoformat()
-    for entry in found.values():
+    # The plan every cell ran (mode, top_k): one run's retrieval event says it for the whole matrix.
+    firsts = {e: cells[0]["query_id"] for e, cells in first_cells.items() if cells}
+    runs = ctx.log.runs(list(firsts.values()), types=[ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED])
+    for evaluation_id, entry in found.items():
         entry["versions"].sort()
+        events = runs.get(firsts.get(evaluation_id, ""), [])
+        plan = events[0].payload.get("plan", {}) if events else {}
+        entry["mode"], entry["top_k"] = plan.get("mode"), plan.get("top_k")
     return sorted(found.values(), key=lambda e: e["ts"], reverse=True)
 
 

@@ -35,6 +35,7 @@ def test_an_evaluation_reads_back_from_the_log_alone(tmp_path: Path) -> None:
     assert listed["evaluation_id"] == evaluated.evaluation_id
     assert listed["source"] == str(questions) and listed["dataset"] == "questions"
     assert listed["versions"] == [c.version for c in evaluated.columns] and listed["questions"] == len(DATASET)
+    assert (listed["mode"], listed["top_k"]) == (evaluated.plan["mode"], evaluated.plan["top_k"])
     mine, theirs = back.to_dict(), evaluated.to_dict()
     assert (back.computed_versions, back.reused_versions) == (0, len(evaluated.columns))
     for key in ("computed_versions", "reused_versions"):

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import secrets
+import shlex
+import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,7 @@ import nbformat
 import pytest
 
 import ragtt
-from tests.conftest import flask_releases
+from tests.conftest import corpus, flask_releases
 
 from .conftest import REPO, screenshot
 from .jupyter import WITH_RAGTT, running
@@ -26,6 +29,9 @@ BUILT = REPO / "ragtt_nb" / "labextension"
 TOKEN = secrets.token_hex(16)
 EVIL_QUERY = "blueprint <img src=x onerror=\"window.__pwned='query'\"><script>window.__pwned='s'</script>"
 EVIL_SOURCE = "<img src=x onerror=\"window.__pwned='source'\">.md"
+EVIL_PDF = "crazy<img src=x onerror=\"window.__pwned='pdf'\">.pdf"
+EVIL_QUESTION = "blueprint <img src=x onerror=\"window.__pwned='question'\">"
+EVIL_DATASET = "q<img src=x onerror=\"window.__pwned='dataset'\">"  # a file name: the matrix's label
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +46,21 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             proj.snapshot(release.name.split("_", 1)[1])
             if number == 0:  # asked at the first release: "Diff with now" has history to show
                 proj.query("how do I register a blueprint")
+        pdfs = home / "pdfs"
+        pdfs.mkdir()
+        shutil.copy(corpus("pdfs", "pypdf__crazyones.pdf"), pdfs / EVIL_PDF)
+        proj.ingest([pdfs / EVIL_PDF])
         proj.ingest_texts({EVIL_SOURCE: "# Evil\n\nA blueprint <script>window.__pwned='doc'</script> here.\n"})
         proj.snapshot("with-payloads")  # labels are letters, digits, '.', '-', '_' only: no markup can be one
         for text in ("application context teardown", EVIL_QUERY):
             proj.query(text)
+        dataset = home / f"{EVIL_DATASET}.jsonl"
+        rows = [
+            {"id": "bp", "question": EVIL_QUESTION, "must_contain": ["register"]},
+            {"id": "ctx", "question": "app context"},
+        ]
+        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        evaluation = proj.evaluate(dataset).evaluation_id  # every snapshot
     with ragtt.Project.open(root / "second", embedder=ragtt.HashEmbedder(), progress=False, create=True) as other:
         other.ingest_texts({"second.md": "# Second\n\nThe second project.\n"})
         other.query("second project")
@@ -54,7 +71,7 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell("%load_ext ragtt_nb")]
     nbformat.write(nb, root / "work.ipynb")
-    yield {"home": home, "root": root}
+    yield {"home": home, "root": root, "dataset": dataset, "evaluation": evaluation}
 
 
 @pytest.fixture
@@ -133,7 +150,8 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
             "() => window.jupyterapp.shell.currentWidget && window.jupyterapp.shell.currentWidget.sessionContext"
         )
         written = cells(page)
-        assert len(written) == 2 and written[1].startswith("%ragtt diff ") and len(written[1].split()) == 4
+        then, now = diff.locator(".ragtt-cd-id").all_inner_texts()
+        assert written[1:] == [f"%ragtt diff --left {then} --right {now}"]  # the magic's own syntax
 
         # the kernel opens the second project: the panel follows
         page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
@@ -157,5 +175,192 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         assert page.evaluate("window.__pwned") is None and dialogs == []
         assert page.locator("#ragtt-history img, .ragtt-tab img[onerror]").count() == 0
         page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()")
+    finally:
+        context.close()
+
+
+def open_lab(browser: Any, lab: str) -> tuple[Any, Any, list[str]]:
+    """A 1400x900 page on the notebook with the sidebar open and its query rows painted."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    dialogs: list[str] = []
+    # A reload leaves an unsaved notebook: its "leave the page?" is accepted; any other dialog
+    # (an alert a payload raised) is recorded.
+    page.on("dialog", lambda d: d.accept() if d.type == "beforeunload" else (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{lab}/lab/tree/work.ipynb?token={TOKEN}")
+    page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=120_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('ragtt:open-history')")
+    page.wait_for_selector("#ragtt-history[data-project='flask'] .ragtt-history-row", timeout=60_000)
+    return context, page, dialogs
+
+
+def tab(page: Any, css: str) -> Any:
+    """The visible tab whose widget root matches ``css``, once it painted (or failed: then say why)."""
+    page.wait_for_selector(".ragtt-tab:visible .ragtt-tab-host:is([data-state=ready], [data-state=error])")
+    host = page.locator(".ragtt-tab:visible .ragtt-tab-host")
+    assert host.get_attribute("data-state") == "ready", host.inner_text()
+    found = page.locator(f".ragtt-tab:visible {css}")
+    found.wait_for(timeout=60_000)
+    return found
+
+
+def tab_titles(page: Any) -> list[str]:
+    return list(page.locator(".lm-DockPanel-tabBar .lm-TabBar-tabLabel").all_inner_texts())
+
+
+def test_matrix_drift_pdf_and_picked_diff_tabs(
+    lab: str, lab_root: dict[str, Any], browser: Any, screens: Path, shell: Any
+) -> None:
+    """The evaluation matrix (read back), two versions' drift, a PDF's overlay and two picked
+    runs' diff, each in a tab whose "Insert in notebook" line a notebook runs to the same view;
+    the palette's commands; the tabs come back on reload; the picker keeps its height."""
+    context, page, dialogs = open_lab(browser, lab)
+    try:
+        panel = page.locator("#ragtt-history")
+        # the picker is one line high and overlaps nothing (JupyterLab's select style let it grow)
+        picker, status = panel.locator("select").bounding_box(), panel.locator(".ragtt-history-status").bounding_box()
+        assert picker["height"] <= 34 and picker["y"] + picker["height"] <= status["y"], (picker, status)
+
+        lines: dict[str, str] = {}
+
+        def line_of(widget: str) -> str:
+            lines[widget] = page.locator(".ragtt-tab:visible .ragtt-tab-line").inner_text()
+            return lines[widget]
+
+        # the evaluation matrix, read back from the log: the dataset's name and questions as text
+        item = panel.locator(".ragtt-history-evaluation")
+        assert item.count() == 1 and item.get_attribute("data-evaluation") == lab_root["evaluation"]
+        assert EVIL_DATASET in item.inner_text() and "2 questions × 5 versions" in item.inner_text()
+        item.locator("button").click()
+        matrix = tab(page, ".ragtt-history-matrix[data-painted]")
+        assert EVIL_QUESTION in matrix.inner_text()
+        line_of("history_matrix")
+        screenshot(page, matrix, screens / "lab_history_matrix_tab.png")
+
+        # two versions picked: their drift
+        drift_button = panel.get_by_role("button", name="open the drift between the two picked versions")
+        assert drift_button.is_disabled()
+        for version in ("3", "8"):  # v8 added the source named with a payload: the drift lists it
+            panel.locator(f".ragtt-history-snapshots li[data-version='{version}'] input").check()
+        drift_button.click()
+        drift = tab(page, ".ragtt-drift-scatter[data-painted]")
+        assert line_of("drift_scatter") == "%ragtt drift 3 8" and EVIL_SOURCE in drift.inner_text()
+        screenshot(page, drift, screens / "lab_drift_tab.png")
+
+        # a PDF source: its pages with the chunks' regions
+        pdf_item = panel.locator(".ragtt-history-pdf")
+        assert pdf_item.all_inner_texts() == [EVIL_PDF]
+        pdf_item.locator("button").click()
+        pdf = tab(page, ".ragtt-pdf-overlay")
+        page.wait_for_selector(".ragtt-tab:visible .ragtt-pdf-overlay[data-page]", timeout=60_000)
+        line_of("pdf_overlay")
+        screenshot(page, pdf, screens / "lab_pdf_tab.png")
+
+        # two runs picked: their diff, the older on the left
+        rows = panel.locator(".ragtt-history-row")
+        rows.filter(has_text="register a blueprint").locator("input").check()
+        rows.filter(has_text="application context teardown").locator("input").check()
+        panel.get_by_role("button", name="diff the two picked runs").click()
+        diff = tab(page, ".ragtt-chunk-diff")
+        ids = diff.locator(".ragtt-cd-id").all_inner_texts()
+        assert len(ids) == 2 and line_of("chunk_diff") == f"%ragtt diff --left {ids[0]} --right {ids[1]}"
+        screenshot(page, diff, screens / "lab_picked_diff_tab.png")
+
+        # every line is the magic's own syntax and shows the same thing in a notebook
+        shell.run_line_magic("ragtt", f"open {shlex.quote(str(lab_root['root'] / 'flask'))}")
+        with ragtt.Project.open(lab_root["root"] / "flask", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+            logged = proj.events.frame().height
+        shown = {widget: shell.run_line_magic("ragtt", line.removeprefix("%ragtt ")) for widget, line in lines.items()}
+        assert {w: type(v).__name__ for w, v in shown.items()} == {
+            "history_matrix": "HistoryMatrix",
+            "drift_scatter": "DriftScatter",
+            "pdf_overlay": "PdfOverlay",
+            "chunk_diff": "ChunkDiff",
+        }
+        assert repr(shown["pdf_overlay"]).startswith(f"PdfOverlay({EVIL_PDF!r}")
+        assert shlex.split(lines["history_matrix"])[2] == str(lab_root["dataset"])
+        with ragtt.Project.open(lab_root["root"] / "flask", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+            assert proj.events.frame().height == logged  # the eval line read the matrix back: nothing ran
+
+        # "Insert in notebook" from a tab (the command, on the last ragtt tab used)
+        page.evaluate("() => window.jupyterapp.commands.execute('ragtt:insert-in-notebook')")
+        page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext")
+        assert cells(page)[-1] == lines["chunk_diff"]
+
+        # the palette lists ragtt's commands; "Diff with now" from it opens a diff
+        page.evaluate("() => window.jupyterapp.commands.execute('apputils:activate-command-palette')")
+        page.locator(".lm-CommandPalette-input").fill("ragtt")
+        labels = page.locator(".lm-CommandPalette-itemLabel").all_inner_texts()
+        for label in ("ragtt: Open history", "ragtt: Replay query...", "ragtt: Diff with now"):
+            assert label in labels, labels
+        before = len(tab_titles(page))
+        page.locator(".lm-CommandPalette-item", has_text="ragtt: Diff with now").click()
+        page.wait_for_function(
+            f"() => document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab').length > {before}"
+        )
+        tab(page, ".ragtt-chunk-diff")
+        # "Replay query..." asks for an id (the selected query's), replays it, opens its timeline
+        page.evaluate("() => { window.jupyterapp.commands.execute('ragtt:replay-query'); }")  # resolves on OK
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+        tab(page, ".ragtt-timeline")
+
+        # reload: the tabs come back (ILayoutRestorer), each rendering again
+        wanted = {"History matrix · flask", "Drift · flask", "PDF · flask", "Chunk diff · flask", "Timeline · flask"}
+        page.wait_for_function(
+            "(n) => fetch('/lab/api/workspaces/default', {headers: {Authorization: 'token ' + n}})"
+            ".then((r) => r.json()).then((w) => Object.keys(w.data).filter((k) => k.startsWith('ragtt:')).length >= 6)",
+            arg=TOKEN,
+            timeout=30_000,
+        )
+        page.reload(wait_until="commit", timeout=120_000)
+        page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=120_000)
+        deadline = time.monotonic() + 60
+        while not wanted <= set(tab_titles(page)) and time.monotonic() < deadline:
+            page.wait_for_timeout(500)
+        assert wanted <= set(tab_titles(page)), tab_titles(page)
+        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="History matrix").click()
+        tab(page, ".ragtt-history-matrix[data-painted]")
+
+        # nothing ran from the payloads (question, dataset name, PDF name)
+        assert page.evaluate("window.__pwned") is None and dialogs == []
+        assert page.locator("#ragtt-history img, .ragtt-tab img[onerror]").count() == 0
+        page.evaluate("() => window.jupyterapp.serviceManager.sessions.shutdownAll()")
+    finally:
+        context.close()
+
+
+def test_read_only_setting(lab: str, lab_root: dict[str, Any], browser: Any) -> None:
+    """The lab setting readOnly (settings schema labextension/schema/plugin.json): no query box,
+    the replaying commands off, and the server refuses what the front end still asks."""
+    import httpx
+
+    auth = {"Authorization": f"token {TOKEN}"}
+    put = httpx.put(
+        f"{lab}/lab/api/settings/ragtt:plugin", headers=auth, json={"raw": json.dumps({"readOnly": True})}, timeout=30
+    )
+    assert put.status_code == 204, put.text
+    schema = httpx.get(f"{lab}/lab/api/settings/ragtt:plugin", headers=auth, timeout=30).json()["schema"]
+    assert set(schema["properties"]) == {"defaultProject", "readOnly"}
+    events = f"{lab}/ragtt/api/projects/flask/events"
+    logged = len(httpx.get(events, headers=auth, timeout=60).json())
+    context, page, dialogs = open_lab(browser, lab)
+    try:
+        panel = page.locator("#ragtt-history[data-read-only='true']")
+        panel.wait_for(timeout=30_000)
+        assert not panel.locator(".ragtt-history-ask").is_visible()
+        assert panel.get_by_role("button", name="diff the selected query with a replay now").is_disabled()
+        enabled = page.evaluate(
+            "() => ['ragtt:diff-with-now', 'ragtt:replay-query', 'ragtt:open-history']"
+            ".map((c) => window.jupyterapp.commands.isEnabled(c))"
+        )
+        assert enabled == [False, False, True]
+        # a command run anyway: the request carries the setting and the server refuses it
+        page.evaluate("() => window.jupyterapp.commands.execute('ragtt:diff-with-now')")
+        status = panel.locator(".ragtt-history-status.ragtt-history-error")
+        status.wait_for(timeout=30_000)
+        assert "403" in status.inner_text() and "readOnly" in status.inner_text()
+        panel.locator(".ragtt-history-row").first.click()  # reading still works
+        tab(page, ".ragtt-timeline")
+        assert len(httpx.get(events, headers=auth, timeout=60).json()) == logged and dialogs == []
     finally:
         context.close()
