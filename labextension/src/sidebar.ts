@@ -133,16 +133,22 @@ export class HistoryPanel extends Widget {
     this.runPicks = [];
     this.syncButtons();
     try {
-      const [versions, evaluations, sources] = await Promise.all([
-        this.api.project<Version[]>(project, 'ui/versions'),
-        this.api.project<Evaluation[]>(project, 'ui/evaluations'),
-        this.api.project<Source[]>(project, 'ui/sources'),
+      // The query list paints as soon as its first page comes, whatever the other lists take.
+      // A list that comes after the picker moved on to another project is dropped.
+      const still = () => this.project === project;
+      const [versions] = await Promise.all([
+        this.api.project<Version[]>(project, 'ui/versions').then((versions) => {
+          if (!still()) return versions;
+          this.latest = versions.length ? versions[versions.length - 1].version : 0;
+          this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
+          return versions;
+        }),
+        this.api.project<Evaluation[]>(project, 'ui/evaluations').then((e) => still() && this.showEvaluations(e)),
+        this.api.project<Source[]>(project, 'ui/sources')
+          .then((s) => still() && this.showPdfs(s.filter((x) => x.pdf).map((x) => x.source))),
+        this.reload(),
       ]);
-      this.latest = versions.length ? versions[versions.length - 1].version : 0;
-      this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
-      this.showEvaluations(evaluations);
-      this.showPdfs(sources.filter((s) => s.pdf).map((s) => s.source));
-      await this.reload();
+      if (!still()) return;
       this.say(`${project}: ${versions.length} versions, ${this.total} queries`);
     } catch (err) {
       this.say(String(err), true);
