@@ -8,6 +8,21 @@ fusion, with a log of its own so every fused run replays exactly.
 from __future__ import annotations
 
 from ragtt.federation.federation import Federation
-from ragtt.federation.results import FederatedChunk, FederatedResult, FederationDiff, MemberDiff, MemberRun
+from ragtt.federation.results import (
+    FederatedChunk,
+    FederatedResult,
+    FederationDiff,
+    FederationInfo,
+    MemberDiff,
+    MemberRun,
+)
 
-__all__ = ["FederatedChunk", "FederatedResult", "Federation", "FederationDiff", "MemberDiff", "MemberRun"]
+__all__ = [
+    "FederatedChunk",
+    "FederatedResult",
+    "Federation",
+    "FederationDiff",
+    "FederationInfo",
+    "MemberDiff",
+    "MemberRun",
+]

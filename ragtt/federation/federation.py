@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt.errors import ConfigError, NotAProjectError, NotFoundError, ProjectDamagedError
 from ragtt.federation import runs
 from ragtt.federation.fusion import check_fusion, check_weights
-from ragtt.federation.results import FederatedResult, FederationDiff, MemberDiff
+from ragtt.federation.results import FederatedResult, FederationDiff, FederationInfo, MemberDiff
 from ragtt.federation.store import Member, Record, create_log, member_path, open_log
 from ragtt.values import check_text
 
@@ -181,6 +181,14 @@ class Federation:
         """The fusion settings: ``method`` ("rrf"), ``k`` and ``weights`` (member -> weight)."""
         return dict(self._record.fusion)
 
+    def info(self) -> FederationInfo:
+        """The members (with their current versions) and the fusion, as a result to show."""
+        members = [
+            {"name": m.name, "project_id": m.project_id, "path": m.path, "version": self._members[m.name].version}
+            for m in self._record.members
+        ]
+        return FederationInfo(str(self.path), self.federation_id, members, self.fusion)
+
     @property
     def events(self) -> EventLog:
         """The federation's own event log (``fed.events.frame()``)."""
@@ -225,10 +233,10 @@ class Federation:
         """``text`` asked of every member as it was at ``at``: a datetime (each member's own log
         says which of its versions was current then) or a snapshot label every member has."""
         check_text("the query", text)
-        if isinstance(at, bool) or not isinstance(at, datetime | str):
+        if isinstance(at, bool) or not isinstance(at, datetime | str) or (isinstance(at, str) and at.isdigit()):
             raise ConfigError(
                 "at must be a datetime or a snapshot label: a version number means a different index in each "
-                f"member; got {type(at).__name__}"
+                f"member; got {at!r}"
             )
         searches = []
         for name, proj in self._members.items():

@@ -9,7 +9,7 @@ from ragtt._html import BOX, STYLE, esc, table
 from ragtt.federation.fusion import Contribution
 from ragtt.results import Result
 
-__all__ = ["FederatedChunk", "FederatedResult", "FederationDiff", "MemberDiff", "MemberRun"]
+__all__ = ["FederatedChunk", "FederatedResult", "FederationDiff", "FederationInfo", "MemberDiff", "MemberRun"]
 
 
 @dataclass(frozen=True)
@@ -194,5 +194,37 @@ class FederationDiff(Result):
             f"{STYLE}{BOX}<b>Federated diff</b> <code>{esc(self.left_id)}</code> &rarr; "
             f"<code>{esc(self.right_id)}</code><ul>{heads}</ul>"
             + table(["member", "change", "chunk", "why"], rows)
+            + "</div>"
+        )
+
+
+@dataclass(frozen=True)
+class FederationInfo(Result):
+    """What a federation is: its members (name, project id, folder, current version) and fusion."""
+
+    path: str
+    federation_id: str
+    members: list[dict[str, Any]]
+    fusion: dict[str, Any]
+
+    def to_text(self) -> str:
+        weights = self.fusion.get("weights", {})
+        lines = [f"federation {self.federation_id} at {self.path} (rrf k={self.fusion.get('k')})"]
+        lines += [
+            f"  {m['name']}: v{m['version']} of project {m['project_id']} at {m['path']} "
+            f"(weight {weights.get(m['name'])})"
+            for m in self.members
+        ]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        weights = self.fusion.get("weights", {})
+        rows = [(m["name"], m["version"], m["project_id"], m["path"], weights.get(m["name"])) for m in self.members]
+        return (
+            f"{STYLE}{BOX}<b>Federation</b> <code>{esc(self.federation_id)}</code> at {esc(self.path)}"
+            + table(["member", "version", "project", "folder", "weight"], rows)
             + "</div>"
         )
