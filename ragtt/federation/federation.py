@@ -248,6 +248,11 @@ class Federation:
         when = at.isoformat() if isinstance(at, datetime) else at
         return self._run(text, searches, self._record.fusion, top_k, generate, extra={"at": when})
 
+    def run(self, query_id: str) -> runs.LoggedFederatedRun:
+        """A logged federated query or replay as recorded: text, members (version, plan, chunks),
+        fusion and fused list. ``"last"``: the newest live query."""
+        return runs.load(self._log, query_id)
+
     def _run(
         self,
         text: str,

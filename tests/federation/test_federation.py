@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import ragtt
@@ -175,3 +176,22 @@ def test_duplicate_texts_are_merged_into_one_item(tmp_path: Path) -> None:
     assert {x.member for x in top.contributions} == {"a", "b"}
     assert top.score == pytest.approx(2 / 61)
     assert sum(1 for c in result.chunks if c.text_hash == top.text_hash) == 1
+
+
+def test_the_timeline_of_a_federated_query_has_one_lane_per_member(history: dict[str, Any]) -> None:
+    from ragtt.views.timeline_federation import build_federation
+
+    fed, members = history["fed"], history["members"]
+    release, focal = history["runs"][3 * len(QUESTIONS)]  # asked at the fourth release
+    data, slots, results = build_federation(fed, focal.query_id)
+    assert data["docs"] == list(MEMBERS)  # the lanes
+    assert len(slots) == sum(len(p.versions()) for p in members.values())
+    lanes = np.frombuffer(data["events"]["lane"]["view"], dtype="<i4")
+    kinds = np.frombuffer(data["events"]["kind"]["view"], dtype="<i4")
+    assert {int(lane) for lane in lanes[kinds == 0]} == {0, 1}  # every member's versions in its lane
+    assert int((kinds == 3).sum()) >= len(history["runs"])  # the federated queries
+    at = data["focal"]["version"]
+    assert data["labels"][str(at)] == " · ".join(f"{m.name} v{m.index_version}" for m in focal.members)
+    assert results[at - 1] == [c.chunk_id for c in focal.chunks]  # the run's own slot: its fused list
+    assert results[-1] != results[at - 1]  # scrubbing on: the members moved on
+    assert release.versions == {m.name: m.index_version for m in focal.members}
