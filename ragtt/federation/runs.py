@@ -223,11 +223,11 @@ def _events(
 
 
 def load(log: EventLog, query_id: str) -> LoggedFederatedRun:
-    """A logged federated query or replay; ``"last"`` is the newest live query."""
-    from ragtt.timetravel.run import check_query_id
+    """A logged federated query or replay, by its id or a unique prefix of it (four hex digits at
+    least); ``"last"`` is the newest live query."""
+    from ragtt.timetravel.run import check_query_id, resolve_in_log
 
-    if check_query_id(query_id) == LAST:
-        query_id = newest_query(log)
+    query_id = newest_query(log) if check_query_id(query_id) == LAST else resolve_in_log(log, query_id)
     events = log.query(query_id=query_id, types=[ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED])
     if not events:
         raise NotFoundError(

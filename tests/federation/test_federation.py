@@ -195,3 +195,11 @@ def test_the_timeline_of_a_federated_query_has_one_lane_per_member(history: dict
     assert results[at - 1] == [c.chunk_id for c in focal.chunks]  # the run's own slot: its fused list
     assert results[-1] != results[at - 1]  # scrubbing on: the members moved on
     assert release.versions == {m.name: m.index_version for m in focal.members}
+
+
+def test_a_run_is_named_by_a_unique_prefix_of_its_id(history: dict[str, Any]) -> None:
+    fed = history["fed"]
+    _, original = history["runs"][0]
+    assert fed.replay(original.query_id[:20]).original_query_id == original.query_id
+    with pytest.raises(ragtt.NotFoundError, match="is ambiguous"):
+        fed.replay(original.query_id[:4])
