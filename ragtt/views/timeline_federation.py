@@ -12,13 +12,14 @@ plan, fused with the run's recorded settings (``ragtt.federation.fusion.fuse``),
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragtt.events import types as ev
-from ragtt.views.timeline import KIND_INGEST, KIND_QUERY, KIND_REPLAY, epoch_ms
-from ragtt.views.timeline_axis import auto_axis, version_layout
+from ragtt.views.timeline import KIND_INGEST, KIND_QUERY, KIND_REPLAY, FocalResults, epoch_ms, layout_wire
+from ragtt.views.timeline_axis import version_layout
 from ragtt.views.wire import array
 
 if TYPE_CHECKING:
@@ -27,6 +28,16 @@ if TYPE_CHECKING:
 __all__ = ["build_federation"]
 
 _INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """A fused item as the Timeline's chunk cards show it: its source names its member."""
+
+    chunk_id: str
+    source: str
+    text: str
+    score: float
 
 
 def build_federation(fed: Federation, query_id: str | None) -> tuple[dict[str, Any], list[int], list[list[str]]]:
@@ -81,13 +92,7 @@ def build_federation(fed: Federation, query_id: str | None) -> tuple[dict[str, A
         "labels": labels,
         "presence": array(_presence(marks, len(names), len(slots) + 1), "int32"),
         "snapshots": [],
-        "layout": {
-            "auto": auto_axis(version_ms / 1000.0, span_s=span / 1000.0),
-            "first": first,
-            "slots": len(bounds) - 1,
-            "bounds": array(bounds, "int32"),
-            "event_x": array(event_x, "float32"),
-        },
+        "layout": layout_wire(version_ms, span, first, bounds, event_x),
         "focal": None,
         "claims": None,
     }
@@ -137,11 +142,7 @@ def _focal(
     plans = {m["name"]: RetrievalPlan.from_dict(m["plan"]) for m in run.members}
     used = [next((int(m["index_version"]) for m in run.members if m["name"] == n), 0) for n in names]
     lists: dict[tuple[str, int], Any] = {}
-    chunk_index: dict[str, int] = {}
-    chunk_rows: list[dict[str, str]] = []
-    unique: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
-    per_slot: list[int] = []
-    ids_per_slot: list[list[str]] = []
+    results = FocalResults()
     for row in state:
         members = []
         for name, version in zip(names, row, strict=True):
@@ -149,33 +150,19 @@ def _focal(
                 if (name, version) not in lists:
                     lists[(name, version)] = fed.members[name].retrieve_at(run.query, version, plans[name])
                 members.append((name, lists[(name, version)]))
-        fused = fuse(members, run.fusion["weights"], run.top_k, run.fusion["k"])
         texts = {(n, c.chunk_id): c.text for n, chunks in members for c in chunks}
-        ids = []
-        for f in fused:
-            if f.best.chunk_id not in chunk_index:
-                chunk_index[f.best.chunk_id] = len(chunk_rows)
-                text = texts[(f.best.member, f.best.chunk_id)]
-                chunk_rows.append(
-                    {"chunk_id": f.best.chunk_id, "source": f"{f.best.member} · {f.best.source}", "text": text}
+        fused = fuse(members, run.fusion["weights"], run.top_k, run.fusion["k"])
+        results.add(
+            [
+                _Shown(
+                    f.best.chunk_id,
+                    f"{f.best.member} · {f.best.source}",
+                    texts[(f.best.member, f.best.chunk_id)],
+                    f.score,
                 )
-            ids.append(chunk_index[f.best.chunk_id])
-        result = (tuple(ids), tuple(round(f.score, 6) for f in fused))
-        if not unique or unique[-1] != result:
-            unique.append(result)
-        per_slot.append(len(unique) - 1)
-        ids_per_slot.append([f.best.chunk_id for f in fused])
+                for f in fused
+            ]
+        )
     # The run's own slot: the last whose member versions are the ones it searched.
     at = max((s for s, row in enumerate(state, start=1) if row == used), default=len(state))
-    offsets = np.cumsum([0] + [len(r[0]) for r in unique])
-    focal = {
-        "query_id": run.query_id,
-        "text": run.query,
-        "version": at,
-        "chunks": chunk_rows,
-        "result_offsets": array(offsets, "int32"),
-        "result_chunks": array([i for r in unique for i in r[0]], "int32"),
-        "result_scores": array([s for r in unique for s in r[1]], "float32"),
-        "version_result": array(per_slot, "int32"),
-    }
-    return focal, ids_per_slot
+    return results.wire(run.query_id, run.query, at), results.ids
