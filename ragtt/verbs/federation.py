@@ -87,7 +87,7 @@ _declare(
     (
         Arg("text", str, "the question (several words are one text)", required=True, words=True),
         TOP_K,
-        GENERATE,
+        Arg("generate", bool, "also generate an answer from the fused chunks", default=True, flags=("--generate",)),
     ),
     _with(lambda fed, a: fed.query(a["text"], top_k=a["top_k"], generate=a["generate"])),
     r.FederatedResult,
