@@ -139,4 +139,5 @@ _declare(
     r.FederationDiff,
     route=("POST", "/federation/diff"),
     cli_name="federation diff",
+    writes=False,
 )
