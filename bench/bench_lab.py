@@ -149,21 +149,21 @@ def first_paint(root: Path, state: Path, rounds: int) -> list[float]:
             page.goto(f"http://127.0.0.1:{port}/lab?token={TOKEN}")
             page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=120_000)
             page.evaluate("() => window.jupyterapp.commands.execute('ragtt:open-history')")
-            page.wait_for_selector("#ragtt-history .ragtt-history-row", timeout=120_000)
+            page.wait_for_selector("#ragtt-history[data-painted] .ragtt-history-row", timeout=120_000)
             for _ in range(rounds):  # away to the small project and back: every paint is a fresh load
                 page.evaluate(
                     "(p) => { const s = document.querySelector('#ragtt-history select'); s.value = p;"
                     " s.dispatchEvent(new Event('change')); }",
                     "other",
                 )
-                page.wait_for_selector("#ragtt-history[data-project='other'] .ragtt-history-row", timeout=60_000)
+                page.wait_for_selector("#ragtt-history[data-painted='other'] .ragtt-history-row", timeout=60_000)
                 ms = page.evaluate(
                     """() => new Promise((resolve) => {
                       const panel = document.querySelector('#ragtt-history');
                       const rows = () => panel.querySelectorAll('.ragtt-history-row').length;
                       const t0 = performance.now();
-                      const obs = new MutationObserver(() => {
-                        if (panel.dataset.project === 'proj' && rows() > 1) {
+                      const obs = new MutationObserver(() => {  // the new project's own rows, not the last one's
+                        if (panel.dataset.painted === 'proj' && rows() > 1) {
                           obs.disconnect();
                           resolve(performance.now() - t0);
                         }
