@@ -93,13 +93,7 @@ class TableFiles:
         """Each path's size, None when it is not there (one listing on object storage)."""
         wanted = list(paths)
         if not self.remote:
-            found: dict[str, int | None] = {}
-            for name in wanted:
-                try:
-                    found[name] = os.stat(os.path.join(self.where, name)).st_size
-                except (FileNotFoundError, NotADirectoryError):
-                    found[name] = None
-            return found
+            return _local_sizes(self.where, wanted)
         import obstore
 
         listed: dict[str, int] = {}
@@ -132,13 +126,7 @@ class TableFiles:
             with local.open("rb") as fh:
                 return FileRecord(name, local.stat().st_size, hashlib.file_digest(fh, "sha256").hexdigest())
         if not self.remote:
-            try:
-                with open(os.path.join(self.where, name), "rb") as fh:
-                    return FileRecord(
-                        name, os.fstat(fh.fileno()).st_size, hashlib.file_digest(fh, "sha256").hexdigest()
-                    )
-            except FileNotFoundError:
-                return None
+            return _local_digest(name, os.path.join(self.where, name))
         h, size = hashlib.sha256(), 0
         try:
             for block in self.chunks(name):
@@ -165,3 +153,42 @@ class TableFiles:
         for i, records in enumerate(done):
             found[i::threads] = records
         return found
+
+
+def _local_sizes(where: str, names: list[str]) -> dict[str, int | None]:
+    """Each name's size in the folder ``where``, None when it is not there: stat'ed relative to
+    the open folder where the system allows, so the path is not walked from the root each time."""
+    found: dict[str, int | None] = {}
+    relative = os.stat in os.supports_dir_fd
+    folder = os.open(where, os.O_RDONLY) if relative and os.path.isdir(where) else None
+    try:
+        for name in names:
+            try:
+                found[name] = (
+                    os.stat(name, dir_fd=folder) if folder is not None else os.stat(os.path.join(where, name))
+                ).st_size
+            except (FileNotFoundError, NotADirectoryError):
+                found[name] = None
+    finally:
+        if folder is not None:
+            os.close(folder)
+    return found
+
+
+def _local_digest(name: str, path: str) -> FileRecord | None:
+    """Size and SHA-256 of the file at ``path`` (None: gone), read with plain ``os.read`` calls
+    into fresh blocks: most of a table's files are a few KiB, and a buffered file object or
+    ``hashlib.file_digest``'s 256 KiB buffer per file cost more than the reading (measured:
+    twice the time of reading every file once). Both calls let go of the GIL."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    h, size = hashlib.sha256(), 0
+    try:
+        while block := os.read(fd, _BLOCK):
+            h.update(block)
+            size += len(block)
+    finally:
+        os.close(fd)
+    return FileRecord(name, size, h.hexdigest())
