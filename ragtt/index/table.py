@@ -472,17 +472,6 @@ class ChunkTable:
             )
         )
 
-    def digests(self, names: list[str]) -> list[FileRecord | None]:
-        """Size and SHA-256 of each file (None: gone): on object storage from the index cache's
-        whole copy where it holds one, else downloaded."""
-        if self._cache is None:
-            return self.files().digests(names)
-        folder = self._cache.folder_for(str(self.folder), self._storage_options)
-        cached = {n: self._cache.cached_digest(folder, self.table_name, n) for n in names}
-        rest = [n for n in names if cached[n] is None]
-        fetched = dict(zip(rest, self.files().digests(rest), strict=True))
-        return [cached[n] or fetched[n] for n in names]
-
     def added_files(self, base: int, versions: list[int]) -> list[FileRecord]:
         """Size and SHA-256 of every file ``versions`` (all after ``base``) added: what they
         read that ``base`` did not. A file gone already is damage."""

@@ -64,8 +64,8 @@ def path(base: Path, tmp_path: Path) -> Path:
     return copy_project(base, tmp_path / "copy") / "proj"
 
 
-def _open(path: Path) -> ragtt.Project:
-    return open_project(path, embedder=ragtt.HashEmbedder())
+def _open(path: Path, **kwargs: Any) -> ragtt.Project:
+    return open_project(path, embedder=ragtt.HashEmbedder(), **kwargs)
 
 
 def _cli(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -162,6 +162,25 @@ def test_overwritten_bytes_are_found_by_a_deep_verify(path: Path) -> None:
     assert "SHA-256" in line and "Restore" in line
     done = _cli(path, "verify", "--deep")
     assert done.returncode == 1 and name in done.stdout and "Traceback" not in done.stderr
+
+
+def test_a_deep_verify_reads_the_bucket_not_the_index_cache(path: Path, backend: str, tmp_path: Path) -> None:
+    """The index cache's checksum proves its own copy; an object changed in the bucket after it
+    was cached is what a fresh reader gets, so a deep verify must read the bucket."""
+    if backend == "sqlite":
+        pytest.skip("the index cache mirrors an index on object storage")
+    name = _latest_data_file(path)
+    cache = tmp_path / "index-cache"
+    with _open(path, index_cache=cache) as proj:
+        for event in proj.events.query(types="query.received"):
+            assert proj.replay(event.query_id).matches_original  # the replays fill the cache
+        assert list(cache.rglob(name.split("/")[-1])), "the cache should hold the file before it is changed"
+        assert proj.verify(deep=True).ok
+        _overwrite(path, name)
+        report = proj.verify(deep=True)
+    assert not report.ok
+    line = next(p for p in report.problems if name in p)
+    assert "SHA-256" in line
 
 
 # -- SQLite's own checks, and the open-time check ------------------------------------------------
