@@ -52,22 +52,25 @@ def store_options(
     where: str, storage_options: dict[str, str], environ: Mapping[str, str]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """(store config, client options) for obstore from a table's ``storage_options`` and the
-    environment, taking what Lance would take for the same URI and nothing else.
+    environment, taking what Lance takes for the same URI and nothing else.
 
     obstore reads its provider's own variables (``AWS_*`` for s3://) itself, but not the HTTP
-    client's, which Lance does read: ``AWS_ALLOW_HTTP`` in a CI job must count here too. Only
-    the URI's provider's prefixed names count: a bare ``TIMEOUT`` or ``PROXY_URL`` of some other
-    program, or ``AZURE_PROXY_URL`` beside an s3:// index, never routes or shapes these requests.
-    In ``storage_options`` a client key counts bare or with this provider's prefix; a key with
-    another provider's prefix is dropped (it is meant for another store)."""
+    client's, which Lance does read (as the ``object_store`` crate parses them: a bare
+    ``ALLOW_HTTP`` or ``AWS_ALLOW_HTTP``): a CI job's ``ALLOW_HTTP`` must count here too, or
+    verify could not reach the index the queries read. Another provider's variables never
+    count: ``AZURE_PROXY_URL`` or ``GOOGLE_TIMEOUT`` beside an s3:// index neither routes nor
+    shapes these requests. In ``storage_options`` a client key counts bare or with this
+    provider's prefix; a key with another provider's prefix is dropped (it is meant for
+    another store)."""
     scheme = where.split("://", 1)[0].lower()
     mine = _PROVIDERS.get(scheme)
     client: dict[str, str] = {}
     if mine is not None:
-        for key, value in environ.items():
-            name = key.lower()
-            if name.startswith(mine) and name[len(mine) :] in _CLIENT_KEYS:
-                client[name[len(mine) :]] = value
+        named = {key.lower(): value for key, value in environ.items()}
+        for bare in _CLIENT_KEYS:  # the provider's own name wins over the bare one
+            value = named.get(mine + bare, named.get(bare))
+            if value is not None:
+                client[bare] = value
     config: dict[str, str] = {}
     for key, value in storage_options.items():
         name = key.lower()

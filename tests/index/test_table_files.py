@@ -1,8 +1,8 @@
 """Reading an index's files on object storage takes only what belongs to its store.
 
 ``TableFiles`` talks to the bucket through obstore. Client options from the environment count
-only under the URI's own provider prefix (``AWS_*`` for s3://): another program's bare
-``PROXY_URL`` or ``TIMEOUT``, or an Azure proxy beside an S3 index, never routes or shapes the
+as Lance takes them (bare, or under the URI's own provider prefix: ``AWS_*`` for s3://):
+another provider's, such as an Azure proxy beside an S3 index, never routes or shapes the
 requests; and a store that cannot be reached is one line naming the index, with no debug dump
 and none of the options' values.
 """
@@ -28,34 +28,34 @@ def _dead_port() -> int:
 
 def test_only_the_providers_own_client_variables_count() -> None:
     environ = {
-        "TIMEOUT": "not-a-duration",
-        "PROXY_URL": "http://127.0.0.1:9",
+        "TIMEOUT": "30s",
+        "AWS_TIMEOUT": "20s",  # the provider's own name wins over the bare one
         "AZURE_PROXY_URL": "http://127.0.0.1:9",
-        "GOOGLE_TIMEOUT": "1s",
-        "AWS_ALLOW_HTTP": "true",
+        "GOOGLE_CONNECT_TIMEOUT": "1s",
+        "ALLOW_HTTP": "true",
         "AWS_SECRET_ACCESS_KEY": "from-the-environment",
         "HOME": "/root",
     }
     config, client = store_options(
         "s3://bucket/prefix",
-        {"aws_endpoint": "http://127.0.0.1:1", "google_service_account": "/key.json", "timeout": "5s"},
+        {"aws_endpoint": "http://127.0.0.1:1", "google_service_account": "/key.json", "connect_timeout": "5s"},
         environ,
     )
-    assert client == {"allow_http": "true", "timeout": "5s"}
+    assert client == {"allow_http": "true", "timeout": "20s", "connect_timeout": "5s"}
     assert config == {"aws_endpoint": "http://127.0.0.1:1"}  # obstore reads AWS_* credentials itself
     config, client = store_options("gs://bucket/prefix", {}, environ)
-    assert (config, client) == ({}, {"timeout": "1s"})
+    assert (config, client) == ({}, {"allow_http": "true", "timeout": "30s", "connect_timeout": "1s"})
 
 
-def test_unrelated_proxies_in_the_environment_do_not_route_the_reads(
+def test_another_providers_proxy_in_the_environment_does_not_route_the_reads(
     s3: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import boto3
 
     dead = f"http://127.0.0.1:{_dead_port()}"
-    for name in ("PROXY_URL", "AZURE_PROXY_URL", "GOOGLE_PROXY_URL"):
+    for name in ("AZURE_PROXY_URL", "GOOGLE_PROXY_URL"):
         monkeypatch.setenv(name, dead)
-    monkeypatch.setenv("TIMEOUT", "not-a-duration")
+    monkeypatch.setenv("AZURE_TIMEOUT", "not-a-duration")
     client: Any = boto3.client(
         "s3",
         endpoint_url=s3["aws_endpoint"],
