@@ -113,6 +113,12 @@ class EventLog(ABC):
     def _unlock(self) -> None: ...
 
     @abstractmethod
+    def snapshot(self) -> contextlib.AbstractContextManager[Any]:
+        """A read-only connection of its own (``?`` placeholders) on the log as of one moment,
+        held while the block runs: writers go on, and what it reads is one consistent state
+        (what a copy of the log needs)."""
+
+    @abstractmethod
     def compact(self) -> None:
         """Give the space of pruned events back (outside any transaction): VACUUM."""
 

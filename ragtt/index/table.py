@@ -431,6 +431,10 @@ class ChunkTable:
 
     # -- files ------------------------------------------------------------------------------
 
+    def sibling(self, table_name: str) -> ChunkTable:
+        """The table ``table_name`` in the same folder or bucket, reached with the same options."""
+        return ChunkTable(self.folder, table_name, storage_options=self._storage_options, cache=self._cache)
+
     def files(self) -> TableFiles:
         """The table's files, where they are (its folder or the object store)."""
         from ragtt.index.files import TableFiles
