@@ -59,6 +59,8 @@ def confine_paths(verb: Verb, values: dict[str, Any], root: Path) -> dict[str, A
         what = f"{verb.name}: {arg.name}"
         if isinstance(value, list):
             confined[arg.name] = [confine_path(v, root, what) for v in value]
+        elif isinstance(value, dict):  # {name: path}
+            confined[arg.name] = {k: confine_path(v, root, f"{what} {k!r}") for k, v in value.items()}
         else:
             confined[arg.name] = confine_path(value, root, what)
     return confined

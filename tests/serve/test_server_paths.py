@@ -68,6 +68,11 @@ def test_rest_backups_stay_in_the_files_root(layout: dict[str, Path], monkeypatc
         # files to ingest are server paths too
         ingest = client.post("/ingest", json={"paths": ["/etc/hostname"]})
         assert ingest.status_code == 400 and "must be inside" in ingest.json()["detail"]
+        federation = client.post(
+            "/federation/create", json={"federation": "fed", "members": {"proj": str(layout["project"])}}
+        )  # a member folder outside the root, named by its absolute path
+        assert federation.status_code == 400 and "members 'proj'" in federation.json()["detail"], federation.text
+        assert not (layout["root"] / "fed").exists()
     assert list(layout["outside"].iterdir()) == []
     with ragtt.Project.open(layout["root"] / "nightly", embedder=ragtt.HashEmbedder(), progress=False) as copy:
         assert copy.verify(deep=True).ok
