@@ -55,7 +55,7 @@ __all__ = ["At", "Project"]
 _Run = TypeVar("_Run", bound=QueryResult)
 
 
-@guarded
+@guarded(lambda self: self._ctx)  # the context that damage is named against
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
