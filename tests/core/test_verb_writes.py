@@ -56,7 +56,7 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bool]:
         changed[verb] = changed.get(verb, False) or state(home) != before
         return response.json()
 
-    with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder())) as client:
+    with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder(), files_root=home)) as client:
         call_every_verb(call, home)
     return changed
 
