@@ -1,9 +1,10 @@
 """``evaluate``: every question of a dataset at every chosen version, each cell a logged run.
 
 Cost: each distinct question is embedded once for the whole matrix; the versions are walked
-in order, each checked out once (``ChunkTable.view`` caches it; the next one opens while
-this one is searched) and searched for every question at once through
-``ragtt.timetravel.run.execute_many``, whose batch of one is the ``execute`` replays use. One version's
+in order, each checked out once (``ChunkTable.view`` caches it) and searched for every
+question at once through ``ragtt.timetravel.run.execute_many``, whose batch of one is the
+``execute`` replays use; a worker thread searches the next version while this one is scored
+and logged (LanceDB's searches leave Python's lock free). One version's
 runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and query ids)
 are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
 the log, never half of one. An evaluation is named by a hash of the dataset, the plan, the
@@ -147,7 +148,7 @@ def _search(
     evaluation_id: str,
     versions: list[int],
 ) -> dict[int, list[dict[str, Any]]]:
-    from ragtt.timetravel.run import execute_many, run_events
+    from ragtt.timetravel.run import Run, execute_many, run_events
 
     texts = list(dict.fromkeys(i.question for i in data.items))
     vectors: dict[str, Any] = {}
@@ -160,26 +161,27 @@ def _search(
     questions = [item.question for item in data.items]
     answers = [generate and bool(item.reference or item.must_contain or judge) for item in data.items]
     question_vectors = [vectors.get(q) for q in questions]
+    by_passage = any(i.reference_contexts for i in data.items) and bool(
+        {"context_recall", "context_precision"} & set(metrics)
+    )
+    config_id = ctx.config.config_id  # a hash of the config: once, not per cell
 
-    def open_version(version: int) -> None:
-        """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
-        so the searches that share it never open it twice at once."""
-        view = ctx.table.view(version)
-        ctx.table.vector_index(version)
-        if plan.mode != "vector":
-            assert view.text is not None
-            _ = view.text_tokenizer  # what each run records of its BM25 engine, read once here
+    def search(version: int) -> tuple[list[Run], dict[str, str]]:
+        """``version``'s questions searched together (one vector search, one trip for BM25), and
+        its sources' documents when passages are matched: every read of the index a version
+        needs, on the worker thread, while the main one scores and logs the version before."""
+        runs = execute_many(ctx, questions, plan, version, generate=answers, vectors=question_vectors)
+        return runs, shingled.keys(version) if by_passage else {}
 
     try:
-        opening = pool.submit(open_version, versions[0])
+        searching = pool.submit(search, versions[0])
         for k, version in enumerate(versions):
             events: list[Event] = []
             cells = []
-            opening.result()  # opened while the version before was searched and scored
+            runs, doc_keys = searching.result()
             if k + 1 < len(versions):
-                opening = pool.submit(open_version, versions[k + 1])
-            # The version's questions searched together: one vector search, one trip for BM25.
-            runs = execute_many(ctx, questions, plan, version, generate=answers, vectors=question_vectors)
+                searching = pool.submit(search, versions[k + 1])
+            source_shingles = shingled.of(doc_keys)
             for item, run in zip(data.items, runs, strict=True):
                 query_id = time_ordered_id()
                 extra = {
@@ -189,11 +191,9 @@ def _search(
                     "evaluation_id": evaluation_id,
                     "question_id": item.id,
                 }
-                events += run_events(
-                    run, query_id, prefix=ev.REPLAY_PREFIX, config_id=ctx.config.config_id, extra=extra
-                )
+                events += run_events(run, query_id, prefix=ev.REPLAY_PREFIX, config_id=config_id, extra=extra)
                 answer = run.generation.answer if run.generation is not None else None
-                values = score(item, run.chunks, answer, metrics, shingled.at(version))
+                values = score(item, run.chunks, answer, metrics, source_shingles)
                 unparseable: dict[str, str] = {}
                 if judge is not None and answer is not None:
                     judged = [m for m in metrics if m in JUDGED_METRICS and (m != "correctness" or item.reference)]
@@ -234,25 +234,26 @@ def _search(
 
 
 class _Shingled:
-    """Each source's parsed text at a version, shingled once per document (a source unchanged
-    across versions is one document), the last ``_SHINGLED_DOCS`` of them kept. A version's
-    document keys are read in one scan, on its first lookup."""
+    """Each source's parsed text, shingled once per document (a source unchanged across
+    versions is one document, ``doc_key``), the last ``_SHINGLED_DOCS`` of them kept.
+    ``keys(version)`` reads a version's document keys in one scan (on any thread);
+    ``of(keys)`` looks sources up in them (on the thread that owns the log)."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
-        self._keys: tuple[int, dict[str, str]] | None = None
 
-    def at(self, version: int) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
-        return lambda source: self._of(version, source)
+    def keys(self, version: int) -> dict[str, str]:
+        """source -> doc_key at ``version``."""
+        table = self._ctx.table.scan(version, ["source", "doc_key"])
+        return dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True))
 
-    def _of(self, version: int, source: str) -> AbstractSet[tuple[str, ...]]:
+    def of(self, keys: dict[str, str]) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
+        return lambda source: self._shingles(keys.get(source))
+
+    def _shingles(self, doc_key: str | None) -> AbstractSet[tuple[str, ...]]:
         from ragtt.timetravel.golden import text_shingles
 
-        if self._keys is None or self._keys[0] != version:  # versions are walked in order
-            table = self._ctx.table.scan(version, ["source", "doc_key"])
-            self._keys = (version, dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True)))
-        doc_key = self._keys[1].get(source)
         if doc_key is None:
             return frozenset()
         if doc_key not in self._docs:
