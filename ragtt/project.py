@@ -539,6 +539,23 @@ class Project:
 
         return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
 
+    def logged_matrix(
+        self,
+        dataset: EvalDataset | str | Path | Any,
+        *,
+        at: str | list[At] | At = "snapshots",
+        mode: str | None = None,
+        top_k: int | None = None,
+        metrics: list[str] | None = None,
+        judge: str | LiteLLMJudge | None = None,
+    ) -> HistoryMatrix:
+        """The matrix ``evaluate`` logged for the same arguments, read back from the log: it
+        searches nothing, logs nothing and calls no model (what a reader, such as a GET of a
+        dashboard, may do). A version not evaluated yet is a NotFoundError."""
+        from ragtt.evaluation.run import logged_matrix
+
+        return logged_matrix(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
+
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
         documents, and every retained index file against the size the log recorded

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 from ragtt import __version__
 from ragtt.errors import EmbedderChangedError, RagttError
 from ragtt.verbs import VERBS, Verb, dumps
+from ragtt.verbs.paths import confine_args
 from ragtt.verbs.schema import body_model, output_schema, wraps_result
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class _Worker:
 
             self.project = Project.open(self.path, embedder=self.embedder, progress=False, create=verb.creates)
             self.embedder = self.project.embedder  # loaded once, not once per reopen
+        values = confine_args(verb, values, self.path)  # a client's paths name the server's files
         return json.loads(dumps(verb.to_json(verb.run(self.project, values))))
 
     def _close_project(self) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["evaluate", "resolve_columns"]
+__all__ = ["evaluate", "logged_matrix", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
@@ -53,20 +53,68 @@ def evaluate(
     metrics: Sequence[str] | None = None,
     judge: Any = None,
 ) -> HistoryMatrix:
-    data = as_dataset(dataset)
-    judge_ = as_judge(judge)
-    ctx.check_embedder()
-    plan = ctx.plan(top_k=top_k, mode=mode)
-    wanted = wanted_metrics(data, metrics, plan.top_k, judge_ is not None)
-    generate = needs_answer(wanted)
-    columns = resolve_columns(ctx, at)
-    evaluation_id = _evaluation_id(ctx, data, plan, wanted, judge_, generate)
-    versions = list(dict.fromkeys(c.version for c in columns))
-    done = _read_back(ctx, evaluation_id, versions)
-    todo = [v for v in versions if v not in done]
+    e = _Evaluation(ctx, dataset, at, mode, top_k, metrics, judge)
+    done = _read_back(ctx, e.evaluation_id, e.versions)
+    todo = [v for v in e.versions if v not in done]
     if todo:
-        done.update(_search(ctx, data, plan, wanted, judge_, generate, evaluation_id, todo))
-    return _matrix(ctx, data, plan, wanted, evaluation_id, columns, done, len(todo), len(versions) - len(todo))
+        done.update(_search(ctx, e.data, e.plan, e.metrics, e.judge, e.generate, e.evaluation_id, todo))
+    return e.matrix(done, len(todo))
+
+
+def logged_matrix(
+    ctx: Context,
+    dataset: Any,
+    *,
+    at: str | Sequence[At] | At = "snapshots",
+    mode: str | None = None,
+    top_k: int | None = None,
+    metrics: Sequence[str] | None = None,
+    judge: Any = None,
+) -> HistoryMatrix:
+    """The matrix ``evaluate`` logged for these arguments, read back: it searches, logs and
+    calls no model; a version not evaluated yet is a NotFoundError that says so."""
+    e = _Evaluation(ctx, dataset, at, mode, top_k, metrics, judge)
+    done = _read_back(ctx, e.evaluation_id, e.versions)
+    todo = [v for v in e.versions if v not in done]
+    if todo:
+        listed = ", ".join(map(str, todo[:10])) + (" ..." if len(todo) > 10 else "")
+        raise NotFoundError(
+            f"{e.data.name!r} has not been evaluated with this plan at version(s) {listed}; evaluate it "
+            "first (proj.evaluate, `ragtt eval`, POST /evaluate)"
+        )
+    return e.matrix(done, 0)
+
+
+class _Evaluation:
+    """What ``evaluate``'s arguments name: the dataset, plan, metrics, columns and the
+    evaluation's id (a hash of them), checked before anything is read or searched."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        dataset: Any,
+        at: str | Sequence[At] | At,
+        mode: str | None,
+        top_k: int | None,
+        metrics: Sequence[str] | None,
+        judge: Any,
+    ) -> None:
+        self.ctx = ctx
+        self.data = as_dataset(dataset)
+        self.judge = as_judge(judge)
+        ctx.check_embedder()
+        self.plan = ctx.plan(top_k=top_k, mode=mode)
+        self.metrics = wanted_metrics(self.data, metrics, self.plan.top_k, self.judge is not None)
+        self.generate = needs_answer(self.metrics)
+        self.columns = resolve_columns(ctx, at)
+        self.evaluation_id = _evaluation_id(ctx, self.data, self.plan, self.metrics, self.judge, self.generate)
+        self.versions = list(dict.fromkeys(c.version for c in self.columns))
+
+    def matrix(self, done: dict[int, list[dict[str, Any]]], computed: int) -> HistoryMatrix:
+        reused = len(self.versions) - computed
+        return _matrix(
+            self.ctx, self.data, self.plan, self.metrics, self.evaluation_id, self.columns, done, computed, reused
+        )
 
 
 def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:

@@ -6,9 +6,10 @@ renders each with a small model shim (``js/src/model_shim.js``) whose state come
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
 overlay's page requests, the history matrix's diffs and timelines past its state's bound)
-goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model evaluates
-``dataset`` (a path on the server, as ``POST /evaluate`` takes it) ``at`` the versions asked
-for: the dashboard posts ``/evaluate`` first, so this reads the matrix back from the log.
+goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model is the matrix
+``POST /evaluate`` logged for ``dataset`` (a path on the server, confined as that verb's is)
+``at`` the versions asked for, read back from the log: a GET evaluates nothing (a matrix not
+evaluated yet is a 404), so the dashboard posts ``/evaluate`` first.
 
 The page and its static files hold no project data and need no token (a browser cannot
 send one on navigation); every ``/ui/api`` route is guarded like the REST routes, and the

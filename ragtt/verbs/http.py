@@ -108,6 +108,9 @@ class Projects:
             return self._run(verb, self.reopen(proj), values)
 
     def _run(self, verb: Verb, proj: Project, values: dict[str, Any]) -> Any:
+        from ragtt.verbs.paths import confine_args
+
+        values = confine_args(verb, values, self.path)  # a client's paths name the server's files
         if verb.writes_index:
             with self.write_lock:
                 return verb.run(proj, values)

@@ -149,11 +149,14 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
         return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-    if widget == "history_matrix":  # evaluates `dataset` (a path on the server) at the versions asked for
+    if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
+        from ragtt.verbs.paths import confined_path, server_roots
+
         at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
         named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
         versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
-        matrix = proj.evaluate(need("dataset"), at=named or versions)
+        dataset = confined_path(need("dataset"), server_roots(proj.path), what="the history matrix's dataset")
+        matrix = proj.logged_matrix(dataset, at=named or versions)
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 

@@ -28,9 +28,10 @@ TEXTS = {
 }
 
 
-def call_every_verb(call: Callable[..., Any], home: Path) -> None:
+def call_every_verb(call: Callable[..., Any], home: Path, project: Path) -> None:
     """Every verb once or more, on a small history (two versions, snapshots, runs), through
-    ``call(verb, **values)``, a front end's way of calling it (files written under ``home``)."""
+    ``call(verb, **values)``, a front end's way of calling it (files written under ``home``;
+    the question set a server evaluates lies in its ``project`` folder, where servers read)."""
     call("ingest", texts=TEXTS)
     call("snapshot", label="first")
     call("snapshot", label="again-{version}", if_changed=True)  # unchanged: null
@@ -49,7 +50,7 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("events", type=["query.received"])
     call("snapshots")
     call("export_traces", query_id=now)
-    suite = home / "suite.json"
+    suite = project / "suite.json"
     call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
     call("regression_run", suite=str(suite))
     call("evaluate", dataset=str(suite), at=["first", "second"])

@@ -228,7 +228,7 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         return response.json()
 
     with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder())) as client:
-        call_every_verb(call, home)
+        call_every_verb(call, home, home / "p")
         yield found
 
 
