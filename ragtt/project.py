@@ -523,6 +523,7 @@ class Project:
         top_k: int | None = None,
         metrics: list[str] | None = None,
         judge: str | LiteLLMJudge | None = None,
+        read_only: bool = False,
     ) -> HistoryMatrix:
         """Every question of ``dataset`` at every version ``at`` names, each cell a logged run.
 
@@ -534,27 +535,15 @@ class Project:
         (``ragtt.evaluation.metrics``); ``judge``: a litellm model that grades faithfulness
         and correctness. Evaluating again with the same dataset, plan and metrics reads the
         versions already evaluated back from the log and searches only the new ones.
+        ``read_only``: only that reading back (what a reader, such as a dashboard's GET, may
+        do): nothing is searched, logged or asked of a model, and a version not evaluated yet
+        is a NotFoundError.
         """
         from ragtt.evaluation.run import evaluate
 
-        return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
-
-    def logged_matrix(
-        self,
-        dataset: EvalDataset | str | Path | Any,
-        *,
-        at: str | list[At] | At = "snapshots",
-        mode: str | None = None,
-        top_k: int | None = None,
-        metrics: list[str] | None = None,
-        judge: str | LiteLLMJudge | None = None,
-    ) -> HistoryMatrix:
-        """The matrix ``evaluate`` logged for the same arguments, read back from the log: it
-        searches nothing, logs nothing and calls no model (what a reader, such as a GET of a
-        dashboard, may do). A version not evaluated yet is a NotFoundError."""
-        from ragtt.evaluation.run import logged_matrix
-
-        return logged_matrix(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
+        return evaluate(
+            self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge, read_only=read_only
+        )
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,

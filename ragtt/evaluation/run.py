@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["evaluate", "logged_matrix", "resolve_columns"]
+__all__ = ["evaluate", "resolve_columns"]
 
 _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
@@ -52,37 +52,22 @@ def evaluate(
     top_k: int | None = None,
     metrics: Sequence[str] | None = None,
     judge: Any = None,
+    read_only: bool = False,
 ) -> HistoryMatrix:
+    """``read_only``: the matrix as logged, read back: nothing is searched, logged or asked of
+    a model, and a version not evaluated yet is a NotFoundError."""
     e = _Evaluation(ctx, dataset, at, mode, top_k, metrics, judge)
     done = _read_back(ctx, e.evaluation_id, e.versions)
     todo = [v for v in e.versions if v not in done]
-    if todo:
-        done.update(_search(ctx, e.data, e.plan, e.metrics, e.judge, e.generate, e.evaluation_id, todo))
-    return e.matrix(done, len(todo))
-
-
-def logged_matrix(
-    ctx: Context,
-    dataset: Any,
-    *,
-    at: str | Sequence[At] | At = "snapshots",
-    mode: str | None = None,
-    top_k: int | None = None,
-    metrics: Sequence[str] | None = None,
-    judge: Any = None,
-) -> HistoryMatrix:
-    """The matrix ``evaluate`` logged for these arguments, read back: it searches, logs and
-    calls no model; a version not evaluated yet is a NotFoundError that says so."""
-    e = _Evaluation(ctx, dataset, at, mode, top_k, metrics, judge)
-    done = _read_back(ctx, e.evaluation_id, e.versions)
-    todo = [v for v in e.versions if v not in done]
-    if todo:
+    if todo and read_only:
         listed = ", ".join(map(str, todo[:10])) + (" ..." if len(todo) > 10 else "")
         raise NotFoundError(
             f"{e.data.name!r} has not been evaluated with this plan at version(s) {listed}; evaluate it "
             "first (proj.evaluate, `ragtt eval`, POST /evaluate)"
         )
-    return e.matrix(done, 0)
+    if todo:
+        done.update(_search(ctx, e.data, e.plan, e.metrics, e.judge, e.generate, e.evaluation_id, todo))
+    return e.matrix(done, len(todo))
 
 
 class _Evaluation:

@@ -156,7 +156,7 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
         named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
         versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
         dataset = confined_path(need("dataset"), server_roots(proj.path), what="the history matrix's dataset")
-        matrix = proj.logged_matrix(dataset, at=named or versions)
+        matrix = proj.evaluate(dataset, at=named or versions, read_only=True)  # a GET: reads back only
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 
