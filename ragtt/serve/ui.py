@@ -33,6 +33,8 @@ from ragtt.verbs import dumps
 from ragtt.views.dashboard import WIDGETS, logged_queries, widget_model, widget_reply, wire
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragtt.project import Project
 
 __all__ = ["UI_CSP", "router", "wire"]
@@ -77,7 +79,7 @@ def _guarded(call: Callable[[], Any]) -> Any:
         raise HTTPException(400, str(exc)) from None
 
 
-def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRouter:
+def router(get_project: Callable[[], Project], guard: list[Depends], files_root: Path | None = None) -> APIRouter:
     """The dashboard's routes: the page, its static files, and the guarded ``/ui/api``."""
     from ragtt.views import static_file
 
@@ -139,7 +141,7 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
             "at": at,
             "metric": metric,
         }
-        return _json(_guarded(lambda: widget_model(get_project(), widget, args)))
+        return _json(_guarded(lambda: widget_model(get_project(), widget, args, files_root=files_root)))
 
     @api.post("/model/{widget}/msg")
     def message(widget: str, msg: Message) -> Response:

@@ -223,7 +223,8 @@ class DashboardHandler(Base):
                 return board.versions(proj)
             if what == "sources":
                 return board.sources(proj)
-            return board.wire(board.widget_model(proj, widget or "", args))
+            root = self.backend.pool(resolve_project(self.backend.root, project)).files_root
+            return board.wire(board.widget_model(proj, widget or "", args, files_root=root))
 
         await self.guarded(read, self.answer)
 

@@ -112,7 +112,7 @@ def test_every_verb_answers_with_credentials(served: dict[str, Any]) -> None:
             found[verb] = found.get(verb, 0) + 1
             return response.json()
 
-        call_every_verb(call, served["home"], served["root"] / "scratch")
+        call_every_verb(call, served["home"])
         assert set(found) == set(VERBS)
         for method, url in every_route(served):  # the Flask project's routes, as the 403 test asks them
             body = {"args": {}, "content": {}} if url.endswith("/msg") else None
