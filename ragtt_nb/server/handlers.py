@@ -43,6 +43,7 @@ class Backend:
         self,
         root: Path,
         *,
+        files_root: str | Path,
         read_only: bool,
         named: list[str],
         depth: int,
@@ -50,6 +51,7 @@ class Backend:
         embedder: Any,
     ) -> None:
         self.root = root
+        self.files_root = files_root
         self.read_only = read_only
         self.named = named
         self.depth = depth
@@ -62,7 +64,7 @@ class Backend:
     def pool(self, folder: Path) -> Projects:
         with self._lock:
             if folder not in self._pools:
-                self._pools[folder] = Projects(folder, self.embedder)
+                self._pools[folder] = Projects(folder, self.embedder, self.files_root)
             return self._pools[folder]
 
     def projects(self) -> list[str]:
