@@ -136,36 +136,41 @@ def test_ragttignore_and_files_still_being_written(tmp_path: Path) -> None:
         assert len(proj.snapshots()) >= 3
 
 
+def _cli(project: Path, docs: Path) -> Callable[[], subprocess.Popen[str]]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    command = [sys.executable, "-m", "ragtt.cli", "--project", str(project), "--embedder", "hash"]
+    command += ["watch", str(docs), "--debounce", "0.3s"]
+    return lambda: subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _start_big_batch(project: Path, docs: Path, release: Path) -> None:
+    """Write a batch big enough to be interrupted inside (many pages, each embedded and
+    written) and return when its first table data file appears (its intent is staged, its
+    version not yet committed)."""
+
+    def data_files() -> set[Path]:
+        return {f for f in (project / "lancedb").rglob("*") if f.parent.name == "data"}
+
+    before = data_files()
+    body = (release / "docs" / "config.rst").read_text()
+    for i in range(200):
+        (docs / f"copy-{i}.rst").write_text(f"Copy {i}\n\n{body}")
+    wait_until(lambda: bool(data_files() - before), "the batch's table write")
+
+
 def test_cli_watch_killed_mid_batch_converges_on_restart(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     project = tmp_path / "proj"
     release = flask_releases()[-1]
     mirror_into(release, docs)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    command = [sys.executable, "-m", "ragtt.cli", "--project", str(project), "--embedder", "hash"]
-    command += ["watch", str(docs), "--debounce", "0.3s"]
-
-    def start() -> subprocess.Popen[str]:
-        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
+    start = _cli(project, docs)
     first = start()
     try:
         assert first.stdout is not None
         line = first.stdout.readline()  # the catch-up's line (blocks until it is written)
         assert "catch-up v" in line, line + first.stderr.read() if first.stderr else line
-
-        # a batch big enough to be killed inside: many pages, each embedded and written; the
-        # kill comes when the batch's first table data file appears (its intent is staged, its
-        # version not yet committed)
-        def data_files() -> set[Path]:
-            return {f for f in (project / "lancedb").rglob("*") if f.parent.name == "data"}
-
-        before = data_files()
-        body = (release / "docs" / "config.rst").read_text()
-        for i in range(200):
-            (docs / f"copy-{i}.rst").write_text(f"Copy {i}\n\n{body}")
-        wait_until(lambda: bool(data_files() - before), "the batch's table write")
+        _start_big_batch(project, docs, release)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=WAIT_S)
     finally:
@@ -186,3 +191,32 @@ def test_cli_watch_killed_mid_batch_converges_on_restart(tmp_path: Path) -> None
     with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         assert proj.verify().ok
         assert indexed(proj) == files_of(docs)
+
+
+def test_cli_ctrl_c_mid_batch_finishes_the_batch(tmp_path: Path) -> None:
+    """Ctrl-C while a batch is written: the batch finishes and prints its line, then the
+    watch ends (on Python 3.11 a Ctrl-C during ``Thread.join`` marks the thread stopped, and
+    the CLI used to exit with the batch half-written)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    project = tmp_path / "proj"
+    release = flask_releases()[-1]
+    watcher = _cli(project, docs)()
+    try:
+        assert watcher.stdout is not None
+        assert "catch-up" in watcher.stdout.readline()
+        _start_big_batch(project, docs, release)
+        watcher.send_signal(signal.SIGINT)
+        out, err = watcher.communicate(timeout=WAIT_S)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+    assert watcher.returncode == 0, err
+    assert "batch v" in out and "+copy-" in out, out + err  # the batch in progress was finished, and said so
+    assert "stopping after the batch in progress" in err
+    with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        assert proj.verify().ok
+        # what the finished batch wrote is in the index, exactly as on disk (changes that came
+        # after the Ctrl-C wait for the next start's catch-up)
+        now = indexed(proj)
+        assert now and now.items() <= files_of(docs).items()
