@@ -28,9 +28,10 @@ os.environ.setdefault("RUST_LOG", "error")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import common  # noqa: E402
+
 import ragtt  # noqa: E402
 
-FLASK = HERE.parents[1] / "shared" / "corpora" / "evolving" / "flask"
 TARGET = 1.5
 POLL_S = 0.02
 WAIT_S = 120.0
@@ -38,7 +39,7 @@ WAIT_S = 120.0
 
 def _folder(into: Path, releases: int) -> None:
     """Flask's docs at its first ``releases`` releases, a subfolder each, or 60 synthetic pages."""
-    found = sorted(p for p in FLASK.iterdir() if p.is_dir()) if FLASK.is_dir() else []
+    found = common.flask_releases()
     into.mkdir(parents=True)
     for release in found[:releases]:
         shutil.copytree(release, into / release.name)
