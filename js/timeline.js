@@ -300,7 +300,17 @@ function decode(data) {
     focal,
     names,
     shortOf: new Map(labels.map((l, i) => [l, short[i]])),
-    layout: { auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x) },
+    layout: {
+      auto: lay.auto,
+      first: lay.first,
+      slots: lay.slots,
+      bounds: typed(lay.bounds),
+      eventX: typed(lay.event_x),
+      runs: typed(lay.runs),
+      warpPos: typed(lay.warp_pos),
+      warpX: typed(lay.warp_x),
+      width: lay.width
+    },
     versions: typed(data.versions.version),
     vt: typed(data.versions.t),
     ops: data.versions.operation,
@@ -325,6 +335,28 @@ function posOfTicks(layout, ticks) {
   for (let k = 0; k < slots; k++) if (b[k] <= ticks) j = k;
   const w = b[j + 1] - b[j];
   return j + (w > 0 ? Math.max(0, Math.min(1, (ticks - b[j]) / w)) : 0);
+}
+function warp(from, to, v) {
+  let lo = 0, hi = from.length - 1;
+  if (v <= from[0]) return to[0];
+  if (v >= from[hi]) return to[hi];
+  while (hi - lo > 1) {
+    const mid = lo + hi >> 1;
+    if (from[mid] <= v) lo = mid;
+    else hi = mid;
+  }
+  const w = from[hi] - from[lo];
+  return to[lo] + (w > 0 ? (v - from[lo]) / w * (to[hi] - to[lo]) : 0);
+}
+function runAt(layout, j) {
+  const r = layout.runs;
+  let lo = 0, hi = r.length / 2;
+  while (lo < hi) {
+    const mid = lo + hi >> 1;
+    if (r[2 * mid + 1] <= j) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < r.length / 2 && r[2 * lo] <= j ? [r[2 * lo], r[2 * lo + 1]] : null;
 }
 function ticksOfPos(layout, pos) {
   const b = layout.bounds;
@@ -449,8 +481,14 @@ function span(d) {
 var plotW = (V) => Math.max(40, V.scroller.clientWidth - LABEL_W - 2 * PAD);
 var xOf = (V, ticks) => LABEL_W + PAD + (ticks - V.tLo) / (V.tHi - V.tLo) * plotW(V);
 var ticksAt = (V, x) => Math.max(V.tLo, Math.min(V.tHi, V.tLo + (x - LABEL_W - PAD) / plotW(V) * (V.tHi - V.tLo)));
-var xOfP = (V, pos) => LABEL_W + PAD + pos / V.d.layout.slots * plotW(V);
-var posAt = (V, x) => Math.max(0, Math.min(V.d.layout.slots, (x - LABEL_W - PAD) / plotW(V) * V.d.layout.slots));
+var xOfP = (V, pos) => {
+  const l = V.d.layout;
+  return LABEL_W + PAD + warp(l.warpPos, l.warpX, pos) / l.width * plotW(V);
+};
+var posAt = (V, x) => {
+  const l = V.d.layout;
+  return Math.max(0, Math.min(l.slots, warp(l.warpX, l.warpPos, (x - LABEL_W - PAD) / plotW(V) * l.width)));
+};
 var versionX = (V, i) => mode(V) === "time" ? xOf(V, V.d.vt[i]) : xOfP(V, V.d.layout.first + i);
 var eventX = (V, i) => mode(V) === "time" ? xOf(V, V.d.et[i]) : xOfP(V, V.d.layout.eventX[i]);
 var cursorX = (V) => mode(V) === "time" ? xOf(V, V.cursorT) : xOfP(V, V.cursorP);
@@ -576,13 +614,56 @@ function drawLanes(V, g, c, rowList, w) {
     g.save();
     g.globalAlpha = 0.35;
     g.fillStyle = c.grid;
-    for (let j = V.d.layout.first; j < V.d.layout.slots; j += 2) {
+    const lay = V.d.layout;
+    for (let j = lay.first; j < lay.slots; j += 2) {
+      const run = runAt(lay, j);
+      if (run) {
+        j = run[1] - 1 + (run[1] - j) % 2;
+        continue;
+      }
       g.fillRect(xOfP(V, j), 0, xOfP(V, j + 1) - xOfP(V, j), lanes * ROW);
     }
     g.restore();
+    drawRuns(V, g, c, lanes);
   }
   g.fillStyle = c.grid;
-  for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
+  const versionsAxis = mode(V) === "versions";
+  for (let i = 0; i < V.d.vt.length; i++) {
+    if (versionsAxis && runAt(V.d.layout, V.d.layout.first + i)) continue;
+    g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
+  }
+}
+function drawRuns(V, g, c, lanes) {
+  const lay = V.d.layout, r = lay.runs, out = [];
+  g.save();
+  for (let k = 0; k < r.length; k += 2) {
+    const x0 = xOfP(V, r[k]), x1 = xOfP(V, r[k + 1]), h = lanes * ROW;
+    g.fillStyle = c.bg;
+    g.fillRect(x0, 0, x1 - x0, h);
+    g.strokeStyle = c.grid;
+    g.lineWidth = 1;
+    g.beginPath();
+    g.rect(x0, 0, x1 - x0, h);
+    g.clip();
+    for (let y = -Math.ceil(x1 - x0); y < h; y += 4) {
+      g.moveTo(x0, y);
+      g.lineTo(x1, y + (x1 - x0));
+    }
+    g.stroke();
+    g.restore();
+    g.save();
+    g.fillStyle = c.dim;
+    g.fillRect(Math.round(x0), 0, 1, h);
+    g.fillRect(Math.round(x1) - 1, 0, 1, h);
+    out.push({
+      from: V.d.versions[r[k] - lay.first],
+      to: V.d.versions[r[k + 1] - 1 - lay.first],
+      x0: Math.round(x0 * 10) / 10,
+      x1: Math.round(x1 * 10) / 10
+    });
+  }
+  g.restore();
+  V.root.dataset.compressed = JSON.stringify(out);
 }
 function placeSnapshotLabels(V, g, c, w) {
   const d = V.d, current = d.versions[V.index];
@@ -626,7 +707,8 @@ function drawAxisLabels(V, g, c, w, lanes) {
   g.fillStyle = c.dim;
   const axisMarks = versionsAxis ? [
     ...d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : [],
-    ...Array.from(d.versions, (v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) }))
+    ...Array.from(d.versions, (v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) })).filter((_, i) => !runAt(d.layout, d.layout.first + i)),
+    ...runMarks(V)
   ] : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
   const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
   const y = lanes * ROW + 9;
@@ -636,6 +718,11 @@ function drawAxisLabels(V, g, c, w, lanes) {
   }
   for (const b of axisBoxes) g.fillText(b.text, b.x0, y);
   V.root.dataset.axisLabels = JSON.stringify(axisBoxes.map((b) => b.text));
+}
+function runMarks(V) {
+  const r = V.d.layout.runs, out = [];
+  for (let k = 0; k < r.length; k += 2) out.push({ x: xOfP(V, r[k]), text: `⋯ ${(r[k + 1] - r[k]).toLocaleString("en")}` });
+  return out;
 }
 function drawClaims(V, g, c, laneOfClaim, w) {
   const k = V.d.claims;
@@ -830,8 +917,9 @@ function hover(V, x, y) {
     if (near) tip = `snapshot ${near.label} (v${near.version})`;
   }
   if (!tip && mode(V) === "versions" && x >= LABEL_W) {
-    const i = Math.min(d.layout.slots - 1, Math.floor(posAt(V, x))) - d.layout.first;
-    tip = i < 0 ? "before the first index version" : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
+    const slot = Math.min(d.layout.slots - 1, Math.floor(posAt(V, x)));
+    const i = slot - d.layout.first, run = runAt(d.layout, slot);
+    tip = i < 0 ? "before the first index version" : run ? `v${d.versions[run[0] - d.layout.first]} to v${d.versions[run[1] - 1 - d.layout.first]}: ${run[1] - run[0]} versions with no snapshot or query (compressed) · at the pointer ` + versionLabel(d.versions[i], d.names) : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
   }
   if (V.scroller.title !== tip) V.scroller.title = tip;
 }
