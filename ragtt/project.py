@@ -694,9 +694,10 @@ class Project:
     def trace(self, query_id: str) -> pl.DataFrame:
         """Every event of one query or replay, in order."""
         from ragtt.retention import pruned_error
-        from ragtt.timetravel.run import check_query_id
+        from ragtt.timetravel.run import resolve_query_id
 
-        frame = self._ctx.log.frame(query_id=check_query_id(query_id))
+        query_id = resolve_query_id(self._ctx, query_id)
+        frame = self._ctx.log.frame(query_id=query_id)
         if frame.is_empty():
             pruned = pruned_error(self._ctx, query_id)
             if pruned is not None:

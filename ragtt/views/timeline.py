@@ -214,7 +214,7 @@ def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int)
 
 def _focal(proj: Any, query_id: str) -> _Focal:
     run = proj.run(query_id)  # raises NotFoundError for an unknown id
-    return _Focal(query_id, run.query, run.index_version, run.plan)
+    return _Focal(run.query_id, run.query, run.index_version, run.plan)
 
 
 def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:
