@@ -5,6 +5,7 @@ started."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from pathlib import Path
@@ -137,3 +138,49 @@ def test_close_stops_what_the_project_started(tmp_path: Path, kind: str) -> None
     assert handle.running
     proj.close()
     assert not handle.running
+
+
+def test_snapshot_every_parses_durations_and_counts() -> None:
+    from datetime import timedelta
+
+    from ragtt.errors import ConfigError
+    from ragtt.feeds.watch import parse_snapshot_every
+
+    assert parse_snapshot_every("1h") == timedelta(hours=1)
+    assert parse_snapshot_every("12") == parse_snapshot_every(12) == 12
+    assert parse_snapshot_every(None) is None
+    for bad in (0, "0", "soon", True):
+        with pytest.raises(ConfigError):
+            parse_snapshot_every(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("every", [2, "1.5s"])
+def test_snapshots_on_a_schedule_during_a_watch(tmp_path: Path, every: int | str) -> None:
+    """Every 2nd version the watch makes, or the first version made 1.5 s after the last
+    snapshot (the watch's start counts as one)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        handle = proj.watch(docs, debounce="0.2s", snapshot_every=every)
+        try:
+            wait_until(lambda: len(handle.batches) >= 1, "the catch-up")
+            for i in range(4):
+                (docs / f"page-{i}.md").write_text(f"page {i}")
+                wait_until(lambda i=i: f"page-{i}.md" in indexed(proj), f"page {i}")
+            if every == "1.5s":
+                time.sleep(1.6)
+                (docs / "late.md").write_text("after the pause")
+                wait_until(lambda: "late.md" in indexed(proj), "the late page")
+        finally:
+            handle.stop()
+        made = [b for b in handle.batches if b.changed]
+        snapped = [b.snapshot for b in made]
+        assert all(s is None or s.startswith("watch-") for s in snapped)
+        if every == 2:  # the catch-up made no version (an empty folder): pages 1 and 3 are snapshotted
+            assert [s is not None for s in snapped] == [False, True, False, True]
+        else:  # never two snapshots within 1.5 s; the late page, after the pause, gets one
+            times = [b.at for b in made if b.snapshot]
+            assert all((b - a).total_seconds() >= 1.4 for a, b in itertools.pairwise(times))
+            assert snapped[-1] is not None
+        labels = {s.label for s in proj.snapshots()}
+        assert {s for s in snapped if s} <= labels
