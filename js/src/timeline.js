@@ -342,6 +342,7 @@ function draw(V) {
     else if (row.kind === "claim") laneOfClaim.set(row.key, i);
   });
   drawClaims(V, g, c, laneOfClaim, w);
+  const folded = mode(V) === "versions" && d.layout.runs.length > 0;
   for (let i = 0; i < d.kind.length; i++) {
     const k = d.kind[i];
     let lane, color;
@@ -349,8 +350,12 @@ function draw(V) {
     else if (k === KIND.SNAPSHOT) { lane = 1; color = c.snapshot; }
     else { lane = laneOfDoc.get(d.lane[i]); color = k === KIND.REMOVE ? c.remove : c.ingest; if (lane === undefined) continue; }
     g.fillStyle = color;
+    // inside a compressed segment the marks of hundreds of versions overlap: drawn faint, so
+    // the segment's hatching shows through
+    g.globalAlpha = folded && runAt(d.layout, Math.floor(d.layout.eventX[i])) ? 0.3 : 1;
     g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
+  g.globalAlpha = 1;
   drawSnapshotLabels(V, g, c);
   drawAxisLabels(V, g, c, w, lanes);
   V.cursor.style.height = `${lanes * ROW}px`;
