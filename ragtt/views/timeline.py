@@ -189,7 +189,12 @@ def epoch_ms(column: pl.Series) -> np.ndarray:
 
 
 def _kept_slots(
-    versions: list[int], first: int, kinds: list[int], event_versions: list[int], labels: dict[int, str], focal: int | None
+    versions: list[int],
+    first: int,
+    kinds: list[int],
+    event_versions: list[int],
+    labels: dict[int, str],
+    focal: int | None,
 ) -> set[int]:
     """The version axis's slots that compression never folds away: the first and last
     versions, the labelled ones, the focal query's, and those with a snapshot, query or replay."""
