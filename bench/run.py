@@ -70,6 +70,7 @@ OTHER_BENCHES = {
     "bench_verify.py": ([], ["--quick"]),  # issue 31: hashing on ingest, verify() and verify(deep=True) costs
     "bench_eval.py": ([], ["--quick"]),  # issue 26: the history matrix vs replay_text; 1,000 versions vs 10
     "bench_watch.py": ([], ["--quick"]),  # ragtt watch: last write to queryable vs debounce + 1.5x one ingest
+    "bench_federation.py": ([], ["--quick"]),  # issue 29: a federated query over 3 members, and its replay
 }
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
     from ragtt.generate import Generation
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "last_query",
     "load_run",
     "record",
+    "resolve_in_log",
     "resolve_pair",
     "resolve_query_id",
     "run_events",
@@ -226,13 +228,18 @@ def resolve_query_id(ctx: Context, query_id: object) -> str:
     id begins with it (a unique prefix of at least four hex digits, as git takes a commit's).
     An ambiguous prefix is a NotFoundError that lists the candidates; an unknown id is returned
     as given, for the caller's own "no such run" error."""
+    return resolve_in_log(ctx.log, query_id)
+
+
+def resolve_in_log(log: EventLog, query_id: object) -> str:
+    """``resolve_query_id`` in any log with runs (a federation's too)."""
     from ragtt.errors import NotFoundError
 
     query_id = check_query_id(query_id)
     wanted = query_id.strip().casefold()
     if not _SHORTEST_PREFIX <= len(wanted) < _FULL_ID or any(ch not in "0123456789abcdef" for ch in wanted):
         return query_id
-    found = ctx.log.query_ids_starting(wanted, limit=_SHOWN + 1)
+    found = log.query_ids_starting(wanted, limit=_SHOWN + 1)
     if not found:
         return query_id
     if len(found) == 1:
