@@ -233,6 +233,7 @@ def layout_wire(
     with its compression (``axis_warp``): ``keep`` holds the slots it must not fold (None: no
     compression, an identity warp)."""
     slots = len(bounds) - 1
+    runs: list[int]
     if keep is None:
         runs, warp_pos, warp_x = [], [0.0, float(slots)], [0.0, float(slots)]
     else:
