@@ -57,7 +57,7 @@ _Run = TypeVar("_Run", bound=QueryResult)
 _Handle = TypeVar("_Handle", bound="Background")
 
 
-@guarded
+@guarded(lambda self: self._ctx)  # the context that damage is named against
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 

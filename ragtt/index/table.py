@@ -431,6 +431,10 @@ class ChunkTable:
 
     # -- files ------------------------------------------------------------------------------
 
+    def sibling(self, table_name: str) -> ChunkTable:
+        """The table ``table_name`` in the same folder or bucket, reached with the same options."""
+        return ChunkTable(self.folder, table_name, storage_options=self._storage_options, cache=self._cache)
+
     def files(self) -> TableFiles:
         """The table's files, where they are (its folder or the object store)."""
         from ragtt.index.files import TableFiles
@@ -471,17 +475,6 @@ class ChunkTable:
                 strict=True,
             )
         )
-
-    def digests(self, names: list[str]) -> list[FileRecord | None]:
-        """Size and SHA-256 of each file (None: gone): on object storage from the index cache's
-        whole copy where it holds one, else downloaded."""
-        if self._cache is None:
-            return self.files().digests(names)
-        folder = self._cache.folder_for(str(self.folder), self._storage_options)
-        cached = {n: self._cache.cached_digest(folder, self.table_name, n) for n in names}
-        rest = [n for n in names if cached[n] is None]
-        fetched = dict(zip(rest, self.files().digests(rest), strict=True))
-        return [cached[n] or fetched[n] for n in names]
 
     def added_files(self, base: int, versions: list[int]) -> list[FileRecord]:
         """Size and SHA-256 of every file ``versions`` (all after ``base``) added: what they
