@@ -38,7 +38,7 @@ import common  # noqa: E402
 
 import ragtt  # noqa: E402
 
-FLASK = HERE.parents[1] / "shared" / "corpora" / "evolving" / "flask"
+FLASK = common.FLASK
 MATRIX_TARGET = 0.3
 CELL_TARGET = 1.3
 MEMORY_TARGET = 1.3
