@@ -214,12 +214,12 @@ function evaluation(ui) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     if (!dataset.value.trim()) return;
+    const args = { dataset: dataset.value.trim(), at: at.value.trim() || "snapshots" };
     try {
       say(ui, "Evaluating…");
-      const body = { dataset: dataset.value.trim(), at: [at.value.trim() || "snapshots"] };
-      const res = await api("/evaluate", { method: "POST", body: JSON.stringify(body) });
+      const res = await api("/evaluate", { method: "POST", body: JSON.stringify({ dataset: args.dataset, at: [args.at] }) });
       say(ui, `Evaluated ${res.questions.length} questions at ${res.columns.length} versions.`);
-      await mount(ui, "history_matrix", { evaluation: res.evaluation_id });  // read back by the GET
+      await mount(ui, "history_matrix", args);
     } catch (err) { say(ui, String(err), true); }
   });
   return form;

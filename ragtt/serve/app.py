@@ -196,7 +196,7 @@ def create_app(
                 response_class=HTMLResponse,
             )
     app.include_router(docs.router(app.title, app.openapi))
-    app.include_router(ui.router(pool.get, guard))
+    app.include_router(ui.router(pool.get, guard, pool.files_root))
     return app
 
 

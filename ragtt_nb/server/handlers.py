@@ -43,6 +43,7 @@ class Backend:
         self,
         root: Path,
         *,
+        files_root: str | Path,
         read_only: bool,
         named: list[str],
         depth: int,
@@ -50,6 +51,7 @@ class Backend:
         embedder: Any,
     ) -> None:
         self.root = root
+        self.files_root = files_root
         self.read_only = read_only
         self.named = named
         self.depth = depth
@@ -62,7 +64,7 @@ class Backend:
     def pool(self, folder: Path) -> Projects:
         with self._lock:
             if folder not in self._pools:
-                self._pools[folder] = Projects(folder, self.embedder)
+                self._pools[folder] = Projects(folder, self.embedder, self.files_root)
             return self._pools[folder]
 
     def projects(self) -> list[str]:
@@ -229,7 +231,7 @@ class DashboardHandler(Base):
     async def get(self, project: str, what: str, widget: str | None = None) -> None:
         from ragtt.views import dashboard as board
 
-        names = ("query_id", "left", "right", "a", "b", "query", "source", "evaluation", "metric")
+        names = ("query_id", "left", "right", "a", "b", "query", "source", "dataset", "at", "evaluation", "metric")
         args = {k: self.get_query_argument(k, None) for k in names}
 
         def read() -> str:
@@ -249,8 +251,10 @@ class DashboardHandler(Base):
                 return board.sources(proj)
             if what == "evaluations":
                 return proj.evaluations()
+            root = self.backend.pool(resolve_project(self.backend.root, project)).files_root
             # Read-only: a diffed run without an answer is shown without one, not given one.
-            return board.wire(board.widget_model(proj, widget or "", args, generate=not self.read_only()))
+            model = board.widget_model(proj, widget or "", args, files_root=root, generate=not self.read_only())
+            return board.wire(model)
 
         await self.guarded(read, self.send)
 

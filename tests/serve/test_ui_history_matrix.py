@@ -25,7 +25,7 @@ from tests.serve.conftest import live, notebook_modules_after
 def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("ui-hm")
     project = build_flask(root / "proj")
-    questions = root / "questions.jsonl"
+    questions = project / "questions.jsonl"  # in the project folder: where a server reads a client's paths
     questions.write_text("".join(json.dumps(row) + "\n" for row in DATASET), encoding="utf-8")
     return {"path": project, "questions": questions}
 
@@ -86,21 +86,19 @@ def test_the_message_route_answers_what_a_state_left_out(evaluated: dict[str, An
     with TestClient(app) as client:
         content = {"type": "diff", "key": "k", "left": ids[0][0], "right": ids[0][3]}
         replies = client.post(
-            "/ui/api/model/history_matrix/msg", json={"args": {"evaluation": "x"}, "content": content}
+            "/ui/api/model/history_matrix/msg", json={"args": {"dataset": "x"}, "content": content}
         ).json()
         (reply,) = replies
         assert reply["content"]["key"] == "k" and reply["content"]["right"] == ids[0][3]
         assert reply["buffers"] and all(set(b) == {"$buffer"} for b in reply["buffers"])
         assert reply["content"]["data"]["chunks"]["rank_left"]["view"] == {"$ref": 0}
-        bad = client.get("/ui/api/model/history_matrix?evaluation=eval-none")
-        assert bad.status_code == 404 and "eval-none" in bad.json()["detail"]
+        bad = client.get("/ui/api/model/history_matrix?dataset=/no/such/file.jsonl")
+        assert bad.status_code == 400 and "no/such/file.jsonl" in bad.json()["detail"]
         assert client.get("/ui/api/model/history_matrix").status_code == 422
 
 
 def test_the_route_imports_no_notebook_stack(evaluated: dict[str, Any]) -> None:
-    with ragtt.Project.open(evaluated["path"], embedder=ragtt.HashEmbedder(), progress=False) as proj:
-        evaluation = proj.evaluate(evaluated["questions"]).evaluation_id
-    gets = [f"/ui/api/model/history_matrix?evaluation={evaluation}"]
+    gets = [f"/ui/api/model/history_matrix?dataset={evaluated['questions']}"]
     assert notebook_modules_after(evaluated["path"], gets) == []
 
 
