@@ -1,17 +1,20 @@
 // Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
-// per widget, js/<widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into js/<widget>.css
+// per widget, <widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into <widget>.css
 // (with the CSS of the widgets it shows inside itself, OPENS);
-// the same for the /ui dashboard page (js/dashboard.js, js/dashboard.css).
-// The outputs are checked in: the wheel, reports and anywidget's hot reload read them, and
-// no Node is needed to use ragtt.
+// the same for the /ui dashboard page (dashboard.js, dashboard.css).
+// The outputs go into the package, ragtt/views/static/ (git-ignored, shipped in the wheel:
+// pyproject's ensured-targets fail a wheel that lacks one), where the notebook widgets,
+// `ragtt serve`'s /ui and reports load them; js/ holds sources only. ANYWIDGET_HMR=1 reloads
+// a widget when this build rewrites its bundle.
 //   node js/build.mjs           rebuild
-//   node js/build.mjs --check   exit 1 (naming the files) when a checked-in output is stale
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
+//   node js/build.mjs --check   exit 1 (naming the files) when a built output is missing or stale
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 
 const JS = dirname(fileURLToPath(import.meta.url));
+const OUT = join(JS, "..", "ragtt", "views", "static");
 const WIDGETS = ["timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix"];
 const SHARED_CSS = ["panel.css", "chunk_card.css"];
 // A widget that renders other widgets' views in itself carries their CSS too.
@@ -36,14 +39,15 @@ async function outputs() {
 
 const check = process.argv.includes("--check");
 const stale = [];
+if (!check) mkdirSync(OUT, { recursive: true });
 for (const [file, text] of await outputs()) {
-  const path = join(JS, file);
+  const path = join(OUT, file);
   const now = existsSync(path) ? readFileSync(path, "utf8") : null;
   if (now === text) continue;
-  if (check) stale.push(`js/${file}`);
+  if (check) stale.push(`ragtt/views/static/${file}`);
   else writeFileSync(path, text);
 }
 if (stale.length) {
-  console.error(`stale build outputs (run ./dev build): ${stale.join(", ")}`);
+  console.error(`missing or stale build outputs (run ./dev build): ${stale.join(", ")}`);
   process.exit(1);
 }

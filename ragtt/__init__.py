@@ -83,6 +83,10 @@ _EXPORTS: dict[str, str] = {
     "StreamReport": "ragtt.feeds.stream",
     "WatchBatch": "ragtt.feeds.watch",
     "WatchHandle": "ragtt.feeds.watch",
+    # federation: several projects queried as one
+    "Federation": "ragtt.federation",
+    "FederatedResult": "ragtt.federation",
+    "FederationDiff": "ragtt.federation",
     # process-wide settings, for programs whose main job is ragtt (the CLI and servers call it)
     "tune_process": "ragtt.tuning",
 }
@@ -144,6 +148,9 @@ if TYPE_CHECKING:
     from ragtt.evaluation.dataset import EvalDataset as EvalDataset
     from ragtt.evaluation.judge import LiteLLMJudge as LiteLLMJudge
     from ragtt.evaluation.matrix import HistoryMatrix as HistoryMatrix
+    from ragtt.federation import FederatedResult as FederatedResult
+    from ragtt.federation import Federation as Federation
+    from ragtt.federation import FederationDiff as FederationDiff
     from ragtt.feeds.stream import StreamReport as StreamReport
     from ragtt.feeds.watch import WatchBatch as WatchBatch
     from ragtt.feeds.watch import WatchHandle as WatchHandle

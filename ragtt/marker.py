@@ -16,7 +16,7 @@ from typing import Any
 
 from ragtt.errors import NotAProjectError, ProjectDamagedError
 
-__all__ = ["FORMAT", "MARKER", "Marker", "not_a_project"]
+__all__ = ["FORMAT", "MARKER", "Marker", "not_a_project", "write_atomic"]
 
 MARKER = "ragtt.json"
 FORMAT = 1
@@ -58,19 +58,24 @@ class Marker:
         return replace(self, stores={**self.stores, name: value})
 
     def write(self, folder: Path) -> None:
-        path = folder / MARKER
-        tmp = path.with_name(f".{MARKER}.{os.getpid()}.tmp")
         body = json.dumps({"project_id": self.project_id, "format": self.format, "stores": self.stores}, indent=2)
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(body + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        write_atomic(folder / MARKER, body + "\n")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``path`` whole or not at all: a temporary file renamed over it, then the folder
+    fsynced, so the rename survives a power cut (how markers are written last)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
 
 
 def not_a_project(path: Path) -> NotAProjectError:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ragtt.timetravel.drift import DriftReport
     from ragtt.timetravel.lineage import LineageReport
     from ragtt.timetravel.regression import Regression
-    from ragtt.timetravel.run import LoggedRun
+    from ragtt.timetravel.run import LoggedRun, Run
     from ragtt.timetravel.snapshot_diff import SnapshotDiff
     from ragtt.traces.live import LiveTraces
     from ragtt.verify import VerifyReport
@@ -175,6 +175,11 @@ class Project:
     @property
     def path(self) -> Path:
         return self._ctx.path
+
+    @property
+    def project_id(self) -> str:
+        """The id the project's marker and log carry (a federation records its members' ids)."""
+        return self._marker.project_id
 
     @property
     def config(self) -> PipelineConfig:
@@ -419,10 +424,16 @@ class Project:
     def retrieve_at(self, text: str, version: At, plan: RetrievalPlan | None = None) -> list[RetrievedChunk]:
         """Retrieval only, at any version, through the same path as queries and replays, and
         NOT logged: for views and analyses that sweep many versions (replays are logged)."""
+        return self.retrieve_run(text, version, plan).chunks
+
+    def retrieve_run(self, text: str, version: At, plan: RetrievalPlan | None = None) -> Run:
+        """``retrieve_at`` with what a log records of it: the plan as searched (the version's ANN
+        index and the engines that ranked it), the chunks and the timings; NOT logged here.
+        A federation logs its members' runs in its own log."""
         from ragtt.timetravel.run import execute
 
         ctx = self._ctx
-        return execute(ctx, text, plan or ctx.plan(), ctx.resolve(version), generate=False).chunks
+        return execute(ctx, text, plan or ctx.plan(), ctx.resolve(version), generate=False)
 
     def replay(self, query_id: str, *, generate: bool = False) -> ReplayResult:
         """Re-run a logged query against the exact version and plan it ran with."""
@@ -472,6 +483,13 @@ class Project:
         from ragtt.timetravel.lineage import lineage
 
         return lineage(self._ctx, left_id, right_id)
+
+    def lineage_of(self, left: LoggedRun, right: LoggedRun) -> LineageReport:
+        """``lineage`` of two runs given whole (a federation's record of this member's part of
+        two federated runs), explained from this project's log."""
+        from ragtt.timetravel.lineage import runs_lineage
+
+        return runs_lineage(self._ctx, left, right)
 
     def snapshot_diff(self, a: At, b: At) -> SnapshotDiff:
         """Documents and chunks added, removed and changed between two versions."""
@@ -678,9 +696,10 @@ class Project:
     def trace(self, query_id: str) -> pl.DataFrame:
         """Every event of one query or replay, in order."""
         from ragtt.retention import pruned_error
-        from ragtt.timetravel.run import check_query_id
+        from ragtt.timetravel.run import resolve_query_id
 
-        frame = self._ctx.log.frame(query_id=check_query_id(query_id))
+        query_id = resolve_query_id(self._ctx, query_id)
+        frame = self._ctx.log.frame(query_id=query_id)
         if frame.is_empty():
             pruned = pruned_error(self._ctx, query_id)
             if pruned is not None:

@@ -222,8 +222,9 @@ class RagttMagics(Magics):
             if cmd.run is not None:
                 return cmd.run(self, cmd.parser().parse_args(args))
             ns, verb, values = parse(cmd.parser(), args, cmd.verbs)
-            # With one run named (diff ID last), the core reads 'last' as that question's last run.
-            implied = [values.get("left"), values.get("right")].count("last") == 1
+            # With one run named (diff ID last), the core reads 'last' as that question's last run;
+            # a verb of no project (a federation's) reads 'last' in its own log.
+            implied = [values.get("left"), values.get("right")].count("last") == 1 or verb.alone is not None
             values = {
                 k: self.query_id(v) if k in QUERY_IDS and v == "last" and not implied else v for k, v in values.items()
             }

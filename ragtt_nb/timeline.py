@@ -30,6 +30,7 @@ import traitlets as t
 from ragtt.views.timeline import build, epoch_ms, opening_version
 from ragtt.views.timeline_axis import AXES
 from ragtt.views.timeline_claims import LANE_ENTITY, read_claims
+from ragtt.views.timeline_federation import build_federation
 from ragtt.views.wire import static_file
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class Timeline(anywidget.AnyWidget):
     >>> tl = Timeline(proj, assertions="policy")  # doctest: +SKIP
     >>> tl.claims_at(datetime(2024, 7, 1, tzinfo=UTC))  # ids of the claims valid then
     >>> tl.axis = "versions"    # one equal slot per index version (the header's button toggles it)
+    >>> tl = Timeline(fed, query_id=fres.query_id)  # doctest: +SKIP
+    >>> tl.chunks_at(5)         # a federation: one lane per member, a slot per member version
     """
 
     _esm = static_file("timeline.js")
@@ -64,7 +67,7 @@ class Timeline(anywidget.AnyWidget):
 
     def __init__(
         self,
-        proj: ragtt.Project,
+        proj: ragtt.Project | ragtt.Federation,
         query_id: str | None = None,
         *,
         version: int | None = None,
@@ -73,14 +76,24 @@ class Timeline(anywidget.AnyWidget):
     ) -> None:
         import ragtt
 
-        if not isinstance(proj, ragtt.Project):
-            raise TypeError(f"Timeline takes a ragtt.Project (and optionally a query id); got {type(proj).__name__}")
-        claims = read_claims(proj, assertions) if assertions is not None else None
-        data, versions, results = build(proj, query_id, claims)
+        if isinstance(proj, ragtt.Federation):  # one lane per member; its slots are the members' versions
+            if assertions is not None:
+                raise TypeError("a federation's Timeline has no assertion lanes: Timeline(fed, query_id=...)")
+            data, versions, results = build_federation(proj, query_id)
+            claims, version_s = None, []
+        elif isinstance(proj, ragtt.Project):
+            claims = read_claims(proj, assertions) if assertions is not None else None
+            data, versions, results = build(proj, query_id, claims)
+            version_s = [float(x) for x in epoch_ms(proj.versions()["committed_at"]) / 1000.0]
+        else:
+            raise TypeError(
+                "Timeline takes a ragtt.Project or a ragtt.Federation (and optionally a query id); "
+                f"got {type(proj).__name__}"
+            )
         self._versions = versions
         self._results = results
         self._claims = claims
-        self._version_s = [float(x) for x in epoch_ms(proj.versions()["committed_at"]) / 1000.0]
+        self._version_s = version_s
         start = opening_version(data, versions) if version is None else version
         super().__init__(_data=data, version=start, axis=axis)
 

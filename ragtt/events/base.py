@@ -30,7 +30,14 @@ from ragtt.errors import HistoryError, ProjectBusyError, StoreError
 from ragtt.events.chain import GENESIS, event_hash
 from ragtt.events.sql import dump_json
 from ragtt.events.time import format_ts, parse_ts, utc_now
-from ragtt.events.types import DOCUMENT_INGESTED, DOCUMENT_REMOVED, HISTORY_PRUNED, ONCE_PER_QUERY
+from ragtt.events.types import (
+    DOCUMENT_INGESTED,
+    DOCUMENT_REMOVED,
+    HISTORY_PRUNED,
+    ONCE_PER_QUERY,
+    QUERY_RECEIVED,
+    REPLAY_PREFIX,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -273,6 +280,16 @@ class EventLog(ABC):
                 event = _row_to_event(row)
                 found[event.query_id or ""].append(event)
         return found
+
+    def query_ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """The ids of logged queries and replays that begin with ``prefix``, sorted, at most
+        ``limit`` of them (the caller resolves a unique prefix, as git does a commit's)."""
+        sql = (
+            f"SELECT DISTINCT query_id FROM events WHERE type IN (?, ?) AND substr(query_id, 1, {len(prefix)}) = ? "
+            f"ORDER BY query_id LIMIT {int(limit)}"
+        )
+        params = [QUERY_RECEIVED, REPLAY_PREFIX + QUERY_RECEIVED, prefix]
+        return [str(row[0]) for row in self._conn.execute(sql, params).fetchall()]
 
     def last(self, type_: str | Iterable[str], **filters: Any) -> Event | None:
         found = self.query(types=type_, limit=1, newest_first=True, **filters)

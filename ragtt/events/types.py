@@ -14,6 +14,7 @@ __all__ = [
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
     "EVALUATION_CELLS",
+    "FEDERATION_CREATED",
     "GENERATION_EXECUTED",
     "HISTORY_PRUNED",
     "INDEX_CREATED",
@@ -34,6 +35,8 @@ __all__ = [
     "DocumentIngested",
     "DocumentRemoved",
     "EvaluationCells",
+    "FederatedRetrieval",
+    "FederationCreated",
     "HistoryPruned",
     "IndexFilesRecorded",
     "IngestCompleted",
@@ -56,6 +59,8 @@ REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
 # One version's cells of an evaluation (ragtt.evaluation.run), written with their runs in one append.
 EVALUATION_CELLS: Final = "evaluation.cells"
+# A federation's log (ragtt.federation) begins with this: its members and its fusion.
+FEDERATION_CREATED: Final = "federation.created"
 JUDGE_VERDICT: Final = "judge.verdict"  # an LLM judge's prompt, model and raw reply for one run
 
 QUERY_RECEIVED: Final = "query.received"
@@ -169,3 +174,22 @@ class EvaluationCells(TypedDict):
     version: int
     metrics: list[str]
     cells: list[EvaluationCell]
+
+
+class FederationCreated(TypedDict):
+    """The first event of a federation's own log."""
+
+    federation_id: str
+    members: list[dict[str, str]]  # name, project_id, path (absolute), in fusion order
+    fusion: dict[str, Any]  # method ("rrf"), k, weights {member: weight}
+
+
+class FederatedRetrieval(TypedDict):
+    """``retrieval.executed`` in a federation's log: each member's run and the fused list."""
+
+    query: str
+    top_k: int
+    fusion: dict[str, Any]
+    members: list[dict[str, Any]]  # name, project_id, index_version, plan (as searched), chunks, retrieve_ms
+    fused: list[dict[str, Any]]  # chunk_id, member, source, text_hash, rank, score, contributions
+    retrieve_ms: float

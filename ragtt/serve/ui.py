@@ -1,6 +1,6 @@
 """``/ui``: the live dashboard, the notebook widgets in a plain page over the REST API.
 
-The page loads the widgets' own bundles (``js/*.js``, served from the package, no CDN) and
+The page loads the widgets' own bundles (``ragtt/views/static``, served from the package, no CDN) and
 renders each with a small model shim (``js/src/model_shim.js``) whose state comes from
 ``GET /ui/api/model/{widget}``: the same traits the widget classes compute, from
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as

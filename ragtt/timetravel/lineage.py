@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     import polars as pl
 
     from ragtt.context import Context
+    from ragtt.timetravel.run import LoggedRun
 
-__all__ = ["LineageEntry", "LineageReport", "lineage"]
+__all__ = ["LineageEntry", "LineageReport", "lineage", "runs_lineage"]
 
 
 @dataclass(frozen=True)
@@ -143,12 +144,17 @@ class LineageReport(Result):
 
 def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
     """Either id may be ``"last"``: the newest live run of the other one's question."""
-    from ragtt.index.snapshots import version_labels
-    from ragtt.timetravel.diff import question_warning
     from ragtt.timetravel.run import load_run, resolve_pair
 
     left_id, right_id = resolve_pair(ctx, left_id, right_id)
-    left, right = load_run(ctx, left_id), load_run(ctx, right_id)
+    return runs_lineage(ctx, load_run(ctx, left_id), load_run(ctx, right_id))
+
+
+def runs_lineage(ctx: Context, left: LoggedRun, right: LoggedRun) -> LineageReport:
+    """``lineage`` of two runs read already (a federation holds its members' runs in its own log)."""
+    from ragtt.index.snapshots import version_labels
+    from ragtt.timetravel.diff import question_warning
+
     lranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in left.chunks}
     rranks = {c["chunk_id"]: (c["rank"], c["source"]) for c in right.chunks}
     at_left = ctx.table.chunk_sources(left.index_version)
@@ -170,8 +176,8 @@ def lineage(ctx: Context, left_id: str, right_id: str) -> LineageReport:
         ),
     ]
     return LineageReport(
-        left_id,
-        right_id,
+        left.query_id,
+        right.query_id,
         left.index_version,
         right.index_version,
         _with_passages(ctx, entries, left.index_version, right.index_version, right.query),

@@ -22,6 +22,7 @@ SCORE_TOLERANCE = 1e-6
 
 def replay(ctx: Context, query_id: str, *, generate: bool = False) -> ReplayResult:
     original = load_run(ctx, query_id)
+    query_id = original.query_id  # a prefix names the run; the full id is what gets recorded
     if original.plan.table_name != ctx.config.table_name:
         raise ReplayError(
             f"query {query_id} searched table {original.plan.table_name!r}; this project is open on "

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ragtt.context import Context
+    from ragtt.events.base import EventLog
     from ragtt.generate import Generation
 
 __all__ = [
@@ -35,11 +36,16 @@ __all__ = [
     "last_query",
     "load_run",
     "record",
+    "resolve_in_log",
     "resolve_pair",
+    "resolve_query_id",
     "run_events",
 ]
 
 LAST = "last"  # stands for a query id: the newest live query (of the question, when one is implied)
+_FULL_ID = 32  # hex digits of a time-ordered id
+_SHORTEST_PREFIX = 4  # as git: fewer digits name too many runs to be a way of naming one
+_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -217,10 +223,37 @@ def check_query_id(query_id: object) -> str:
     return query_id
 
 
-def load_run(ctx: Context, query_id: str) -> LoggedRun:
+def resolve_query_id(ctx: Context, query_id: object) -> str:
+    """The full id of the query or replay that ``query_id`` names: itself, or the one run whose
+    id begins with it (a unique prefix of at least four hex digits, as git takes a commit's).
+    An ambiguous prefix is a NotFoundError that lists the candidates; an unknown id is returned
+    as given, for the caller's own "no such run" error."""
+    return resolve_in_log(ctx.log, query_id)
+
+
+def resolve_in_log(log: EventLog, query_id: object) -> str:
+    """``resolve_query_id`` in any log with runs (a federation's too)."""
     from ragtt.errors import NotFoundError
 
-    events = ctx.log.query(query_id=check_query_id(query_id))
+    query_id = check_query_id(query_id)
+    wanted = query_id.strip().casefold()
+    if not _SHORTEST_PREFIX <= len(wanted) < _FULL_ID or any(ch not in "0123456789abcdef" for ch in wanted):
+        return query_id
+    found = log.query_ids_starting(wanted, limit=_SHOWN + 1)
+    if not found:
+        return query_id
+    if len(found) == 1:
+        return found[0]
+    shown = ", ".join(found[:_SHOWN]) + (" and more" if len(found) > _SHOWN else "")
+    raise NotFoundError(f"query id prefix {query_id!r} is ambiguous: {shown}; give more characters")
+
+
+def load_run(ctx: Context, query_id: str) -> LoggedRun:
+    """A logged run by id, or by a unique prefix of its id (``LoggedRun.query_id`` is the full one)."""
+    from ragtt.errors import NotFoundError
+
+    query_id = resolve_query_id(ctx, query_id)
+    events = ctx.log.query(query_id=query_id)
     by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
     retrieval = by_type.get(ev.RETRIEVAL_EXECUTED)
     if retrieval is None:  # never run, or pruned
@@ -267,7 +300,7 @@ def last_query(ctx: Context, text: str | None = None) -> str:
 def resolve_pair(ctx: Context, left_id: str, right_id: str) -> tuple[str, str]:
     """Two run ids where either may be ``"last"``: the newest live run of the other one's
     question (one question is implied), or, for both, the newest live query."""
-    left_id, right_id = check_query_id(left_id), check_query_id(right_id)
+    left_id, right_id = resolve_query_id(ctx, left_id), resolve_query_id(ctx, right_id)
     if left_id == LAST and right_id == LAST:
         last = last_query(ctx)
         return last, last

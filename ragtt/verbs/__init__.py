@@ -45,3 +45,4 @@ from ragtt.verbs import admin  # noqa: F401
 from ragtt.verbs import backup  # noqa: F401
 from ragtt.verbs import evaluation  # noqa: F401
 from ragtt.verbs import feeds  # noqa: F401
+from ragtt.verbs import federation  # noqa: F401

@@ -24,6 +24,9 @@ __all__ = [
     "DriftReport",
     "EngineChange",
     "Event",
+    "FederatedResult",
+    "FederationDiff",
+    "FederationInfo",
     "GoldenSuite",
     "HistoryMatrix",
     "IngestReport",
@@ -458,3 +461,100 @@ class HistoryMatrix(TypedDict):
     computed_versions: int  # versions searched by this call; the rest were read back from the log
     reused_versions: int
     gate: Gate | None
+
+
+class FusionSettings(TypedDict):
+    """How a federation fuses: ``method`` "rrf", ``k`` (60) and each member's weight."""
+
+    method: str
+    k: int
+    weights: dict[str, float]
+
+
+class FederatedContribution(TypedDict):
+    """One member's chunk merged into a fused item, with its rank and score in that member's list."""
+
+    member: str
+    chunk_id: str
+    source: str
+    rank: int
+    score: float
+
+
+class FederatedChunk(TypedDict):
+    rank: int
+    score: float  # the fused score: sum over members of weight / (k + rank)
+    member: str  # whose chunk it is (the best-ranked copy of its text)
+    chunk_id: str
+    source: str
+    text: str
+    text_hash: str
+    contributions: list[FederatedContribution]
+
+
+class MemberRun(TypedDict):
+    """A member's part of a federated run: the version and plan it searched, the chunk ids it found."""
+
+    name: str
+    project_id: str
+    index_version: int
+    plan: dict[str, Any]
+    chunk_ids: list[str]
+    retrieve_ms: float
+
+
+class FederatedResult(TypedDict):
+    """A federated query or replay (``ragtt.FederatedResult``)."""
+
+    query_id: str
+    text: str
+    top_k: int
+    chunks: list[FederatedChunk]
+    members: list[MemberRun]
+    fusion: FusionSettings
+    answer: str | None
+    model: str | None
+    latency_ms: float
+    original_query_id: str | None
+    matches_original: bool | None
+    at: str | None
+
+
+class MemberMove(TypedDict):
+    chunk_id: str
+    rank_before: int
+    rank_after: int
+
+
+class MemberDiff(TypedDict):
+    """One member's changes between two federated runs; ``reasons``: chunk id -> lineage sentence."""
+
+    name: str
+    left_version: int
+    right_version: int
+    entered: list[str]
+    left: list[str]
+    moved: list[MemberMove]
+    reasons: dict[str, str]
+
+
+class FederationDiff(TypedDict):
+    left_id: str
+    right_id: str
+    left_query: str
+    right_query: str
+    members: list[MemberDiff]
+
+
+class FederationMember(TypedDict):
+    name: str
+    project_id: str
+    path: str
+    version: int
+
+
+class FederationInfo(TypedDict):
+    path: str
+    federation_id: str
+    members: list[FederationMember]
+    fusion: FusionSettings

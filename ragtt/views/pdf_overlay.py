@@ -124,7 +124,7 @@ def build(proj: Any, source: str, pdf: Path, query_id: str | None, zoom: float) 
         run = proj.run(query_id)  # NotFoundError for an unknown id
         version = run.index_version
         ranks = {c["chunk_id"]: (n + 1, float(c["score"])) for n, c in enumerate(run.chunks)}
-        query = {"query_id": query_id, "text": run.query, "version": version, "retrieved": len(ranks)}
+        query = {"query_id": run.query_id, "text": run.query, "version": version, "retrieved": len(ranks)}
     chunks = proj.chunks(at=version, source=source)
     if chunks.is_empty():
         raise ValueError(f"{source!r} has no chunks at version {version if version is not None else 'latest'}")

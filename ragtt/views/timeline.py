@@ -25,9 +25,11 @@ __all__ = [
     "KIND_REMOVE",
     "KIND_REPLAY",
     "KIND_SNAPSHOT",
+    "FocalResults",
     "build",
     "epoch_ms",
     "focal",
+    "layout_wire",
     "model",
     "opening_version",
 ]
@@ -141,13 +143,7 @@ def build(
             for i, (lbl, v, k) in enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
             if k == KIND_SNAPSHOT and lbl is not None
         ],
-        "layout": {
-            "auto": auto_axis(version_ms / 1000.0, span_s=span / 1000.0),
-            "first": first,
-            "slots": len(bounds) - 1,
-            "bounds": array(bounds, "int32"),
-            "event_x": array(event_x, "float32"),
-        },
+        "layout": layout_wire(version_ms, span, first, bounds, event_x),
         "focal": None,
         "claims": None if claims is None else claims_wire(claims, t0, unit, bounds),
     }
@@ -197,38 +193,64 @@ def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int)
 
 def _focal(proj: Any, query_id: str) -> _Focal:
     run = proj.run(query_id)  # raises NotFoundError for an unknown id
-    return _Focal(query_id, run.query, run.index_version, run.plan)
+    return _Focal(run.query_id, run.query, run.index_version, run.plan)
 
 
 def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:
-    """Run the focal query at every version; identical consecutive results are stored once."""
-    chunk_index: dict[str, int] = {}
-    chunk_rows: list[dict[str, str]] = []
-    unique: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
-    per_version: list[int] = []
-    ids_per_version: list[list[str]] = []
+    """Run the focal query at every version."""
+    results = FocalResults()
     for v in versions:
-        chunks = proj.retrieve_at(focal.text, v, focal.plan)  # the recorded plan, exactly
+        results.add(proj.retrieve_at(focal.text, v, focal.plan))  # the recorded plan, exactly
+    return results.wire(focal.query_id, focal.text, focal.version), results.ids
+
+
+def layout_wire(
+    version_ms: np.ndarray, span: float, first: int, bounds: np.ndarray, event_x: np.ndarray
+) -> dict[str, Any]:
+    """``_data["layout"]``: the auto axis's choice and the version axis (``version_layout``'s)."""
+    return {
+        "auto": auto_axis(version_ms / 1000.0, span_s=span / 1000.0),
+        "first": first,
+        "slots": len(bounds) - 1,
+        "bounds": array(bounds, "int32"),
+        "event_x": array(event_x, "float32"),
+    }
+
+
+class FocalResults:
+    """What a focal query retrieves at each slot, added in slot order, as ``_data["focal"]``:
+    identical consecutive results are stored once. A chunk needs ``chunk_id``, ``source``,
+    ``text`` and ``score``."""
+
+    def __init__(self) -> None:
+        self._index: dict[str, int] = {}
+        self._rows: list[dict[str, str]] = []
+        self._unique: list[tuple[tuple[int, ...], tuple[float, ...]]] = []
+        self._per_slot: list[int] = []
+        self.ids: list[list[str]] = []  # each slot's chunk ids
+
+    def add(self, chunks: list[Any]) -> None:
         ids = []
         for c in chunks:
-            if c.chunk_id not in chunk_index:
-                chunk_index[c.chunk_id] = len(chunk_rows)
-                chunk_rows.append({"chunk_id": c.chunk_id, "source": c.source, "text": c.text})
-            ids.append(chunk_index[c.chunk_id])
+            if c.chunk_id not in self._index:
+                self._index[c.chunk_id] = len(self._rows)
+                self._rows.append({"chunk_id": c.chunk_id, "source": c.source, "text": c.text})
+            ids.append(self._index[c.chunk_id])
         result = (tuple(ids), tuple(round(c.score, 6) for c in chunks))
-        if not unique or unique[-1] != result:
-            unique.append(result)
-        per_version.append(len(unique) - 1)
-        ids_per_version.append([c.chunk_id for c in chunks])
-    offsets = np.cumsum([0] + [len(r[0]) for r in unique])
-    focal_data = {
-        "query_id": focal.query_id,
-        "text": focal.text,
-        "version": focal.version,
-        "chunks": chunk_rows,
-        "result_offsets": array(offsets, "int32"),
-        "result_chunks": array([i for r in unique for i in r[0]], "int32"),
-        "result_scores": array([s for r in unique for s in r[1]], "float32"),
-        "version_result": array(per_version, "int32"),
-    }
-    return focal_data, ids_per_version
+        if not self._unique or self._unique[-1] != result:
+            self._unique.append(result)
+        self._per_slot.append(len(self._unique) - 1)
+        self.ids.append([c.chunk_id for c in chunks])
+
+    def wire(self, query_id: str, text: str, version: int) -> dict[str, Any]:
+        offsets = np.cumsum([0] + [len(r[0]) for r in self._unique])
+        return {
+            "query_id": query_id,
+            "text": text,
+            "version": version,
+            "chunks": self._rows,
+            "result_offsets": array(offsets, "int32"),
+            "result_chunks": array([i for r in self._unique for i in r[0]], "int32"),
+            "result_scores": array([s for r in self._unique for s in r[1]], "float32"),
+            "version_result": array(self._per_slot, "int32"),
+        }

@@ -1,7 +1,7 @@
 """What the widgets share: where their JS lives, and how bulk numbers travel.
 
-The front-end modules are found in the wheel's ``ragtt/views/static`` folder (the build
-force-includes the repo's ``js/`` there) or, in an editable install, in the repo's ``js/``.
+The front-end modules live in ``ragtt/views/static``: built there from ``js/src`` by the one JS
+build (``npm run build``, ``./dev build``, the wheel's build hook), never committed.
 Numeric arrays travel as binary buffers ``{"dtype", "shape", "view"}`` (the jupyter-scatter
 convention); the JS rebuilds typed arrays and refuses any dtype it does not know. Many
 strings travel packed (js/src/wire.js's ``strings`` decodes them one at a time): as one
@@ -24,14 +24,13 @@ _DTYPES = {"int32": "<i4", "float32": "<f4", "int16": "<i2", "uint16": "<u2", "u
 
 
 def static_file(name: str) -> Path:
-    """The path of a front-end file (``timeline.js`` ...), in the wheel or in the repo."""
-    for folder in (_HERE / "static", _HERE.parents[1] / "js"):
-        path = folder / name
-        if path.is_file():
-            return path
+    """The path of a built front-end file (``timeline.js`` ...), in the wheel or a source checkout."""
+    path = _HERE / "static" / name
+    if path.is_file():
+        return path
     raise FileNotFoundError(
-        f"ragtt front-end file {name!r} is missing: looked in {_HERE / 'static'} (wheel) and "
-        f"{_HERE.parents[1] / 'js'} (editable install); reinstall ragtt"
+        f"ragtt front-end file {name!r} is missing from {path.parent}: in a source checkout run "
+        "`./dev build` (or `npm run build`), which builds it from js/src; otherwise reinstall ragtt"
     )
 
 

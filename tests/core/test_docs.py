@@ -370,7 +370,7 @@ def test_decision_records_are_short_pages_of_context_decision_evidence() -> None
 
 def test_the_checks_catch_what_they_are_for() -> None:
     assert not path_exists("ragtt/no_such_module.py") and path_exists("ragtt/commit.py")
-    assert path_exists("js/*.js") and not path_exists("js/*.nothing")
+    assert path_exists("js/src/*.js") and not path_exists("js/*.nothing")
     assert path_exists("bench/out/bench.json") and "bench/out/" in ignored_folders()  # generated, ignored
     assert cited_paths("see `ragtt/commit.py`. and ../shared/x") == {"ragtt/commit.py"}
     assert resolve_dotted("ragtt.timetravel.run.execute") and not resolve_dotted("ragtt.timetravel.run.nothing")

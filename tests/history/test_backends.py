@@ -58,6 +58,15 @@ def test_a_postgres_project_keeps_no_log_in_its_folder_and_says_so(tmp_path: Pat
         assert again.replay(asked.query_id).matches_original and again.verify().ok
 
 
+def test_a_query_id_prefix_resolves_in_a_postgres_log(tmp_path: Path, uri) -> None:  # type: ignore[no-untyped-def]
+    with _open(tmp_path / "p", events_uri=uri("prefix")) as proj:
+        proj.ingest_texts({"a.md": "# A\n\nThe refund window is 30 days.\n"})
+        asked = proj.query("refund window", generate=False)
+        replayed = proj.replay(asked.query_id[:-6])  # a prefix the SQL resolves, not Python
+        assert replayed.original_query_id == asked.query_id and replayed.matches_original
+        assert proj.run(replayed.query_id[:-4]).query_id == replayed.query_id
+
+
 def test_the_environment_variable_names_the_log(tmp_path: Path, uri, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     db = uri("env")
     monkeypatch.setenv("RAGTT_EVENTS_URI", db)

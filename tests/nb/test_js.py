@@ -1,5 +1,5 @@
 """The widgets' JS: one source of each shared helper in js/src, bundled by esbuild into the
-checked-in js/*.js that anywidget loads; every module type-checked by ``tsc --checkJs``;
+built (git-ignored) ragtt/views/static/*.js that anywidget loads; every module type-checked by ``tsc --checkJs``;
 no render part over 150 lines; no third-party runtime imports, no CDN."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 JS = REPO / "js"
 SRC = JS / "src"
+BUILT = REPO / "ragtt" / "views" / "static"
 BIN = REPO / "node_modules" / ".bin"
 WIDGETS = ("timeline", "chunk_diff", "drift_scatter", "pdf_overlay", "history_matrix")
 MAX_LINES = 150
@@ -62,7 +63,7 @@ def test_shared_helpers_exist_once() -> None:
         defined = [name for name, text in sources.items() if re.search(rf"^(export )?function {helper}\(", text, re.M)]
         assert defined == [home], (helper, defined)
     for name in WIDGETS:  # each widget's bundle has one copy of each helper it uses, from its source
-        built = (JS / f"{name}.js").read_text()
+        built = (BUILT / f"{name}.js").read_text()
         assert built.startswith(f"// Generated from js/src/{name}.js")
         for helper in ("typed", "el", "chunkCard"):
             assert len(re.findall(rf"^function {helper}\(", built, re.M)) <= 1
@@ -74,7 +75,7 @@ def test_no_third_party_imports_or_urls() -> None:
         for spec in re.findall(r"""^import .*?from\s+["']([^"']+)["']""", path.read_text(), re.M):
             assert spec.startswith("./"), f"{path.name} imports {spec}"
     for name in WIDGETS:
-        built = (JS / f"{name}.js").read_text()
+        built = (BUILT / f"{name}.js").read_text()
         assert not re.search(r"^\s*import ", built, re.M), f"{name}.js is not self-contained"
         assert "https://" not in built and "http://" not in built
 
@@ -103,3 +104,16 @@ def test_render_is_split_into_named_parts() -> None:
 def test_function_length_check_can_fail() -> None:
     body = "\n".join(["function big() {", *(["  x();"] * MAX_LINES), "}"])
     assert _functions(body) == {"big": MAX_LINES + 2}
+
+
+def test_js_holds_sources_only() -> None:
+    # the bundles are build outputs in the package, never beside their sources (nor committed)
+    stray = sorted(
+        str(p.relative_to(REPO))
+        for p in JS.rglob("*")
+        if p.is_file() and p.parent != SRC and p.name not in ("build.mjs", "jsconfig.json")
+    )
+    assert not stray, f"js/ holds sources only; built or stray files: {stray}"
+    assert "ragtt/views/static/" in (REPO / ".gitignore").read_text().splitlines()
+    for name in (*WIDGETS, "dashboard"):
+        assert (BUILT / f"{name}.js").is_file() and (BUILT / f"{name}.css").is_file()

@@ -49,6 +49,7 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("events", type=["query.received"])
     call("snapshots")
     call("export_traces", query_id=now)
+    call_federation_verbs(call, home)
     suite = home / "suite.json"
     call("regression_capture", queries=["refunds", "shipping"], name="golden", out=str(suite))
     call("regression_run", suite=str(suite))
@@ -59,6 +60,23 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("verify", deep=True)
     call("backup", dest=str(home / "backup"))
     call("prune", max_snapshots=1)
+
+
+def call_federation_verbs(call: Callable[..., Any], home: Path) -> None:
+    """The federation verbs over two member projects made here (a federation never writes to them)."""
+    members = {}
+    for name, texts in (("docs", TEXTS), ("tickets", {"ticket-1.md": f"# Ticket {SCRIPT}\n\nRefund refused.\n"})):
+        with ragtt.Project.open(home / name, embedder=ragtt.HashEmbedder(), progress=False) as member:
+            member.ingest_texts(texts)
+            member.snapshot("first")
+            members[name] = str(home / name)
+    fed = str(home / "fed")
+    call("federation_create", federation=fed, members=members, weights={"tickets": 2.0})
+    first = call("federation_query", federation=fed, text="refunds", generate=True)["query_id"]
+    again = call("federation_replay", federation=fed, query_id=first)
+    assert again["matches_original"] is True
+    call("federation_replay_as_of", federation=fed, text="refunds", at="first")
+    call("federation_diff", federation=fed, left=first, right=again["query_id"])
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ QUERY = f"refund days {EVIL}"
 SUITE = f"golden {EVIL}"
 SHOWS_QUERY = {
     "ragtt.evaluation.matrix.HistoryMatrix",
+    "ragtt.federation.results.FederatedResult",
     "ragtt.results.QueryResult",
     "ragtt.timetravel.diff.DiffReport",
     "ragtt.timetravel.regression.RegressionReport",
@@ -73,6 +74,10 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         episode(store)
         store.write_assertion(make("a1", f"the refund window is 30 days {EVIL}", 0, entity_id=SOURCE))
         asked = RetrievalQuery(NS, 10, query_text="refund window", strategy="bm25")
+        other = ragtt.Project.open(root / "other", embedder=ragtt.HashEmbedder(), progress=False)
+        other.ingest_texts({f"ticket {SOURCE}": f"Refund refused. {EVIL}\n", **docs})  # a duplicate text merges
+        fed = ragtt.Federation.create(root / "fed", members={"proj": proj, "tickets": other})
+        fed_then = fed.query(QUERY, generate=True)
         objects = {
             "ragtt.results.IngestReport": lambda: first,
             "ragtt.results.QueryResult": lambda: then,
@@ -110,9 +115,14 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 ),
                 judge=ragtt.LiteLLMJudge("openai/gpt-4o-mini", mock_response=EVIL),  # an unparseable verdict
             ),
+            "ragtt.federation.results.FederatedResult": lambda: fed.replay(fed_then.query_id),
+            "ragtt.federation.results.FederationDiff": lambda: fed.diff(fed_then.query_id, fed.query(QUERY).query_id),
+            "ragtt.federation.results.FederationInfo": fed.info,
         }
         out.update(objects=objects, then=then.query_id, now=now.query_id)
         yield out
+        fed.close()
+        other.close()
         store.close()
 
 

@@ -184,6 +184,30 @@ def test_bisect_takes_a_chunk_id_as_printed(flask: Any) -> None:
         proj.bisect(Q, "chunk:zz")
 
 
+def test_query_ids_take_a_unique_prefix_everywhere_as_git_does(flask: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    proj, asked = flask
+    first, last = asked["first"].query_id, asked["last"].query_id
+    logged = proj.events.frame(types=["query.received", "replay.query.received"])["query_id"].unique().to_list()
+    short = next(
+        first[:n] for n in range(4, 33) if sum(q.startswith(first[:n]) for q in logged) == 1
+    )  # the shortest prefix naming only the first run
+    assert len(short) < len(first)
+    assert proj.run(short).query_id == first and proj.run(short.upper()).query_id == first
+    replayed = proj.replay(short)
+    assert replayed.original_query_id == first and replayed.matches_original
+    assert proj.run(replayed.query_id).query_id == replayed.query_id  # the full id was recorded
+    assert proj.diff(short, "last").left_id == first and proj.lineage(short, last).left_id == first
+    assert proj.trace(short)["query_id"].unique().to_list() == [first]
+    assert first in _cli(proj, capsys, "replay", short)
+    common = first[: next(i for i, (a, b) in enumerate(zip(first, last, strict=True)) if a != b)]
+    assert len(common) >= 4  # ids are time-ordered: runs made seconds apart share their first digits
+    with pytest.raises(NotFoundError, match="ambiguous") as ambiguous:
+        proj.run(common)
+    assert first in str(ambiguous.value) and last in str(ambiguous.value)
+    with pytest.raises(NotFoundError, match="no query or replay with id"):
+        proj.run("ffff")
+
+
 def test_bisect_on_a_source_that_entered_at_the_last_version_says_when(flask: Any) -> None:
     proj, asked = flask
     report = proj.bisect(asked["last"].query_id, "source:docs/web-security.rst")
