@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 # rest of their INGESTS ingests (every fourth also revises an earlier document) while the
 # reader queries until both are done: the writes contend from the same moment however fast
 # the machine is. LIMIT_S only caps a hung run.
-INGESTS = 25
+INGESTS = 16
 LIMIT_S = 300.0
 
 
