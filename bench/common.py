@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 CRANFIELD = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "cranfield" / "beir_format"
+FLASK = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "evolving" / "flask"
 DOC_MAX_CHARS = 600  # "small documents": one chunk on both sides (ragtt 800 chars, peer 512 words)
 HASH_DIM = 256
 
@@ -228,3 +229,8 @@ def table_cells(row: dict[str, Any]) -> tuple[str, ...]:
         row["goal"] or "",
         row["status"],
     )
+
+
+def flask_releases() -> list[Path]:
+    """Flask's docs, one folder per release, oldest first (none without the shared corpora)."""
+    return sorted(p for p in FLASK.iterdir() if p.is_dir()) if FLASK.is_dir() else []

@@ -10,6 +10,13 @@ write that was in flight when the log was copied never reached the copy's table,
 intent is dropped from the copy. The copy is built beside ``dest`` and renamed into place
 when whole: ``dest`` is a complete project or absent. ``ragtt verify --project DEST --deep``
 proves it; restoring is putting the folder back (docs/verify-and-backup.md).
+
+A project whose log is in Postgres, or whose index is on object storage, is backed up into
+the same kind of folder: a local ``events.db`` copied from one snapshot of the database
+(``ragtt/events/export.py``, hashes and all), the index files downloaded into ``lancedb/``,
+each checked against its record as it is copied. The backup is a plain local project: a
+copy on the same server or bucket would share its failure, and proving or restoring it
+needs no credentials.
 """
 
 from __future__ import annotations
@@ -30,13 +37,13 @@ from ragtt.results import Result
 if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.events.base import EventLog
+    from ragtt.index.files import FileRecord, TableFiles
     from ragtt.index.table import ChunkTable
     from ragtt.marker import Marker
 
 __all__ = ["BackupReport", "backup"]
 
 _STORES = ("events.db", "assertions.db", "embeddings.db")
-_BLOCK = 1 << 20
 _READ_TYPES = frozenset({"manifest", "data file", "deletion file", "index file", "transaction file"})
 
 
@@ -69,12 +76,6 @@ def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
     from ragtt.events.store import EventStore
 
     target = Path(dest).expanduser().absolute()
-    if ctx.log.file is None or marker.stores.get("index", "lancedb") != "lancedb":
-        raise ConfigError(
-            "proj.backup copies a project whose log (events.db) and index (lancedb/) are in its folder; a "
-            "Postgres log is backed up with pg_dump and an index on object storage with the bucket's own "
-            "versioning or replication"
-        )
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise ConfigError(f"the backup folder {target} exists and is not empty: pick a new folder")
     if target == ctx.path.absolute() or ctx.path.absolute() in target.parents:
@@ -83,20 +84,21 @@ def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     try:
-        copied = [name for name in _STORES if _copy_store(ctx.path / name, partial / name)]
+        copied = _copy_log(ctx, partial)  # first: it decides which versions the copy holds
+        copied += [name for name in _STORES[1:] if name not in copied and _copy_store(ctx.path / name, partial / name)]
         files = size = dropped = 0
         latest = 0
         for table_name in marker.stores.get("tables", [ctx.table.table_name]):
             log = EventStore(partial / "events.db", table_name=table_name, create=False)
             try:
                 dropped += _drop_writes_in_flight(log, table_name)
-                table = ctx.table if table_name == ctx.table.table_name else _open_table(ctx, table_name)
+                table = ctx.table if table_name == ctx.table.table_name else ctx.table.sibling(table_name)
                 n, b, version = _copy_table(log, table, partial / "lancedb" / f"{table_name}.lance")
             finally:
                 log.close()
             files, size = files + n, size + b
             latest = version if table_name == ctx.table.table_name else latest
-        marker.write(partial)
+        marker.with_store("events", "events.db").with_store("index", "lancedb").write(partial)  # all local
         _fsync_tree(partial)
         if target.exists():
             target.rmdir()
@@ -115,10 +117,22 @@ def _copy_store(source: Path, target: Path) -> bool:
     return True
 
 
-def _open_table(ctx: Context, table_name: str) -> ChunkTable:
-    from ragtt.index.table import ChunkTable
+def _copy_log(ctx: Context, partial: Path) -> list[str]:
+    """The event log into ``partial/events.db``: SQLite's online backup of a local log, or one
+    snapshot of a Postgres log (with the embedding cache kept beside it); the databases copied."""
+    from ragtt.events.export import copy_log
 
-    return ChunkTable(ctx.table.folder, table_name)
+    if ctx.log.file is not None:
+        return ["events.db"] if _copy_store(Path(ctx.log.file), partial / "events.db") else []
+    own_cache = ctx.cache.path is None  # the cache is in the log's database, not a file of the folder
+    copy_log(
+        ctx.log,
+        partial / "events.db",
+        ctx.table.table_name,
+        meta={"index": "lancedb"},
+        embeddings=partial / "embeddings.db" if own_cache else None,
+    )
+    return ["events.db", "embeddings.db"] if own_cache else ["events.db"]
 
 
 def _drop_writes_in_flight(log: EventLog, table_name: str) -> int:
@@ -144,7 +158,7 @@ def _copy_table(log: EventLog, table: ChunkTable, target: Path) -> tuple[int, in
     newest = log.versions.latest() or 0
     logged = {v for v, _, _ in log.versions.rows()}
     recorded = recorded_files(log, table.table_name)
-    source = Path(table.where)
+    source = table.files()  # the folder or the bucket
     rows = table.tracked_rows()
     wanted = sorted({(kind, path) for version, kind, path in rows if version in logged and kind in _READ_TYPES})
     files = size = 0
@@ -152,43 +166,41 @@ def _copy_table(log: EventLog, table: ChunkTable, target: Path) -> tuple[int, in
         expected = recorded.get(name)
         if kind in ("data file", "deletion file", "index file") and expected is None:
             raise ProjectDamagedError(
-                f"the index file {source}/{name} is not recorded in the event log (written outside ragtt?): "
+                f"the index file {source.where}/{name} is not recorded in the event log (written outside ragtt?): "
                 "not backed up; `ragtt verify` lists the problems"
             )
-        size += _copy_checked(source / name, target / name, expected[0] if expected else None)
+        size += _copy_checked(source, name, target / name, expected[0] if expected else None)
         files += 1
     tags = target / "_refs" / "tags"
     tags.mkdir(parents=True, exist_ok=True)
     held = table.tags()
     for label, event in snapshot_events_in(log).items():
         if held.get(label) == event.index_version and event.index_version in logged:
-            shutil.copy2(source / "_refs" / "tags" / f"{label}.json", tags / f"{label}.json")
+            _copy_checked(source, f"_refs/tags/{label}.json", tags / f"{label}.json", None)
     return files, size, newest
 
 
-def _copy_checked(source: Path, target: Path, expected: object) -> int:
-    """Copy ``source`` to ``target``, hashing as it goes; a copy that is not the recorded
-    file (``expected``: a FileRecord, or None for a manifest the log's version records cover)
-    is damage in the source, and nothing is backed up."""
-    from ragtt.index.files import FileRecord
-
+def _copy_checked(source: TableFiles, name: str, target: Path, expected: FileRecord | None) -> int:
+    """Copy the file ``name`` of ``source`` to ``target``, hashing as it goes; a copy that is
+    not the recorded file (``expected``; None for a manifest or a tag, which the log's version
+    records and snapshot events cover) is damage in the source, and nothing is backed up."""
     target.parent.mkdir(parents=True, exist_ok=True)
     digest, size = hashlib.sha256(), 0
     try:
-        with source.open("rb") as src, target.open("wb") as dst:
-            while block := src.read(_BLOCK):
+        with target.open("wb") as dst:
+            for block in source.chunks(name):
                 digest.update(block)
                 dst.write(block)
                 size += len(block)
     except FileNotFoundError:
         raise ProjectDamagedError(
-            f"the index file {source} is missing: not backed up; restore the project from an earlier backup "
-            "(`ragtt verify` lists what is affected)"
+            f"the index file {source.where}/{name} is missing: not backed up; restore the project from an earlier "
+            "backup (`ragtt verify` lists what is affected)"
         ) from None
-    if isinstance(expected, FileRecord) and (size != expected.size or digest.hexdigest() != expected.sha256):
+    if expected is not None and (size != expected.size or digest.hexdigest() != expected.sha256):
         raise ProjectDamagedError(
-            f"the index file {source} is not the file its version wrote (its size or SHA-256 differs from the "
-            "record): not backed up; `ragtt verify --deep` lists what is affected"
+            f"the index file {source.where}/{name} is not the file its version wrote (its size or SHA-256 differs "
+            "from the record): not backed up; `ragtt verify --deep` lists what is affected"
         )
     return size
 

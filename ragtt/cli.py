@@ -236,8 +236,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
             while handle.running:
                 handle.join(1.0)
         except KeyboardInterrupt:
-            print("stopping after the batch in progress", file=sys.stderr, flush=True)
-            handle.stop()
+            print("stopping after the batch in progress (Ctrl-C again stops at once)", file=sys.stderr, flush=True)
+            try:
+                while handle.running:  # a batch may take longer than any fixed wait
+                    handle.stop(1.0)
+            except KeyboardInterrupt:  # as a kill -9 would: the next open settles the half-made batch
+                print("stopped mid-batch: the next start converges to the folder", file=sys.stderr, flush=True)
+                sys.stdout.flush()
+                os._exit(130)
         for error in handle.errors:
             print(f"ragtt watch: {error}", file=sys.stderr)
         return 1 if handle.errors else 0

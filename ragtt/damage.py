@@ -5,7 +5,8 @@ malformed", "no such table"; Lance: an ``ArrowInvalid`` or ``OSError`` naming a 
 not found or cannot be decoded; Postgres: an undefined table). ``named_damage`` turns such an
 exception into a ``ProjectDamagedError`` that names the store and the file or table, and
 says to restore the folder from a backup and run ``ragtt verify``; anything else is left
-alone (None). ``guarded`` applies it to every public method of a class.
+alone (None). ``guarded(context_of)`` applies it to every public method of a class, which
+says itself how its instances' context is found (no reading of another module's privates).
 """
 
 from __future__ import annotations
@@ -134,22 +135,27 @@ def index_damage(where: str, message: str) -> ProjectDamagedError | None:
     return ProjectDamagedError(f"{subject} {kind} ({first[:300]}); {_WHAT_TO_DO}")
 
 
-def guarded(cls: type[_T]) -> type[_T]:
-    """Every public method of ``cls`` (whose instances have ``_ctx``) raises damage by name."""
-    for name, value in list(vars(cls).items()):
-        if name.startswith("_") or not callable(value) or isinstance(value, classmethod | staticmethod):
-            continue
-        setattr(cls, name, _guard(value))
-    return cls
+def guarded(context_of: Callable[[Any], Context]) -> Callable[[type[_T]], type[_T]]:
+    """A class decorator: every public method of the class raises damage by name, the damage
+    judged against the context ``context_of(instance)`` gives."""
+
+    def decorate(cls: type[_T]) -> type[_T]:
+        for name, value in list(vars(cls).items()):
+            if name.startswith("_") or not callable(value) or isinstance(value, classmethod | staticmethod):
+                continue
+            setattr(cls, name, _guard(value, context_of))
+        return cls
+
+    return decorate
 
 
-def _guard(method: Callable[..., Any]) -> Callable[..., Any]:
+def _guard(method: Callable[..., Any], context_of: Callable[[Any], Context]) -> Callable[..., Any]:
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
-            damage = named_damage(exc, self._ctx)
+            damage = named_damage(exc, context_of(self))
             if damage is None:
                 raise
             raise damage from None

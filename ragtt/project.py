@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import polars as pl
     from numpy.typing import NDArray
 
+    from ragtt._background import Background
     from ragtt.backup import BackupReport
     from ragtt.evaluation.dataset import EvalDataset
     from ragtt.evaluation.judge import LiteLLMJudge
@@ -53,9 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["At", "Project"]
 
 _Run = TypeVar("_Run", bound=QueryResult)
+_Handle = TypeVar("_Handle", bound="Background")
 
 
-@guarded
+@guarded(lambda self: self._ctx)  # the context that damage is named against
 class Project:
     """A versioned RAG index with its full history. Open with ``Project.open(path)``."""
 
@@ -65,6 +67,7 @@ class Project:
         self._assertions: Any = None
         self._stores_kwargs: dict[str, Any] = {}
         self._live: LiveTraces | None = None
+        self._background: list[Background] = []  # watches and snapshot schedules: close() stops them
 
     @classmethod
     def open(
@@ -151,6 +154,10 @@ class Project:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Stop the watches and snapshot schedules started from this project (each after the
+        step in progress), then close its stores."""
+        while self._background:
+            self._background.pop().stop()
         if self._live is not None:
             self._live.stop()
             self._live = None
@@ -356,7 +363,9 @@ class Project:
         ``.ragttignore`` are ignored; a file still being written waits for the next batch.
         ``snapshot_every``: ``"1h"`` (a snapshot when an hour passed since the last) or N
         (every N versions). ``on_batch`` gets each ``WatchBatch`` (``batch.line()`` is the one
-        line the CLI prints). The handle's ``stop()`` ends the watch between batches.
+        line the CLI prints). The handle's ``stop()`` ends the watch between batches; so does
+        ``close()``. A batch that fails is reported (``batch.error``) and tried again, with a
+        pause that grows while it keeps failing; the watch goes on.
         """
         from ragtt.feeds.watch import settings, start_watch, watch_folder, watched_folder
 
@@ -370,7 +379,12 @@ class Project:
             with mine:
                 watch_folder(mine._ctx, folder, chosen, emit, stop)
 
-        return start_watch(folder, run, on_batch)
+        return self._started(start_watch(folder, run, on_batch))
+
+    def _started(self, handle: _Handle) -> _Handle:
+        self._background = [h for h in self._background if h.running]
+        self._background.append(handle)
+        return handle
 
     def remove(self, source: str) -> int:
         """Remove a source's chunks (one new version); returns that version."""
@@ -541,6 +555,7 @@ class Project:
         top_k: int | None = None,
         metrics: list[str] | None = None,
         judge: str | LiteLLMJudge | None = None,
+        read_only: bool = False,
     ) -> HistoryMatrix:
         """Every question of ``dataset`` at every version ``at`` names, each cell a logged run.
 
@@ -552,10 +567,15 @@ class Project:
         (``ragtt.evaluation.metrics``); ``judge``: a litellm model that grades faithfulness
         and correctness. Evaluating again with the same dataset, plan and metrics reads the
         versions already evaluated back from the log and searches only the new ones.
+        ``read_only``: only that reading back (what a reader, such as a dashboard's GET, may
+        do): nothing is searched, logged or asked of a model, and a version not evaluated yet
+        is a NotFoundError.
         """
         from ragtt.evaluation.run import evaluate
 
-        return evaluate(self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge)
+        return evaluate(
+            self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge, read_only=read_only
+        )
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,
@@ -591,11 +611,13 @@ class Project:
 
     def schedule_snapshots(self, every: timedelta, label: str = "auto-{ts}") -> SnapshotSchedule:
         """Snapshot every ``every`` while the index changed since the last snapshot, in a
-        daemon thread; returns a handle with ``stop()``."""
+        daemon thread; returns a handle with ``stop()`` (``close()`` stops it too)."""
         from ragtt.index.schedule import start_schedule
 
         ctx = self._ctx
-        return start_schedule(ctx.path, {"config": ctx.config, **self._stores_kwargs}, ctx.embedder, every, label)
+        return self._started(
+            start_schedule(ctx.path, {"config": ctx.config, **self._stores_kwargs}, ctx.embedder, every, label)
+        )
 
     def snapshots(self) -> Snapshots:
         from ragtt.index.snapshots import list_snapshots

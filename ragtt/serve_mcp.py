@@ -26,6 +26,8 @@ from pydantic import BaseModel, ValidationError
 from ragtt import __version__
 from ragtt.errors import EmbedderChangedError, RagttError
 from ragtt.verbs import VERBS, Verb, dumps
+from ragtt.verbs.paths import confine_paths
+from ragtt.verbs.paths import files_root as files_root_for
 from ragtt.verbs.schema import body_model, output_schema, wraps_result
 
 if TYPE_CHECKING:
@@ -46,9 +48,10 @@ class _Worker:
     worker then opens it afresh, with the project's new embedder unless the server was given
     one (a mismatch is then the caller's error to see), and runs the call once more."""
 
-    def __init__(self, path: Path, embedder: Embedder | None) -> None:
+    def __init__(self, path: Path, embedder: Embedder | None, files_root: str | Path | None = None) -> None:
         self.path = path
         self.embedder = embedder
+        self.files_root = files_root_for(path, files_root)  # where callers' path arguments must stay
         self._given = embedder is not None
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragtt-mcp")
         self.project: Project | None = None
@@ -68,7 +71,7 @@ class _Worker:
 
             self.project = Project.open(self.path, embedder=self.embedder, progress=False, create=verb.creates)
             self.embedder = self.project.embedder  # loaded once, not once per reopen
-        return json.loads(dumps(verb.to_json(verb.run(self.project, values))))
+        return json.loads(dumps(verb.to_json(verb.run(self.project, confine_paths(verb, values, self.files_root)))))
 
     def _close_project(self) -> None:
         if self.project is not None:
@@ -83,9 +86,12 @@ class _Worker:
         self.pool.shutdown()
 
 
-def create_server(project_path: str | Path, *, embedder: Embedder | None = None) -> tuple[Server[Any], _Worker]:
-    """The MCP server over ``project_path`` and the worker to close when it stops."""
-    worker = _Worker(Path(project_path).expanduser(), embedder)
+def create_server(
+    project_path: str | Path, *, embedder: Embedder | None = None, files_root: str | Path | None = None
+) -> tuple[Server[Any], _Worker]:
+    """The MCP server over ``project_path`` and the worker to close when it stops. Path
+    arguments stay inside ``files_root`` (default ``$RAGTT_FILES_ROOT``, else the project's folder)."""
+    worker = _Worker(Path(project_path).expanduser(), embedder, files_root)
     models: dict[str, type[BaseModel]] = {name: body_model(verb, "mcp") for name, verb in VERBS.items()}
     tools = [
         types.Tool(

@@ -10,6 +10,12 @@
 // and claim positions in slot units, and the slots' boundaries as ticks, which map the
 // cursor between times and positions. No kernel needed, so both work in a report.
 //
+// Axis compression (thousands of versions): the layout may fold runs of quiet versions (no
+// snapshot, query or replay) into one narrow, hatched segment each (`layout.runs`), through a
+// monotone piecewise-linear warp from slot units to drawn units (`layout.warp_pos` ->
+// `layout.warp_x`); snapshots and runs keep their slots, marks and labels. A segment's text
+// under the axis says how many versions it holds; hovering it names them.
+//
 // Snapshot labels that share a prefix are drawn by their distinguishing part ("0.1" for
 // "flask-0.1"), the cursor's version's label in full; hover shows every label in full. Every
 // label is drawn: one that would overlap another goes on the next line of the snapshot lane,
@@ -17,7 +23,8 @@
 //
 // Test hooks on the root: `data-axis` (the axis drawn), `data-label-boxes` (the snapshot
 // labels drawn, JSON [{x0, x1, row, text, label, short, version}], CSS px from the canvas's left
-// edge; `text` as drawn, maybe cut with "…") and `data-axis-labels` (the texts under the axis).
+// edge; `text` as drawn, maybe cut with "…"), `data-axis-labels` (the texts under the axis) and
+// `data-compressed` (the compressed segments drawn, JSON [{from, to, x0, x1}], versions and CSS px).
 
 import { button, el, themeColors } from "./dom.js";
 import { typed } from "./wire.js";
@@ -63,7 +70,8 @@ function decode(data) {
   return {
     t0: data.t0_ms, unit: data.t_unit_ms, claims, focal, names,
     shortOf: new Map(labels.map((l, i) => [l, short[i]])),
-    layout: { auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x) },
+    layout: { auto: lay.auto, first: lay.first, slots: lay.slots, bounds: typed(lay.bounds), eventX: typed(lay.event_x),
+      runs: typed(lay.runs), warpPos: typed(lay.warp_pos), warpX: typed(lay.warp_x), width: lay.width },
     versions: typed(data.versions.version), vt: typed(data.versions.t), ops: data.versions.operation,
     et: typed(ev.t), kind: typed(ev.kind), lane: typed(ev.lane), ev: typed(ev.version),
     docs: data.docs, presence: typed(data.presence), snapshots: data.snapshots,
@@ -89,6 +97,32 @@ function posOfTicks(layout, ticks) {
   for (let k = 0; k < slots; k++) if (b[k] <= ticks) j = k;
   const w = b[j + 1] - b[j];
   return j + (w > 0 ? Math.max(0, Math.min(1, (ticks - b[j]) / w)) : 0);
+}
+
+/** A piecewise-linear map through knots `from` -> `to` (both ascending): the version axis's
+ *  warp from slot units to drawn units (compressed runs narrow), or back.
+ * @param {ArrayLike<number>} from @param {ArrayLike<number>} to @param {number} v */
+function warp(from, to, v) {
+  let lo = 0, hi = from.length - 1;
+  if (v <= from[0]) return to[0];
+  if (v >= from[hi]) return to[hi];
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (from[mid] <= v) lo = mid; else hi = mid;
+  }
+  const w = from[hi] - from[lo];
+  return to[lo] + (w > 0 ? ((v - from[lo]) / w) * (to[hi] - to[lo]) : 0);
+}
+
+/** The compressed run holding slot `j`, as [start, end), or null. @param {Data["layout"]} layout @param {number} j */
+function runAt(layout, j) {
+  const r = layout.runs;
+  let lo = 0, hi = r.length / 2;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (r[2 * mid + 1] <= j) lo = mid + 1; else hi = mid;
+  }
+  return lo < r.length / 2 && r[2 * lo] <= j ? [r[2 * lo], r[2 * lo + 1]] : null;
 }
 
 /** The inverse: a position on the version axis to ticks.
@@ -208,10 +242,16 @@ const plotW = (V) => Math.max(40, V.scroller.clientWidth - LABEL_W - 2 * PAD);
 const xOf = (V, ticks) => LABEL_W + PAD + ((ticks - V.tLo) / (V.tHi - V.tLo)) * plotW(V);
 /** @param {View} V @param {number} x */
 const ticksAt = (V, x) => Math.max(V.tLo, Math.min(V.tHi, V.tLo + ((x - LABEL_W - PAD) / plotW(V)) * (V.tHi - V.tLo)));
-/** The version axis: positions in slot units, 0 .. layout.slots. @param {View} V @param {number} pos */
-const xOfP = (V, pos) => LABEL_W + PAD + (pos / V.d.layout.slots) * plotW(V);
+/** The version axis: positions in slot units, 0 .. layout.slots, drawn through the warp. @param {View} V @param {number} pos */
+const xOfP = (V, pos) => {
+  const l = V.d.layout;
+  return LABEL_W + PAD + (warp(l.warpPos, l.warpX, pos) / l.width) * plotW(V);
+};
 /** @param {View} V @param {number} x */
-const posAt = (V, x) => Math.max(0, Math.min(V.d.layout.slots, ((x - LABEL_W - PAD) / plotW(V)) * V.d.layout.slots));
+const posAt = (V, x) => {
+  const l = V.d.layout;
+  return Math.max(0, Math.min(l.slots, warp(l.warpX, l.warpPos, ((x - LABEL_W - PAD) / plotW(V)) * l.width)));
+};
 /** @param {View} V @param {number} i */
 const versionX = (V, i) => (mode(V) === "time" ? xOf(V, V.d.vt[i]) : xOfP(V, V.d.layout.first + i));
 /** @param {View} V @param {number} i */
@@ -302,6 +342,7 @@ function draw(V) {
     else if (row.kind === "claim") laneOfClaim.set(row.key, i);
   });
   drawClaims(V, g, c, laneOfClaim, w);
+  const folded = mode(V) === "versions" && d.layout.runs.length > 0;
   for (let i = 0; i < d.kind.length; i++) {
     const k = d.kind[i];
     let lane, color;
@@ -309,8 +350,12 @@ function draw(V) {
     else if (k === KIND.SNAPSHOT) { lane = 1; color = c.snapshot; }
     else { lane = laneOfDoc.get(d.lane[i]); color = k === KIND.REMOVE ? c.remove : c.ingest; if (lane === undefined) continue; }
     g.fillStyle = color;
+    // inside a compressed segment the marks of hundreds of versions overlap: drawn faint, so
+    // the segment's hatching shows through
+    g.globalAlpha = folded && runAt(d.layout, Math.floor(d.layout.eventX[i])) ? 0.3 : 1;
     g.fillRect(Math.round(eventX(V, i)) - 1, laneY(lane) + 3, 3, ROW - 7);
   }
+  g.globalAlpha = 1;
   drawSnapshotLabels(V, g, c);
   drawAxisLabels(V, g, c, w, lanes);
   V.cursor.style.height = `${lanes * ROW}px`;
@@ -340,13 +385,53 @@ function drawLanes(V, g, c, rowList, w) {
     g.save();
     g.globalAlpha = 0.35;
     g.fillStyle = c.grid;
-    for (let j = V.d.layout.first; j < V.d.layout.slots; j += 2) {
+    const lay = V.d.layout;
+    for (let j = lay.first; j < lay.slots; j += 2) {
+      const run = runAt(lay, j);
+      if (run) { j = run[1] - 1 + ((run[1] - j) % 2); continue; }  // keep the stripes' parity past the run
       g.fillRect(xOfP(V, j), 0, xOfP(V, j + 1) - xOfP(V, j), lanes * ROW);
     }
     g.restore();
+    drawRuns(V, g, c, lanes);
   }
   g.fillStyle = c.grid;
-  for (let i = 0; i < V.d.vt.length; i++) g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
+  const versionsAxis = mode(V) === "versions";
+  for (let i = 0; i < V.d.vt.length; i++) {
+    if (versionsAxis && runAt(V.d.layout, V.d.layout.first + i)) continue;  // the segment is drawn as one
+    g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
+  }
+}
+
+/** The compressed segments: each a hatched band over the lanes between two rules
+ *  (`data-compressed` lists them). @param {View} V @param {CanvasRenderingContext2D} g
+ * @param {Record<string, string>} c @param {number} lanes */
+function drawRuns(V, g, c, lanes) {
+  const lay = V.d.layout, r = lay.runs, out = [];
+  g.save();
+  for (let k = 0; k < r.length; k += 2) {
+    const x0 = xOfP(V, r[k]), x1 = xOfP(V, r[k + 1]), h = lanes * ROW;
+    g.fillStyle = c.bg;
+    g.fillRect(x0, 0, x1 - x0, h);
+    g.strokeStyle = c.grid;
+    g.lineWidth = 1;
+    g.beginPath();
+    g.rect(x0, 0, x1 - x0, h);
+    g.clip();
+    for (let y = -Math.ceil(x1 - x0); y < h; y += 4) {  // diagonal hatching: folded, not empty
+      g.moveTo(x0, y);
+      g.lineTo(x1, y + (x1 - x0));
+    }
+    g.stroke();
+    g.restore();
+    g.save();
+    g.fillStyle = c.dim;
+    g.fillRect(Math.round(x0), 0, 1, h);
+    g.fillRect(Math.round(x1) - 1, 0, 1, h);
+    out.push({ from: V.d.versions[r[k] - lay.first], to: V.d.versions[r[k + 1] - 1 - lay.first],
+      x0: Math.round(x0 * 10) / 10, x1: Math.round(x1 * 10) / 10 });
+  }
+  g.restore();
+  V.root.dataset.compressed = JSON.stringify(out);
 }
 
 /** Where the snapshot labels go (`V.snapBoxes`, `V.labelRows`): beside their marks, on as
@@ -397,7 +482,9 @@ function drawAxisLabels(V, g, c, w, lanes) {
   g.fillStyle = c.dim;
   const axisMarks = versionsAxis
     ? [...(d.layout.first ? [{ x: xOfP(V, 0) - 4, text: "earlier" }] : []),
-      ...Array.from(d.versions, (/** @type {number} */ v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) }))]
+      ...Array.from(d.versions, (/** @type {number} */ v, i) => ({ x: versionX(V, i) - 4, text: slotText(v, d.names, d.shortOf) }))
+        .filter((_, i) => !runAt(d.layout, d.layout.first + i)),
+      ...runMarks(V)]
     : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
   const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
   const y = lanes * ROW + 9;
@@ -407,6 +494,13 @@ function drawAxisLabels(V, g, c, w, lanes) {
   }
   for (const b of axisBoxes) g.fillText(b.text, b.x0, y);
   V.root.dataset.axisLabels = JSON.stringify(axisBoxes.map((b) => b.text));
+}
+
+/** Under a compressed segment: how many versions it folds ("⋯ 2,940"). @param {View} V */
+function runMarks(V) {
+  const r = V.d.layout.runs, out = [];
+  for (let k = 0; k < r.length; k += 2) out.push({ x: xOfP(V, r[k]), text: `⋯ ${(r[k + 1] - r[k]).toLocaleString("en")}` });
+  return out;
 }
 
 /** Each claim a bar from valid_from to valid_until (open ones to the axis end); superseded
@@ -639,8 +733,12 @@ function hover(V, x, y) {
     if (near) tip = `snapshot ${near.label} (v${near.version})`;
   }
   if (!tip && mode(V) === "versions" && x >= LABEL_W) {
-    const i = Math.min(d.layout.slots - 1, Math.floor(posAt(V, x))) - d.layout.first;
+    const slot = Math.min(d.layout.slots - 1, Math.floor(posAt(V, x)));
+    const i = slot - d.layout.first, run = runAt(d.layout, slot);
     tip = i < 0 ? "before the first index version"
+      : run ? `v${d.versions[run[0] - d.layout.first]} to v${d.versions[run[1] - 1 - d.layout.first]}: `
+        + `${run[1] - run[0]} versions with no snapshot or query (compressed) · at the pointer `
+        + versionLabel(d.versions[i], d.names)
       : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
   }
   if (V.scroller.title !== tip) V.scroller.title = tip;

@@ -1,9 +1,10 @@
 """``evaluate``: every question of a dataset at every chosen version, each cell a logged run.
 
 Cost: each distinct question is embedded once for the whole matrix; the versions are walked
-in order, each checked out once (``ChunkTable.view`` caches it; the next one opens while
-this one is searched) and searched for every question at once through
-``ragtt.timetravel.run.execute_many``, whose batch of one is the ``execute`` replays use. One version's
+in order, each checked out once (``ChunkTable.view`` caches it) and searched for every
+question at once through ``ragtt.timetravel.run.execute_many``, whose batch of one is the
+``execute`` replays use; a worker thread searches the next version while this one is scored
+and logged (LanceDB's searches leave Python's lock free). One version's
 runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and query ids)
 are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
 the log, never half of one. An evaluation is named by a hash of the dataset, the plan, the
@@ -51,21 +52,54 @@ def evaluate(
     top_k: int | None = None,
     metrics: Sequence[str] | None = None,
     judge: Any = None,
+    read_only: bool = False,
 ) -> HistoryMatrix:
-    data = as_dataset(dataset)
-    judge_ = as_judge(judge)
-    ctx.check_embedder()
-    plan = ctx.plan(top_k=top_k, mode=mode)
-    wanted = wanted_metrics(data, metrics, plan.top_k, judge_ is not None)
-    generate = needs_answer(wanted)
-    columns = resolve_columns(ctx, at)
-    evaluation_id = _evaluation_id(ctx, data, plan, wanted, judge_, generate)
-    versions = list(dict.fromkeys(c.version for c in columns))
-    done = _read_back(ctx, evaluation_id, versions)
-    todo = [v for v in versions if v not in done]
+    """``read_only``: the matrix as logged, read back: nothing is searched, logged or asked of
+    a model, and a version not evaluated yet is a NotFoundError."""
+    e = _Evaluation(ctx, dataset, at, mode, top_k, metrics, judge)
+    done = _read_back(ctx, e.evaluation_id, e.versions)
+    todo = [v for v in e.versions if v not in done]
+    if todo and read_only:
+        listed = ", ".join(map(str, todo[:10])) + (" ..." if len(todo) > 10 else "")
+        raise NotFoundError(
+            f"{e.data.name!r} has not been evaluated with this plan at version(s) {listed}; evaluate it "
+            "first (proj.evaluate, `ragtt eval`, POST /evaluate)"
+        )
     if todo:
-        done.update(_search(ctx, data, plan, wanted, judge_, generate, evaluation_id, todo))
-    return _matrix(ctx, data, plan, wanted, evaluation_id, columns, done, len(todo), len(versions) - len(todo))
+        done.update(_search(ctx, e.data, e.plan, e.metrics, e.judge, e.generate, e.evaluation_id, todo))
+    return e.matrix(done, len(todo))
+
+
+class _Evaluation:
+    """What ``evaluate``'s arguments name: the dataset, plan, metrics, columns and the
+    evaluation's id (a hash of them), checked before anything is read or searched."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        dataset: Any,
+        at: str | Sequence[At] | At,
+        mode: str | None,
+        top_k: int | None,
+        metrics: Sequence[str] | None,
+        judge: Any,
+    ) -> None:
+        self.ctx = ctx
+        self.data = as_dataset(dataset)
+        self.judge = as_judge(judge)
+        ctx.check_embedder()
+        self.plan = ctx.plan(top_k=top_k, mode=mode)
+        self.metrics = wanted_metrics(self.data, metrics, self.plan.top_k, self.judge is not None)
+        self.generate = needs_answer(self.metrics)
+        self.columns = resolve_columns(ctx, at)
+        self.evaluation_id = _evaluation_id(ctx, self.data, self.plan, self.metrics, self.judge, self.generate)
+        self.versions = list(dict.fromkeys(c.version for c in self.columns))
+
+    def matrix(self, done: dict[int, list[dict[str, Any]]], computed: int) -> HistoryMatrix:
+        reused = len(self.versions) - computed
+        return _matrix(
+            self.ctx, self.data, self.plan, self.metrics, self.evaluation_id, self.columns, done, computed, reused
+        )
 
 
 def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
@@ -147,7 +181,7 @@ def _search(
     evaluation_id: str,
     versions: list[int],
 ) -> dict[int, list[dict[str, Any]]]:
-    from ragtt.timetravel.run import execute_many, run_events
+    from ragtt.timetravel.run import Run, execute_many, run_events
 
     texts = list(dict.fromkeys(i.question for i in data.items))
     vectors: dict[str, Any] = {}
@@ -160,26 +194,27 @@ def _search(
     questions = [item.question for item in data.items]
     answers = [generate and bool(item.reference or item.must_contain or judge) for item in data.items]
     question_vectors = [vectors.get(q) for q in questions]
+    by_passage = any(i.reference_contexts for i in data.items) and bool(
+        {"context_recall", "context_precision"} & set(metrics)
+    )
+    config_id = ctx.config.config_id  # a hash of the config: once, not per cell
 
-    def open_version(version: int) -> None:
-        """Check out ``version`` (its view, ANN index, full-text table and its tokenizer: cached),
-        so the searches that share it never open it twice at once."""
-        view = ctx.table.view(version)
-        ctx.table.vector_index(version)
-        if plan.mode != "vector":
-            assert view.text is not None
-            _ = view.text_tokenizer  # what each run records of its BM25 engine, read once here
+    def search(version: int) -> tuple[list[Run], dict[str, str]]:
+        """``version``'s questions searched together (one vector search, one trip for BM25), and
+        its sources' documents when passages are matched: every read of the index a version
+        needs, on the worker thread, while the main one scores and logs the version before."""
+        runs = execute_many(ctx, questions, plan, version, generate=answers, vectors=question_vectors)
+        return runs, shingled.keys(version) if by_passage else {}
 
     try:
-        opening = pool.submit(open_version, versions[0])
+        searching = pool.submit(search, versions[0])
         for k, version in enumerate(versions):
             events: list[Event] = []
             cells = []
-            opening.result()  # opened while the version before was searched and scored
+            runs, doc_keys = searching.result()
             if k + 1 < len(versions):
-                opening = pool.submit(open_version, versions[k + 1])
-            # The version's questions searched together: one vector search, one trip for BM25.
-            runs = execute_many(ctx, questions, plan, version, generate=answers, vectors=question_vectors)
+                searching = pool.submit(search, versions[k + 1])
+            source_shingles = shingled.of(doc_keys)
             for item, run in zip(data.items, runs, strict=True):
                 query_id = time_ordered_id()
                 extra = {
@@ -189,11 +224,9 @@ def _search(
                     "evaluation_id": evaluation_id,
                     "question_id": item.id,
                 }
-                events += run_events(
-                    run, query_id, prefix=ev.REPLAY_PREFIX, config_id=ctx.config.config_id, extra=extra
-                )
+                events += run_events(run, query_id, prefix=ev.REPLAY_PREFIX, config_id=config_id, extra=extra)
                 answer = run.generation.answer if run.generation is not None else None
-                values = score(item, run.chunks, answer, metrics, shingled.at(version))
+                values = score(item, run.chunks, answer, metrics, source_shingles)
                 unparseable: dict[str, str] = {}
                 if judge is not None and answer is not None:
                     judged = [m for m in metrics if m in JUDGED_METRICS and (m != "correctness" or item.reference)]
@@ -234,25 +267,26 @@ def _search(
 
 
 class _Shingled:
-    """Each source's parsed text at a version, shingled once per document (a source unchanged
-    across versions is one document), the last ``_SHINGLED_DOCS`` of them kept. A version's
-    document keys are read in one scan, on its first lookup."""
+    """Each source's parsed text, shingled once per document (a source unchanged across
+    versions is one document, ``doc_key``), the last ``_SHINGLED_DOCS`` of them kept.
+    ``keys(version)`` reads a version's document keys in one scan (on any thread);
+    ``of(keys)`` looks sources up in them (on the thread that owns the log)."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
         self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
-        self._keys: tuple[int, dict[str, str]] | None = None
 
-    def at(self, version: int) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
-        return lambda source: self._of(version, source)
+    def keys(self, version: int) -> dict[str, str]:
+        """source -> doc_key at ``version``."""
+        table = self._ctx.table.scan(version, ["source", "doc_key"])
+        return dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True))
 
-    def _of(self, version: int, source: str) -> AbstractSet[tuple[str, ...]]:
+    def of(self, keys: dict[str, str]) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
+        return lambda source: self._shingles(keys.get(source))
+
+    def _shingles(self, doc_key: str | None) -> AbstractSet[tuple[str, ...]]:
         from ragtt.timetravel.golden import text_shingles
 
-        if self._keys is None or self._keys[0] != version:  # versions are walked in order
-            table = self._ctx.table.scan(version, ["source", "doc_key"])
-            self._keys = (version, dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True)))
-        doc_key = self._keys[1].get(source)
         if doc_key is None:
             return frozenset()
         if doc_key not in self._docs:

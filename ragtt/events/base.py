@@ -120,6 +120,12 @@ class EventLog(ABC):
     def _unlock(self) -> None: ...
 
     @abstractmethod
+    def snapshot(self) -> contextlib.AbstractContextManager[Any]:
+        """A read-only connection of its own (``?`` placeholders) on the log as of one moment,
+        held while the block runs: writers go on, and what it reads is one consistent state
+        (what a copy of the log needs)."""
+
+    @abstractmethod
     def compact(self) -> None:
         """Give the space of pruned events back (outside any transaction): VACUUM."""
 
@@ -262,6 +268,16 @@ class EventLog(ABC):
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [_row_to_event(r) for r in self._conn.execute(sql, params).fetchall()]
+
+    def payloads(self, types: Iterable[str] | str) -> list[dict[str, Any]]:
+        """The payloads of the events of ``types``, in log order: only the payload column is
+        read and no ``Event`` is built (a check that walks thousands of events needs no more)."""
+        clauses, params = self._where(types, None, None, None, None, None)
+        sql = f"SELECT payload FROM events WHERE {' AND '.join(clauses)} ORDER BY seq"
+        try:
+            return [json.loads(payload) for (payload,) in self._conn.execute(sql, params).fetchall()]
+        except json.JSONDecodeError as exc:
+            raise StoreError(f"an event of type {', '.join(map(str, params))} has a corrupt payload: {exc}") from None
 
     def runs(self, query_ids: Sequence[str], types: Iterable[str] | None = None) -> dict[str, list[Event]]:
         """The events of many queries or replays (only ``types``, if given), in log order, read

@@ -20,6 +20,7 @@ import numpy as np
 from ragtt._hashing import sha256_hex
 from ragtt._sqlite import connect, driver
 from ragtt.errors import StoreError
+from ragtt.events.cache_aside import CacheFileLock, file_identity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -140,44 +141,67 @@ class EmbeddingCache:
 class SQLiteVectors:
     """The cache in a SQLite file on this machine (``embeddings.db``, or ``embedding_cache=``).
 
-    It is not history: a file found damaged while in use is moved aside (``set_aside``)
-    and a new one started, with a warning; the texts are embedded again as needed."""
+    It is not history: a file found damaged while in use is moved aside and a new one
+    started, with a warning; the texts are embedded again as needed. While another
+    connection has the damaged file open it is left in place and this one goes on without a
+    cache (``ragtt/events/cache_aside.py`` says why)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path: Path | None = Path(path)
         self.location = str(path)
-        self._conn: Any = self._connect()
+        self._lock = CacheFileLock(Path(path))
+        self._conn: Any = None  # None: going on without the cache (a damaged file others hold open)
+        self._identity: tuple[int, int] | None = None
+        try:
+            self._open()
+        except BaseException:
+            self._lock.close()
+            raise
 
-    def _connect(self) -> Any:
+    def _open(self) -> None:
+        self._lock.share()
         conn = None
         try:
             conn = connect(self.location)
             conn.executescript(_SCHEMA)
-            return conn
         except driver().DatabaseError as exc:
             if conn is not None:
                 conn.close()
+            self._lock.release()
+            if _is_damage(str(exc)):
+                if self._lock.set_aside(f"is damaged ({exc})", file_identity(Path(self.location))):
+                    return self._open()
+                return None  # others hold it: no cache for now
             raise StoreError(
                 f"the embedding cache {self.location} cannot be opened ({exc}); it is only a cache: "
                 "move it aside and ragtt will embed again"
             ) from None
+        self._conn = conn
+        self._identity = file_identity(Path(self.location))  # fixed while the shared lock is held
+        return None
 
     def _damaged(self, exc: Exception) -> bool:
-        """Whether ``exc`` is damage to the file (then it is set aside and a new one started)."""
+        """Whether ``exc`` is damage to the file (then it is set aside and a new one started,
+        or, while others hold it, this connection goes on without it)."""
         message = str(exc)
-        if isinstance(exc, driver().IntegrityError) or "locked" in message or "busy" in message:
-            return False
-        if not any(w in message for w in ("malformed", "not a database", "corrupt", "no such table")):
+        if isinstance(exc, driver().IntegrityError) or not _is_damage(message):
             return False
         self._conn.close()
-        set_aside(Path(self.location), f"is damaged ({message})")
-        self._conn = self._connect()
+        self._conn = None
+        self._lock.release()
+        if self._lock.set_aside(f"is damaged ({message})", self._identity):
+            self._open()
         return True
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self._lock.close()
 
     def lookup(self, model_id: str, keys: list[str]) -> dict[str, bytes]:
+        if self._conn is None:
+            return {}
         try:
             return self._lookup(model_id, keys)
         except driver().DatabaseError as exc:
@@ -198,12 +222,15 @@ class SQLiteVectors:
         return found
 
     def store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
+        if self._conn is None:
+            return
         try:
             self._store(model_id, dim, rows)
         except _Damaged as damaged:
             if not self._damaged(damaged.cause):
                 raise StoreError(f"cannot write to the embedding cache {self.location}: {damaged.cause}") from None
-            self._store(model_id, dim, rows)
+            if self._conn is not None:
+                self._store(model_id, dim, rows)
 
     def _store(self, model_id: str, dim: int, rows: list[tuple[str, bytes]]) -> None:
         try:
@@ -233,20 +260,19 @@ class _Damaged(Exception):
         self.cause = cause
 
 
+def _is_damage(message: str) -> bool:
+    """Whether SQLite's ``message`` says the file is damaged (not busy, not a full disk)."""
+    if "locked" in message or "busy" in message:
+        return False
+    return any(w in message for w in ("malformed", "not a database", "corrupt", "no such table"))
+
+
 def set_aside(db: Path, problem: str) -> None:
     """Move the damaged cache file ``db`` (and its WAL) aside as ``<name>.damaged``, with a
-    warning saying why, so that a new one is made in its place."""
-    import os
-    import warnings
-
-    aside = db.with_name(db.name + ".damaged")
-    for suffix in ("", "-wal", "-shm"):
-        source = db.with_name(db.name + suffix)
-        if source.exists():
-            os.replace(source, aside.with_name(aside.name + suffix))
-    warnings.warn(
-        f"ragtt: the embedding cache {db} {problem}; it is only a cache, so it was moved aside to {aside.name} "
-        "and texts are embedded again as they are needed",
-        RuntimeWarning,
-        stacklevel=5,
-    )
+    warning saying why, unless a connection has it open (then it stays, and those that open
+    it go on without a cache until it is free)."""
+    lock = CacheFileLock(db)
+    try:
+        lock.set_aside(problem, None)
+    finally:
+        lock.close()

@@ -162,6 +162,16 @@ class PostgresEventStore(EventLog):
             self._pg.execute("SELECT pg_advisory_xact_lock(%s)", (_APPEND_LOCK,))
             yield self._q
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        pg = connect(self.uri, "event log")
+        try:
+            with session_errors("event log", self.location):
+                pg.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                yield _QmarkConnection(pg, self.location)
+        finally:
+            pg.close()  # ends the read-only transaction with it
+
     def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
         return self._pg.transaction()  # nested: a SAVEPOINT
 

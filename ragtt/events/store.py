@@ -112,6 +112,16 @@ class EventStore(EventLog):
             raise
         self._db.execute("COMMIT")
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        conn = connect(self.path)
+        try:
+            conn.execute("BEGIN")  # WAL: a read transaction sees one commit, writers go on
+            conn.execute("SELECT 1 FROM events LIMIT 1").fetchall()  # the snapshot starts at the first read
+            yield conn
+        finally:
+            conn.close()
+
     def _try_lock(self) -> bool:
         # A file lock beside the log: the kernel releases it when its process dies.
         fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)

@@ -3,12 +3,16 @@ batch. A batch closes at ``batch_size`` records or ``max_latency`` after its fir
 whichever comes first, so a slow feed still becomes queryable in bounded time.
 
 A reader thread pulls the feed into a queue no longer than a batch, so at most two batches of
-records are in memory whatever the feed's length. Within a batch a record is the whole
+records are in memory whatever the feed's length. However the call ends (the feed's end, a
+write that raised, Ctrl-C), the reader stops and closes the feed (a generator's ``finally``
+runs) before the call returns; a feed blocked inside its own ``next()`` ends the reader when
+it yields, at most ``_JOIN_S`` later than that is waited for. Within a batch a record is the whole
 current text of its source (the latest wins); a ``None`` text removes the source.
 """
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 import time
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["StreamReport", "ingest_stream", "seconds"]
 
 _END = object()
+_JOIN_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,7 @@ def ingest_stream(
                     on_batch(report)
     finally:
         stop.set()
+        reader.join(_JOIN_S)
     return StreamReport(
         totals["batches"],
         totals["records"],
@@ -164,13 +170,19 @@ def _read(feed: Iterable[Any], out: queue.Queue[Any], stop: threading.Event) -> 
                 continue
         return False
 
+    items = iter(feed)
     try:
-        for item in feed:
+        for item in items:
             if not put(item):
                 return
     except Exception as exc:  # the feed died: what it gave is written, and the report says why it ended
         put(_Stopped(f"the feed stopped with {type(exc).__name__}: {exc}"))
         return
+    finally:  # the consumer stopped early (or the feed ended): let the feed release what it holds
+        close = getattr(items, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):  # its own cleanup failing must not hang the consumer
+                close()
     put(_END)
 
 

@@ -1,13 +1,18 @@
 """``proj.watch``: a folder kept mirrored in the index as it changes, on ``watchfiles``.
 
-The watcher first catches up (the folder mirrored as ``ingest`` does), then turns each settled
-batch of changes into ONE index version through the crash protocol: the folder's files are
+The watcher starts first, then catches up (the folder mirrored as ``ingest`` does), so a change
+made while the catch-up reads the folder is in the next batch; each settled
+batch of changes becomes ONE index version through the crash protocol: the folder's files are
 listed again and written as one mirror ingest, so a batch's adds, edits and deletes land
 together, a rename is a removal plus an add whose chunk vectors come from the embedding cache,
 and a watcher killed mid-batch converges on its next start (catch-up is the same mirror).
 Editor leftovers, ``.git`` (hidden files in general) and the gitignore patterns of the
 folder's ``.ragttignore`` (read with ``pathspec``) are ignored. A file whose size or mtime
 still changes while its batch is read waits for the next batch, and stays as indexed.
+
+A batch that fails (a full disk, a busy store) does not end the watch: its line says why, and
+the same batch is tried again after a pause that doubles on each failure in a row (from
+``_RETRY_FIRST_S`` to ``_RETRY_MAX_S``), with any changes that came meanwhile.
 """
 
 from __future__ import annotations
@@ -50,13 +55,18 @@ IGNORE_FILE = ".ragttignore"
 _SETTLE_S = 0.15  # how long a changed file's size and mtime must hold still to be read
 _NAMES_SHOWN = 4
 _KEPT_BATCHES = 1000  # a handle remembers this many batches (a watch may run for weeks)
+_TICK_MS = 200  # how often an idle watch wakes (to start its catch-up, to retry a failed batch)
+_RETRY_FIRST_S = 0.5
+_RETRY_MAX_S = 60.0
 
 
 @dataclass(frozen=True)
 class WatchBatch(Result):
     """One settled batch: what it changed, the version it made (unchanged: no new version),
     the files that were still being written, and the time from its first change (the
-    oldest changed file's mtime) to queryable."""
+    oldest changed file's mtime) to queryable. ``error``: why the batch failed (nothing was
+    written; it is tried again after ``retry_in_s``) or, with a version made, why its
+    scheduled snapshot failed."""
 
     at: datetime
     catch_up: bool
@@ -69,6 +79,8 @@ class WatchBatch(Result):
     failed: list[tuple[str, str]] = field(default_factory=list)
     latency_s: float = 0.0
     snapshot: str | None = None
+    error: str | None = None
+    retry_in_s: float | None = None
 
     @property
     def changed(self) -> bool:
@@ -82,11 +94,17 @@ class WatchBatch(Result):
             if names
         )
         head = "catch-up" if self.catch_up else "batch"
+        if self.error is not None and self.retry_in_s is not None:
+            return (
+                f"{self.at:%H:%M:%S} {head} failed (v{self.index_version_after} kept): {self.error}; "
+                f"trying again in {self.retry_in_s:g} s"
+            )
         version = f"v{self.index_version_after}" if self.changed else f"no change (v{self.index_version_after})"
         tail = [f"{self.latency_s:.2f} s to queryable"] if self.changed else []
         tail += [f"{len(self.waiting)} still being written"] if self.waiting else []
         tail += [f"{len(self.failed)} failed: " + "; ".join(f"{s}: {r}" for s, r in self.failed)] if self.failed else []
         tail += [f"snapshot {self.snapshot}"] if self.snapshot else []
+        tail += [f"snapshot failed: {self.error}"] if self.error is not None else []
         return (
             f"{self.at:%H:%M:%S} {head} {version}"
             + (f" {what}" if what else "")
@@ -108,7 +126,9 @@ def _names(mark: str, names: list[str]) -> str:
 @dataclass
 class WatchHandle(Background):
     """A running watch (``proj.watch``): ``stop()`` ends it between batches; ``batches`` holds
-    the latest batches, ``errors`` what failed outside a batch (the watch goes on)."""
+    the latest batches (a failed one has ``error`` set, and the watch goes on); ``errors``
+    what failed outside a batch: an ``on_batch`` callback that raised (the watch goes on), or
+    what ended the watch (the project could not be opened, the folder went away)."""
 
     path: Path
     batches: deque[WatchBatch] = field(default_factory=lambda: deque(maxlen=_KEPT_BATCHES))
@@ -117,7 +137,10 @@ class WatchHandle(Background):
         def emit(batch: WatchBatch) -> None:
             self.batches.append(batch)
             if on_batch is not None:
-                on_batch(batch)
+                try:
+                    on_batch(batch)
+                except Exception as exc:  # the caller's callback must not end the watch
+                    self.errors.append(f"on_batch raised {type(exc).__name__}: {exc}")
 
         def run() -> None:
             try:
@@ -194,9 +217,13 @@ def watch_folder(
     import watchfiles
 
     snapshots = _Snapshots(s.snapshot_every)
-    since = time.time()
-    emit(snapshots.after(ctx, mirror(ctx, folder, s.follow_symlinks, None, since=since)))
     ignore = _IgnoreFilter(folder)
+    due: set[str] | None = None  # the changed paths the next batch reads; None: the catch-up
+    owed = True
+    retry_at, failures = 0.0, 0
+    since = time.time()
+    # The watcher is up before its first yield (after at most _TICK_MS), so the catch-up runs
+    # with it already recording: a change made while the catch-up reads the folder is not lost.
     for changes in watchfiles.watch(
         folder,
         watch_filter=ignore,
@@ -204,14 +231,44 @@ def watch_folder(
         stop_event=stop,
         force_polling=s.force_polling or None,
         raise_interrupt=False,
-        rust_timeout=1000,
+        rust_timeout=_TICK_MS,
+        yield_on_timeout=True,
     ):
         if stop.is_set():
             break
-        ignore.reload()
-        batch = mirror(ctx, folder, s.follow_symlinks, {p for _, p in changes}, since=since)
+        if changes:
+            ignore.reload()
+            if due is not None:
+                due |= {p for _, p in changes}
+            owed = True
+        if not owed or time.monotonic() < retry_at:
+            continue
+        try:
+            batch = mirror(ctx, folder, s.follow_symlinks, due, since=since)
+        except Exception as exc:  # the batch is kept for a retry; a lasting failure backs off
+            delay = min(_RETRY_MAX_S, _RETRY_FIRST_S * 2**failures)
+            failures += 1
+            retry_at = time.monotonic() + delay
+            emit(_failed(ctx, due is None, exc, delay))
+            continue
         since = time.time() - batch.latency_s
+        due, owed, failures = set(), False, 0
         emit(snapshots.after(ctx, batch))
+
+
+def _failed(ctx: Context, catch_up: bool, exc: Exception, retry_in_s: float) -> WatchBatch:
+    try:
+        version = ctx.version
+    except Exception:  # the store itself may be what failed
+        version = -1
+    return WatchBatch(
+        at=datetime.now(UTC),
+        catch_up=catch_up,
+        index_version_before=version,
+        index_version_after=version,
+        error=f"{type(exc).__name__}: {exc}",
+        retry_in_s=retry_in_s,
+    )
 
 
 def mirror(ctx: Context, folder: Path, follow_symlinks: bool, changed: set[str] | None, *, since: float) -> WatchBatch:
@@ -333,6 +390,10 @@ class _Snapshots:
             due = time.monotonic() - self._last >= self._every.total_seconds()
         if not due:
             return batch
+        try:
+            snap = snapshot_if_changed(ctx, "watch-{ts}")
+        except Exception as exc:  # the version stands; the snapshot is tried after the next batch
+            self._made -= 1
+            return dataclasses.replace(batch, error=f"{type(exc).__name__}: {exc}")
         self._last = time.monotonic()
-        snap = snapshot_if_changed(ctx, "watch-{ts}")
         return dataclasses.replace(batch, snapshot=snap.label) if snap is not None else batch

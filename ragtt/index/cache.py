@@ -44,12 +44,9 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ragtt.errors import ConfigError
-
-if TYPE_CHECKING:
-    from ragtt.index.files import FileRecord
 
 try:
     import fcntl
@@ -147,20 +144,6 @@ class IndexCache:
         endpoint = sorted((k, v) for k, v in (storage_options or {}).items() if "endpoint" in k.lower())
         key = hashlib.sha256(json.dumps([folder_uri.rstrip("/"), endpoint]).encode()).hexdigest()[:24]
         return self.root / key
-
-    def cached_digest(self, folder: Path, table_name: str, name: str) -> FileRecord | None:
-        """The size and SHA-256 of the store's file ``name`` when the mirror in ``folder`` holds a
-        whole copy of it (its checksum, taken as it was downloaded, matches the copy); else None."""
-        from ragtt.index.files import FileRecord
-
-        mirror = folder / f"{table_name}.lance"
-        if not _safe(name) or not self._usable(mirror, name):
-            return None
-        try:
-            checksum = _Sum.load(self._sum_path(mirror, name).read_text(encoding="utf-8"))
-        except OSError:  # evicted just now
-            return None
-        return None if checksum is None else FileRecord(name, checksum.size, checksum.sha256)
 
     # -- opening a version -------------------------------------------------------------------
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragtt.errors import ConfigError
+from ragtt.errors import ConfigError, StoreError
 
-__all__ = ["TRACKED_TYPES", "FileRecord", "TableFiles"]
+__all__ = ["TRACKED_TYPES", "FileRecord", "TableFiles", "store_options"]
 
 # What a version reads besides its manifest (a transaction file is only read by writers'
 # conflict checks, and a manifest is covered by the log's version records).
@@ -29,6 +29,7 @@ _THREADS = 4  # hashing files at once: enough to overlap reads with hashing on a
 # obstore takes these as client options, the rest as the store's config (Lance takes all in one).
 _CLIENT_KEYS = frozenset({"allow_http", "allow_invalid_certificates", "timeout", "connect_timeout", "proxy_url"})
 _PREFIXES = ("aws_", "google_", "azure_")
+_PROVIDERS = {"s3": "aws_", "s3a": "aws_", "gs": "google_", "az": "azure_", "azure": "azure_", "abfs": "azure_"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,43 @@ class FileRecord:
         return cls(str(row[0]), int(row[1]), str(row[2]))
 
 
+def store_options(
+    where: str, storage_options: dict[str, str], environ: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """(store config, client options) for obstore from a table's ``storage_options`` and the
+    environment, taking what Lance takes for the same URI and nothing else.
+
+    obstore reads its provider's own variables (``AWS_*`` for s3://) itself, but not the HTTP
+    client's, which Lance does read (as the ``object_store`` crate parses them: a bare
+    ``ALLOW_HTTP`` or ``AWS_ALLOW_HTTP``): a CI job's ``ALLOW_HTTP`` must count here too, or
+    verify could not reach the index the queries read. Another provider's variables never
+    count: ``AZURE_PROXY_URL`` or ``GOOGLE_TIMEOUT`` beside an s3:// index neither routes nor
+    shapes these requests. In ``storage_options`` a client key counts bare or with this
+    provider's prefix; a key with another provider's prefix is dropped (it is meant for
+    another store)."""
+    scheme = where.split("://", 1)[0].lower()
+    mine = _PROVIDERS.get(scheme)
+    client: dict[str, str] = {}
+    if mine is not None:
+        named = {key.lower(): value for key, value in environ.items()}
+        for bare in _CLIENT_KEYS:  # the provider's own name wins over the bare one
+            value = named.get(mine + bare, named.get(bare))
+            if value is not None:
+                client[bare] = value
+    config: dict[str, str] = {}
+    for key, value in storage_options.items():
+        name = key.lower()
+        prefix = next((p for p in _PREFIXES if name.startswith(p)), None)
+        if prefix is not None and prefix != mine:
+            continue
+        bare = name[len(prefix) :] if prefix else name
+        if bare in _CLIENT_KEYS:
+            client[bare] = value
+        else:
+            config[name] = value
+    return config, client
+
+
 class TableFiles:
     """The files under one table's folder ``where`` (a local path or an object-store URI)."""
 
@@ -63,21 +101,9 @@ class TableFiles:
                 from obstore.store import from_url
             except ImportError:  # pragma: no cover - a dependency
                 raise ConfigError("checking an index on object storage needs obstore: pip install obstore") from None
-            # obstore reads the store's standard variables itself, but not the client's (Lance
-            # reads both): AWS_ALLOW_HTTP in a CI job's environment must count here too.
-            client: Any = {}
-            for key, value in os.environ.items():
-                name = key.lower()
-                bare = name.split("_", 1)[-1] if name.startswith(_PREFIXES) else name
-                if bare in _CLIENT_KEYS and (name == bare or name.startswith(_PREFIXES)):
-                    client[bare] = value
-            config: Any = {}
-            for key, value in self._options.items():
-                bare = key.lower().split("_", 1)[-1] if key.lower().startswith(_PREFIXES) else key.lower()
-                if bare in _CLIENT_KEYS:
-                    client[bare] = value
-                else:
-                    config[key.lower()] = value
+            config: Any
+            client: Any  # obstore types them per provider; these are the provider's keys
+            config, client = store_options(self.where, self._options, os.environ)
             for _ in range(len(config) + 1):  # a key Lance takes that obstore does not is left out
                 try:
                     self._store = from_url(self.where, config=config or None, client_options=client or None)
@@ -85,27 +111,34 @@ class TableFiles:
                 except UnknownConfigurationKeyError as exc:
                     unknown = next((k for k in config if f"'{k}'" in str(exc)), None)
                     if unknown is None:
-                        raise
+                        raise self._error(exc) from None
                     del config[unknown]
+                except Exception as exc:
+                    raise self._error(exc) from None
         return self._store
+
+    def _error(self, exc: Exception) -> StoreError:
+        """An object store's error as one line naming the index: obstore's messages go on with a
+        multi-line debug dump, which a report or an HTTP answer should not carry."""
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return StoreError(f"the object store of the index {self.where} answered: {first[:300]}")
 
     def sizes(self, paths: Iterable[str]) -> dict[str, int | None]:
         """Each path's size, None when it is not there (one listing on object storage)."""
         wanted = list(paths)
         if not self.remote:
-            found: dict[str, int | None] = {}
-            for name in wanted:
-                try:
-                    found[name] = os.stat(os.path.join(self.where, name)).st_size
-                except (FileNotFoundError, NotADirectoryError):
-                    found[name] = None
-            return found
+            return _local_sizes(self.where, wanted)
         import obstore
 
         listed: dict[str, int] = {}
-        for batch in obstore.list(self._obstore()):
-            for meta in batch:
-                listed[str(meta["path"])] = int(meta["size"])
+        try:
+            for batch in obstore.list(self._obstore()):
+                for meta in batch:
+                    listed[str(meta["path"])] = int(meta["size"])
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
         return {name: listed.get(name) for name in wanted}
 
     def chunks(self, name: str) -> Iterator[bytes]:
@@ -124,6 +157,10 @@ class TableFiles:
                 yield bytes(block)
         except NotFoundError:
             raise FileNotFoundError(f"{self.where}/{name}") from None
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
 
     def digest(self, name: str, local: Path | None = None) -> FileRecord | None:
         """The size and SHA-256 of ``name`` (read from ``local``, a copy known to be whole, when
@@ -132,13 +169,7 @@ class TableFiles:
             with local.open("rb") as fh:
                 return FileRecord(name, local.stat().st_size, hashlib.file_digest(fh, "sha256").hexdigest())
         if not self.remote:
-            try:
-                with open(os.path.join(self.where, name), "rb") as fh:
-                    return FileRecord(
-                        name, os.fstat(fh.fileno()).st_size, hashlib.file_digest(fh, "sha256").hexdigest()
-                    )
-            except FileNotFoundError:
-                return None
+            return _local_digest(name, os.path.join(self.where, name))
         h, size = hashlib.sha256(), 0
         try:
             for block in self.chunks(name):
@@ -165,3 +196,42 @@ class TableFiles:
         for i, records in enumerate(done):
             found[i::threads] = records
         return found
+
+
+def _local_sizes(where: str, names: list[str]) -> dict[str, int | None]:
+    """Each name's size in the folder ``where``, None when it is not there: stat'ed relative to
+    the open folder where the system allows, so the path is not walked from the root each time."""
+    found: dict[str, int | None] = {}
+    relative = os.stat in os.supports_dir_fd
+    folder = os.open(where, os.O_RDONLY) if relative and os.path.isdir(where) else None
+    try:
+        for name in names:
+            try:
+                found[name] = (
+                    os.stat(name, dir_fd=folder) if folder is not None else os.stat(os.path.join(where, name))
+                ).st_size
+            except (FileNotFoundError, NotADirectoryError):
+                found[name] = None
+    finally:
+        if folder is not None:
+            os.close(folder)
+    return found
+
+
+def _local_digest(name: str, path: str) -> FileRecord | None:
+    """Size and SHA-256 of the file at ``path`` (None: gone), read with plain ``os.read`` calls
+    into fresh blocks: most of a table's files are a few KiB, and a buffered file object or
+    ``hashlib.file_digest``'s 256 KiB buffer per file cost more than the reading (measured:
+    twice the time of reading every file once). Both calls let go of the GIL."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    h, size = hashlib.sha256(), 0
+    try:
+        while block := os.read(fd, _BLOCK):
+            h.update(block)
+            size += len(block)
+    finally:
+        os.close(fd)
+    return FileRecord(name, size, h.hexdigest())

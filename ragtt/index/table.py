@@ -113,35 +113,28 @@ def _open_dataset(where: str, storage_options: dict[str, str] | None) -> Any:
 
 class View:
     """One version of the table, read-only: ``dataset`` is the Lance dataset checked out at
-    it (scans, vector search); ``text`` is the same version as a LanceDB table, opened on
-    first use, for full-text search only. ``full_text`` runs a batch of BM25 searches on
-    LanceDB's async handle of that version (the engine a sync search calls, without its
-    per-query Python round trips), all in one trip to LanceDB's event loop."""
+    it (scans, vector search). Full-text search runs on LanceDB's async handle of the same
+    version (the engine a sync search calls, without its per-query Python round trips),
+    opened once, on first use: ``full_text`` runs a batch of BM25 searches on it in one trip
+    to LanceDB's event loop, and ``text_tokenizer`` reads what its index was built with."""
 
-    def __init__(
-        self, dataset: Any, open_text: Callable[[], Any], open_text_async: Callable[[], Awaitable[Any]]
-    ) -> None:
+    def __init__(self, dataset: Any, open_text: Callable[[], Awaitable[Any]]) -> None:
         self.dataset = dataset
         self._open_text = open_text
-        self._open_text_async = open_text_async
-        self._text_async: Any = None
+        self._text: Any = None
 
-    @functools.cached_property
-    def text(self) -> Any:
-        return self._open_text()
+    async def _text_table(self) -> Any:
+        if self._text is None:
+            self._text = await self._open_text()
+        return self._text
 
     def full_text(self, queries: Sequence[str], columns: list[str], limit: int) -> list[Any]:
-        """The top ``limit`` rows (``columns`` and ``_score``) of each query's BM25 search on
-        ``text``, as Arrow tables, in the order of ``queries``."""
+        """The top ``limit`` rows (``columns`` and ``_score``) of each query's BM25 search, as
+        Arrow tables, in the order of ``queries``."""
         import asyncio
 
-        import_lancedb()  # before its event loop's module: that imports the package
-        from lancedb.background_loop import LOOP
-
         async def search() -> list[Any]:
-            if self._text_async is None:
-                self._text_async = await self._open_text_async()
-            table = self._text_async
+            table = await self._text_table()
             return list(
                 await asyncio.gather(
                     *(
@@ -155,17 +148,30 @@ class View:
                 )
             )
 
-        return list(LOOP.run(search()))
+        return list(_run_lancedb(search()))
 
     @functools.cached_property
     def text_tokenizer(self) -> dict[str, Any] | None:
         """The full-text index's tokenizer settings at this version, as LanceDB (whose engine
-        runs BM25) reads them; None when the version has no full-text index."""
-        for index in self.text.list_indices():
+        runs BM25) reads them; None when the version has no full-text index. The first call
+        opens the version's full-text handle, in the same trip."""
+
+        async def indices() -> Any:
+            return await (await self._text_table()).list_indices()
+
+        for index in _run_lancedb(indices()):
             if list(index.columns) == ["text"]:
                 # read defensively: a replay on another LanceDB must still run and say what changed
                 return dict(getattr(index, "index_details", None) or {})
         return None
+
+
+def _run_lancedb(coroutine: Awaitable[Any]) -> Any:
+    """``coroutine`` run to its end on LanceDB's event loop (the one its async handles live on)."""
+    import_lancedb()  # before its event loop's module: that imports the package
+    from lancedb.background_loop import LOOP
+
+    return LOOP.run(coroutine)
 
 
 def _text_index(dataset: Any) -> dict[str, Any] | None:
@@ -221,6 +227,7 @@ class ChunkTable:
         self._ann_cache: dict[int, VectorIndex | None] = {}
         # LanceDB: the writer (and full-text search), connected on first use; reads never need it
         self._db, self._table = _db, _table
+        self._async_dbs: dict[str, Any] = {}  # LanceDB's async connections (full-text search), by place
         self._dataset: Any = self._open()
 
     def _open(self) -> Any:
@@ -382,11 +389,7 @@ class ChunkTable:
         mirror = None
         if self._cache is not None:
             dataset, mirror = self._mirrored(self._cache, dataset)
-        view = View(
-            dataset,
-            functools.partial(self._text_view, version, mirror),
-            functools.partial(self._text_view_async, version, mirror),
-        )
+        view = View(dataset, functools.partial(self._text_view, version, mirror))
         self._views[version] = view
         if len(self._views) > _VIEW_CACHE:
             self._views.popitem(last=False)
@@ -414,22 +417,22 @@ class ChunkTable:
             return remote, None
         return (remote, None) if local is None else (local, folder)
 
-    def _text_view(self, version: int, mirror: Path | None) -> Any:
-        if mirror is not None:  # a LanceDB database of its own, holding the table's mirror
-            return _connect(mirror, None).open_table(self.table_name, version=version)
-        handle = self._lancedb().open_table(self.table_name)
-        handle.checkout(version)
-        return handle
-
-    async def _text_view_async(self, version: int, mirror: Path | None) -> Any:
-        """``_text_view``'s table as LanceDB's async handle (what its sync table wraps)."""
+    async def _text_view(self, version: int, mirror: Path | None) -> Any:
+        """``version`` as LanceDB's async table, for full-text search: from the mirror's folder
+        (a LanceDB database of its own) when it has one. The connection is made once per place
+        and kept (each view opening one made a new session, and most of the cost of opening)."""
         location, options = (mirror, None) if mirror is not None else (self.folder, self._storage_options)
-        db = await import_lancedb().connect_async(str(location), storage_options=options or None)
-        table = await db.open_table(self.table_name)
-        await table.checkout(version)
-        return table
+        db = self._async_dbs.get(str(location))
+        if db is None:
+            db = await import_lancedb().connect_async(str(location), storage_options=options or None)
+            self._async_dbs[str(location)] = db
+        return await db.open_table(self.table_name, version=version)
 
     # -- files ------------------------------------------------------------------------------
+
+    def sibling(self, table_name: str) -> ChunkTable:
+        """The table ``table_name`` in the same folder or bucket, reached with the same options."""
+        return ChunkTable(self.folder, table_name, storage_options=self._storage_options, cache=self._cache)
 
     def files(self) -> TableFiles:
         """The table's files, where they are (its folder or the object store)."""
@@ -471,17 +474,6 @@ class ChunkTable:
                 strict=True,
             )
         )
-
-    def digests(self, names: list[str]) -> list[FileRecord | None]:
-        """Size and SHA-256 of each file (None: gone): on object storage from the index cache's
-        whole copy where it holds one, else downloaded."""
-        if self._cache is None:
-            return self.files().digests(names)
-        folder = self._cache.folder_for(str(self.folder), self._storage_options)
-        cached = {n: self._cache.cached_digest(folder, self.table_name, n) for n in names}
-        rest = [n for n in names if cached[n] is None]
-        fetched = dict(zip(rest, self.files().digests(rest), strict=True))
-        return [cached[n] or fetched[n] for n in names]
 
     def added_files(self, base: int, versions: list[int]) -> list[FileRecord]:
         """Size and SHA-256 of every file ``versions`` (all after ``base``) added: what they

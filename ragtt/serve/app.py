@@ -113,13 +113,16 @@ def create_app(
     token: str | None = None,
     embedder: Embedder | None = None,
     threads: int | None = None,
+    files_root: str | Path | None = None,
 ) -> FastAPI:
     """The FastAPI app over the project in ``project_path`` (created by the first ingest).
 
     With ``token``, every route but ``/health`` and the docs needs ``Authorization: Bearer <token>``.
-    ``threads`` bounds the requests served at once (default ``default_threads()``).
+    ``threads`` bounds the requests served at once (default ``default_threads()``). Path
+    arguments (a backup's folder, files to ingest) stay inside ``files_root`` (default
+    ``$RAGTT_FILES_ROOT``, else the project's folder; ragtt/verbs/paths.py).
     """
-    pool = Projects(Path(project_path).expanduser(), embedder)
+    pool = Projects(Path(project_path).expanduser(), embedder, files_root)
 
     workers = default_threads() if threads is None else threads
     if workers < 1:
@@ -193,7 +196,7 @@ def create_app(
                 response_class=HTMLResponse,
             )
     app.include_router(docs.router(app.title, app.openapi))
-    app.include_router(ui.router(pool.get, guard))
+    app.include_router(ui.router(pool.get, guard, pool.files_root))
     return app
 
 

@@ -6,9 +6,10 @@ renders each with a small model shim (``js/src/model_shim.js``) whose state come
 ``ragtt.views`` (which imports no IPython, ipywidgets or anywidget). Buffers travel as
 ``{"$buffer": base64}``. What a view ``send``s the Python side would answer (the PDF
 overlay's page requests, the history matrix's diffs and timelines past its state's bound)
-goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model evaluates
-``dataset`` (a path on the server, as ``POST /evaluate`` takes it) ``at`` the versions asked
-for: the dashboard posts ``/evaluate`` first, so this reads the matrix back from the log.
+goes to ``POST /ui/api/model/{widget}/msg``. The history matrix's model is the matrix
+``POST /evaluate`` logged for ``dataset`` (a path on the server, confined as that verb's is)
+``at`` the versions asked for, read back from the log: a GET evaluates nothing (a matrix not
+evaluated yet is a 404), so the dashboard posts ``/evaluate`` first.
 
 The page and its static files hold no project data and need no token (a browser cannot
 send one on navigation); every ``/ui/api`` route is guarded like the REST routes, and the
@@ -32,6 +33,8 @@ from ragtt.verbs import dumps
 from ragtt.views.dashboard import WIDGETS, logged_queries, widget_model, widget_reply, wire
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragtt.project import Project
 
 __all__ = ["UI_CSP", "router", "wire"]
@@ -76,7 +79,7 @@ def _guarded(call: Callable[[], Any]) -> Any:
         raise HTTPException(400, str(exc)) from None
 
 
-def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRouter:
+def router(get_project: Callable[[], Project], guard: list[Depends], files_root: Path | None = None) -> APIRouter:
     """The dashboard's routes: the page, its static files, and the guarded ``/ui/api``."""
     from ragtt.views import static_file
 
@@ -138,7 +141,7 @@ def router(get_project: Callable[[], Project], guard: list[Depends]) -> APIRoute
             "at": at,
             "metric": metric,
         }
-        return _json(_guarded(lambda: widget_model(get_project(), widget, args)))
+        return _json(_guarded(lambda: widget_model(get_project(), widget, args, files_root=files_root)))
 
     @api.post("/model/{widget}/msg")
     def message(widget: str, msg: Message) -> Response:

@@ -119,7 +119,7 @@ verb(
         name="compare_configs",
         help="two PipelineConfigs on one corpus (throwaway projects, one embedding cache), query by query",
         args=(
-            Arg("corpus", list[str], "files and folders to ingest under both configs", default=[]),
+            Arg("corpus", list[str], "files and folders to ingest under both configs", default=[], server_path=True),
             Arg(
                 "texts",
                 dict[str, str],

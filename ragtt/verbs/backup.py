@@ -12,7 +12,9 @@ verb(
     Verb(
         name="backup",
         help="copy the project to a new folder while writers may run; `ragtt verify --deep` proves the copy",
-        args=(Arg(name="dest", type=str, help="the new folder to copy the project into", required=True),),
+        args=(
+            Arg(name="dest", type=str, help="the new folder to copy the project into", required=True, server_path=True),
+        ),
         call=lambda p, a: p.backup(a["dest"]),
         to_json=as_dict,
         to_text=as_text,

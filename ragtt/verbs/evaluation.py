@@ -47,7 +47,13 @@ verb(
             "a CI gate: exit 1 when a question fell, 0 otherwise, 2 on bad input"
         ),
         args=(
-            Arg("dataset", str, "golden suite JSON, a JSONL / CSV / Parquet table, or a BEIR folder", required=True),
+            Arg(
+                "dataset",
+                str,
+                "golden suite JSON, a JSONL / CSV / Parquet table, or a BEIR folder",
+                required=True,
+                server_path=True,
+            ),
             Arg(
                 "at",
                 list[str],

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ragtt.federation import Federation
     from ragtt.index.embedders import Embedder
 
-FEDERATION = Arg("federation", str, "the federation's folder", required=True, flags=("--federation",))
+FEDERATION = Arg("federation", str, "the federation's folder", required=True, flags=("--federation",), server_path=True)
 GENERATE = Arg("generate", bool, "also generate an answer from the fused chunks", default=False, flags=("--generate",))
 
 
@@ -65,6 +65,7 @@ _declare(
             'the member projects: {name: project folder}, e.g. {"docs": "./docs"}',
             required=True,
             flags=("--members",),
+            server_path=True,
         ),
         Arg("fusion", str, "how member lists are fused", default="rrf", flags=("--fusion",), choices=("rrf",)),
         Arg(

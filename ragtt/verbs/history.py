@@ -164,7 +164,7 @@ verb(
         name="regression_run",
         help="run a golden suite: exit 0 pass, 1 drift, 2 error",
         args=(
-            Arg("suite", str, "path of the golden suite JSON file", required=True),
+            Arg("suite", str, "path of the golden suite JSON file", required=True, server_path=True),
             Arg(
                 "threshold",
                 float,
@@ -200,7 +200,7 @@ verb(
         args=(
             Arg("queries", list[str], "the golden queries", required=True, flags=("--query",)),
             Arg("name", str, "suite name", required=True, flags=("--name",)),
-            Arg("out", str, "also write the suite JSON here", flags=("-o", "--out")),
+            Arg("out", str, "also write the suite JSON here", flags=("-o", "--out"), server_path=True),
             TOP_K,
             MODE,
             Arg("at", At, "capture at this version, snapshot label or ISO datetime (default: latest)", flags=("--at",)),

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import EmbedderChangedError, NotAProjectError, NotFoundError, ReplayError, StoreError
+from ragtt.verbs.paths import confine_paths
+from ragtt.verbs.paths import files_root as files_root_for
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
@@ -47,9 +49,10 @@ class Projects:
     ``reopen`` starts a new generation, whose Projects load the project's new embedder (the
     one given to the server, if any, stays: a mismatch is then the caller's error to see)."""
 
-    def __init__(self, path: Path, embedder: Embedder | None) -> None:
+    def __init__(self, path: Path, embedder: Embedder | None, files_root: str | Path | None = None) -> None:
         self.path = path
         self.embedder = embedder
+        self.files_root = files_root_for(path, files_root)  # where callers' path arguments must stay
         self.write_lock = threading.Lock()
         self._given = embedder is not None
         self._local = threading.local()
@@ -100,7 +103,9 @@ class Projects:
 
     def run(self, verb: Verb, values: dict[str, Any]) -> Any:
         """Run ``verb`` on this thread's Project: index writers one at a time; once more on a
-        reopened Project when another process re-embedded the index meanwhile."""
+        reopened Project when another process re-embedded the index meanwhile. Path arguments
+        stay inside ``files_root`` (ragtt/verbs/paths.py)."""
+        values = confine_paths(verb, values, self.files_root)
         proj = self.get(create=verb.creates)
         try:
             return self._run(verb, proj, values)

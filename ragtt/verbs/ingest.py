@@ -37,7 +37,7 @@ verb(
         name="ingest",
         help="ingest files and folders (a folder is mirrored), or in-memory texts, in one index version",
         args=(
-            Arg("paths", list[str], "files and folders to ingest", default=[]),
+            Arg("paths", list[str], "files and folders to ingest", default=[], server_path=True),
             Arg(
                 "texts",
                 dict[str, str],

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ragtt.errors import MissingArgumentError, NotFoundError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ragtt.project import Project
 
 __all__ = ["WIDGETS", "logged_queries", "sources", "versions", "widget_model", "widget_reply", "wire"]
@@ -131,8 +133,12 @@ def sources(proj: Project) -> list[dict[str, Any]]:
     return [{"source": s, "pdf": s.lower().endswith(".pdf")} for s in names]
 
 
-def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dict[str, Any]:
-    """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name."""
+def widget_model(
+    proj: Project, widget: str, args: dict[str, str | None], *, files_root: Path | None = None
+) -> dict[str, Any]:
+    """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name.
+    ``files_root``: the folder a server keeps its callers' paths in (``ragtt.verbs.paths``;
+    None: ``$RAGTT_FILES_ROOT``, else the project's folder)."""
     from ragtt.views import chunk_diff, drift_scatter, history_matrix, pdf_overlay, timeline
 
     def need(name: str) -> str:
@@ -149,11 +155,16 @@ def widget_model(proj: Project, widget: str, args: dict[str, str | None]) -> dic
         return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-    if widget == "history_matrix":  # evaluates `dataset` (a path on the server) at the versions asked for
+    if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
+        from ragtt.verbs.paths import confine_path
+        from ragtt.verbs.paths import files_root as files_root_for
+
         at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
         named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
         versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
-        matrix = proj.evaluate(need("dataset"), at=named or versions)
+        root = files_root or files_root_for(proj.path)
+        dataset = confine_path(need("dataset"), root, "history_matrix: dataset")
+        matrix = proj.evaluate(dataset, at=named or versions, read_only=True)  # a GET: reads back only
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 

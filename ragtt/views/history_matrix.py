@@ -183,11 +183,11 @@ def build(
 def cell_states(proj: Any, qids: list[list[str | None]]) -> tuple[list[int], dict[str, tuple[str, ...]] | None]:
     """Each cell's state (``NO_RUN`` ... ``UNKNOWN``, row-major) and the chunk ids each run
     retrieved (None when there are more than ``COMPARE_LIMIT`` runs: every run is ``UNKNOWN``)."""
-    wanted = sorted({q for row in qids for q in row if q})
+    wanted = {q for row in qids for q in row if q}
     ids: dict[str, tuple[str, ...]] | None = None
-    if len(wanted) <= COMPARE_LIMIT:
+    if len(wanted) <= COMPARE_LIMIT:  # (sorted only then: half a million ids take a second to sort)
         ids = {}
-        for qid, events in proj.events.runs(wanted, types=_RETRIEVALS).items():
+        for qid, events in proj.events.runs(sorted(wanted), types=_RETRIEVALS).items():
             if events:
                 ids[qid] = tuple(c["chunk_id"] for c in events[-1].payload["chunks"])
     states: list[int] = []
@@ -209,15 +209,13 @@ def cell_states(proj: Any, qids: list[list[str | None]]) -> tuple[list[int], dic
 
 def previous_runs(qids: list[list[str | None]]) -> list[list[int]]:
     """For each cell, the column of the question's run at the previous evaluated column that has one (-1: none)."""
-    out = []
-    for row in qids:
-        last, prev = -1, []
-        for c, qid in enumerate(row):
-            prev.append(last)
-            if qid:
-                last = c
-        out.append(prev)
-    return out
+    if not qids or not qids[0]:
+        return [[] for _ in qids]
+    has = np.array([[bool(q) for q in row] for row in qids], dtype=bool)
+    last = np.maximum.accumulate(np.where(has, np.arange(has.shape[1]), -1), axis=1)  # the run at or before
+    prev = np.full(has.shape, -1, dtype=np.int64)
+    prev[:, 1:] = last[:, :-1]
+    return [list(map(int, row)) for row in prev]
 
 
 def answer(
@@ -399,7 +397,8 @@ def _grid(rows: Any, n_q: int, n_c: int, metric: str) -> np.ndarray:
     if len(rows) != n_q or any(len(r) != n_c for r in rows):
         raise ValueError(f"cells[{metric!r}] must be {n_q} rows of {n_c} (questions x columns)")
     for q, row in enumerate(rows):
-        out[q * n_c : (q + 1) * n_c] = [np.nan if v is None or not math.isfinite(v) else v for v in row]
+        out[q * n_c : (q + 1) * n_c] = [np.nan if v is None else v for v in row]
+    out[~np.isfinite(out)] = np.nan  # inf: not a value either
     return out
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.events import types as ev
-from ragtt.views.timeline_axis import auto_axis, version_layout
+from ragtt.views.timeline_axis import auto_axis, axis_warp, version_layout
 from ragtt.views.timeline_claims import Claims, claims_wire, read_claims
 from ragtt.views.wire import array
 
@@ -120,6 +120,9 @@ def build(
             for x in (claims.valid_from, [u for u in claims.valid_until if u is not None])
         ]
     first, bounds, event_x = version_layout(version_t, event_t, event_versions, versions, claim_ticks)
+    labels = proj.version_labels()
+    focal = _focal(proj, query_id) if query_id is not None else None
+    kept = _kept_slots(versions, first, kinds, event_versions, labels, focal.version if focal else None)
 
     data: dict[str, Any] = {
         "t0_ms": t0,
@@ -136,20 +139,19 @@ def build(
             "version": array(event_versions, "int32"),
         },
         "docs": docs,
-        "labels": {str(v): name for v, name in proj.version_labels().items()},
+        "labels": {str(v): name for v, name in labels.items()},
         "presence": array(_presence(kinds, lanes, event_versions, versions[-1] + 1), "int32"),
         "snapshots": [
             {"label": lbl, "version": int(v), "event": i}
             for i, (lbl, v, k) in enumerate(zip(events["label"].to_list(), event_versions, kinds, strict=True))
             if k == KIND_SNAPSHOT and lbl is not None
         ],
-        "layout": layout_wire(version_ms, span, first, bounds, event_x),
+        "layout": layout_wire(version_ms, span, first, bounds, event_x, kept),
         "focal": None,
         "claims": None if claims is None else claims_wire(claims, t0, unit, bounds),
     }
     results: list[list[str]] = []
-    if query_id is not None:
-        focal = _focal(proj, query_id)
+    if focal is not None:
         data["focal"], results = _precompute(proj, focal, versions)
     return data, versions, results
 
@@ -175,6 +177,21 @@ def opening_version(data: dict[str, Any], versions: list[int]) -> int:
 
 def epoch_ms(column: pl.Series) -> np.ndarray:
     return column.dt.epoch("us").to_numpy().astype(np.float64) / 1000.0
+
+
+def _kept_slots(
+    versions: list[int],
+    first: int,
+    kinds: list[int],
+    event_versions: list[int],
+    labels: dict[int, str],
+    focal: int | None,
+) -> set[int]:
+    """The version axis's slots that compression never folds away: the first and last
+    versions, the labelled ones, the focal query's, and those with a snapshot, query or replay."""
+    seen = {v for k, v in zip(kinds, event_versions, strict=True) if k in (KIND_SNAPSHOT, KIND_QUERY, KIND_REPLAY)}
+    seen |= set(labels) | {versions[0], versions[-1]} | ({focal} if focal is not None else set())
+    return {first + i for i, v in enumerate(versions) if v in seen}
 
 
 def _presence(kinds: list[int], lanes: list[int], versions: list[int], end: int) -> list[int]:
@@ -205,15 +222,32 @@ def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str
 
 
 def layout_wire(
-    version_ms: np.ndarray, span: float, first: int, bounds: np.ndarray, event_x: np.ndarray
+    version_ms: np.ndarray,
+    span: float,
+    first: int,
+    bounds: np.ndarray,
+    event_x: np.ndarray,
+    keep: set[int] | None = None,
 ) -> dict[str, Any]:
-    """``_data["layout"]``: the auto axis's choice and the version axis (``version_layout``'s)."""
+    """``_data["layout"]``: the auto axis's choice and the version axis (``version_layout``'s),
+    with its compression (``axis_warp``): ``keep`` holds the slots it must not fold (None: no
+    compression, an identity warp)."""
+    slots = len(bounds) - 1
+    runs: list[int]
+    if keep is None:
+        runs, warp_pos, warp_x = [], [0.0, float(slots)], [0.0, float(slots)]
+    else:
+        runs, warp_pos, warp_x = axis_warp(slots, first, keep)
     return {
         "auto": auto_axis(version_ms / 1000.0, span_s=span / 1000.0),
         "first": first,
-        "slots": len(bounds) - 1,
+        "slots": slots,
         "bounds": array(bounds, "int32"),
         "event_x": array(event_x, "float32"),
+        "runs": array(runs, "int32"),
+        "warp_pos": array(warp_pos, "float32"),
+        "warp_x": array(warp_x, "float32"),
+        "width": warp_x[-1],
     }
 
 

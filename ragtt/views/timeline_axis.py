@@ -20,6 +20,15 @@ Two axes (the ``axis`` trait; the header's toggle button switches the view betwe
   ``AUTO_RATIO``, 3x, another, nor under a third of an even share of the axis); see
   ``auto_axis``. A version's time is its ingest's ``as_of`` date where one was given. ``Timeline.axis_mode`` and
   ``_data["layout"]["auto"]`` hold the result.
+
+Axis compression, for thousands of versions (a folder watched for weeks): past
+``COMPRESS_FROM`` slots, each run of at least ``MIN_RUN`` quiet versions in a row (no
+snapshot, no query or replay, no label, not the focal query's, not the first or last) is
+drawn as ONE compressed segment ``RUN_W`` slots wide, so the versions that matter keep
+their room and stay visible and labelled. Positions stay in slot units everywhere; the warp
+from slot units to drawn units is a monotone piecewise-linear map given by its knots
+(``layout.warp_pos`` -> ``layout.warp_x``, ``layout.width`` drawn units in all), and
+``layout.runs`` holds the compressed runs as flat ``[start, end)`` slot pairs.
 """
 
 from __future__ import annotations
@@ -28,7 +37,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["AUTO_RATIO", "AXES", "SLOT_IN", "auto_axis", "slot_positions", "version_layout"]
+__all__ = [
+    "AUTO_RATIO",
+    "AXES",
+    "COMPRESS_FROM",
+    "MIN_RUN",
+    "RUN_W",
+    "SLOT_IN",
+    "auto_axis",
+    "axis_warp",
+    "slot_positions",
+    "version_layout",
+]
 
 # Axis modes, and the auto rule's threshold (see auto_axis).
 AXES = ("auto", "time", "versions")
@@ -36,6 +56,10 @@ AUTO_RATIO = 3.0
 _SAME_COMMIT_S = 1e-3  # commits closer than this are one burst: their gap is not compared
 # Where a slot's events go, in slot units: from its start plus SLOT_IN to its start plus 1 - SLOT_IN.
 SLOT_IN = 0.1
+# Axis compression (see the module's docstring).
+COMPRESS_FROM = 150
+MIN_RUN = 3
+RUN_W = 1.0
 
 
 def auto_axis(committed_s: Any, *, span_s: float | None = None) -> str:
@@ -104,3 +128,33 @@ def version_layout(
         for i, group in members:
             event_x[i] = slot + SLOT_IN + (1 - 2 * SLOT_IN) * group / n
     return first, bounds, event_x
+
+
+def axis_warp(slots: int, first: int, keep: set[int]) -> tuple[list[int], list[float], list[float]]:
+    """The version axis's compression: the runs (flat ``[start, end)`` slot pairs) of at
+    least ``MIN_RUN`` slots in a row outside ``keep`` (the slots that must stay visible),
+    found only past ``COMPRESS_FROM`` slots, and the warp's knots (slot positions -> drawn
+    units; each run ``RUN_W`` wide, every other slot 1). The leading slot of times before the
+    first commit is never compressed."""
+    runs: list[int] = []
+    if slots >= COMPRESS_FROM:
+        start: int | None = None
+        for j in range(first, slots + 1):
+            quiet = j < slots and j not in keep
+            if quiet and start is None:
+                start = j
+            elif not quiet and start is not None:
+                if j - start >= MIN_RUN:
+                    runs += [start, j]
+                start = None
+    pos, x = [0.0], [0.0]
+    for a, b in zip(runs[::2], runs[1::2], strict=True):
+        if a > pos[-1]:
+            pos.append(float(a))
+            x.append(x[-1] + a - pos[-2])
+        pos.append(float(b))
+        x.append(x[-1] + RUN_W)
+    if pos[-1] < slots:
+        pos.append(float(slots))
+        x.append(x[-1] + slots - pos[-2])
+    return runs, pos, x

@@ -33,11 +33,16 @@ class RagttExtension(ExtensionApp):
     ).tag(config=True)
     depth = Int(3, help="How many folder levels under the root the project list searches.").tag(config=True)
     limit = Int(200, help="At most this many projects are listed.").tag(config=True)
+    files_root = Unicode(
+        help="The folder path arguments (a backup's folder, files to ingest, a question set) must lie in; "
+        "default: $RAGTT_FILES_ROOT, else the server's root, whose files Jupyter serves already."
+    ).tag(config=True)
     embedder = Unicode(
         help="'hash' for the deterministic test embedder; '' for each project's own (default: $RAGTT_EMBEDDER)."
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
+        from ragtt.verbs.paths import FILES_ROOT_ENV
         from ragtt_nb.server.handlers import Backend
 
         embedder: Any = None
@@ -48,6 +53,7 @@ class RagttExtension(ExtensionApp):
         root = Path(self.serverapp.root_dir if self.serverapp is not None else os.getcwd()).expanduser()
         self.backend = Backend(
             root,
+            files_root=self.files_root or os.environ.get(FILES_ROOT_ENV) or root,
             read_only=self.read_only,
             named=list(self.projects),
             depth=self.depth,

@@ -5,7 +5,8 @@ dashboard lists and widget models the sidebar shows (``ragtt.views.dashboard``, 
 Every handler is an ``APIHandler`` whose methods are ``@tornado.web.authenticated``: Jupyter's
 own token, cookie or identity provider lets a request in, nothing else. A verb runs on a
 worker thread (``Projects`` keeps one open Project per thread and project), never on the
-server's event loop.
+server's event loop, and its answer is encoded there too (as FastAPI does for ``ragtt serve``'s
+sync routes): the loop, which every request's authentication and I/O share, only writes bytes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Backend:
         self,
         root: Path,
         *,
+        files_root: str | Path,
         read_only: bool,
         named: list[str],
         depth: int,
@@ -49,6 +51,7 @@ class Backend:
         embedder: Any,
     ) -> None:
         self.root = root
+        self.files_root = files_root
         self.read_only = read_only
         self.named = named
         self.depth = depth
@@ -61,7 +64,7 @@ class Backend:
     def pool(self, folder: Path) -> Projects:
         with self._lock:
             if folder not in self._pools:
-                self._pools[folder] = Projects(folder, self.embedder)
+                self._pools[folder] = Projects(folder, self.embedder, self.files_root)
             return self._pools[folder]
 
     def projects(self) -> list[str]:
@@ -89,9 +92,18 @@ class Base(APIHandler):
     def initialize(self, backend: Backend) -> None:
         self.backend = backend
 
+    def compute_etag(self) -> None:
+        # Answers change with every write and no client revalidates them: hashing each body
+        # (tornado's default for a GET) is work on the event loop that ``ragtt serve`` skips too.
+        return None
+
     def answer(self, data: Any) -> None:
+        self.send(dumps(data))
+
+    def send(self, body: str) -> None:
+        """Finish with a JSON body already encoded (on a worker)."""
         self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.finish(dumps(data))
+        self.finish(body)
 
     def fail(self, status: int, body: Any) -> None:
         self.set_status(status)
@@ -128,14 +140,16 @@ class ProjectsHandler(Base):
     async def get(self) -> None:
         locate = self.get_query_argument("locate", None)
 
-        def listing() -> dict[str, Any]:
-            return {
-                "projects": self.backend.projects(),
-                "read_only": self.backend.read_only,
-                "located": None if locate is None else relative_to_root(self.backend.root, locate),
-            }
+        def listing() -> str:
+            return dumps(
+                {
+                    "projects": self.backend.projects(),
+                    "read_only": self.backend.read_only,
+                    "located": None if locate is None else relative_to_root(self.backend.root, locate),
+                }
+            )
 
-        await self.guarded(listing, self.answer)
+        await self.guarded(listing, self.send)
 
 
 class VerbHandler(Base):
@@ -174,19 +188,22 @@ class VerbHandler(Base):
                 403, {"detail": f"{self.verb.name} writes the project, and {why} is on", "error": "ReadOnly"}
             )
 
-        def run() -> Any:
+        html = self.verb.html if self.html else None
+
+        def run() -> str:
             folder = resolve_project(self.backend.root, project, may_create=self.verb.creates)
-            return self.backend.pool(folder).run(self.verb, self.values(path_args))
+            result = self.backend.pool(folder).run(self.verb, self.values(path_args))
+            return html(result) if html is not None else dumps(self.verb.to_json(result))
 
         await self.guarded(run, self.respond)
 
-    def respond(self, result: Any) -> None:
+    def respond(self, body: str) -> None:
         if self.html and self.verb.html is not None:
             self.set_header("Content-Type", "text/html; charset=utf-8")
             self.set_header("Content-Security-Policy", HTML_CSP)
-            self.finish(self.verb.html(result))
+            self.finish(body)
         else:
-            self.answer(self.verb.to_json(result))
+            self.send(body)
 
     @tornado.web.authenticated
     async def get(self, project: str, **path_args: str) -> None:
@@ -211,7 +228,10 @@ class DashboardHandler(Base):
         names = ("query_id", "left", "right", "a", "b", "query", "source", "dataset", "at", "metric")
         args = {k: self.get_query_argument(k, None) for k in names}
 
-        def read() -> Any:
+        def read() -> str:
+            return dumps(page())
+
+        def page() -> Any:
             proj = self.open(project)
             if what == "queries":
                 offset, limit = self._bounded("offset", 0, 0, 10**9), self._bounded("limit", 100, 1, 500)
@@ -223,9 +243,10 @@ class DashboardHandler(Base):
                 return board.versions(proj)
             if what == "sources":
                 return board.sources(proj)
-            return board.wire(board.widget_model(proj, widget or "", args))
+            root = self.backend.pool(resolve_project(self.backend.root, project)).files_root
+            return board.wire(board.widget_model(proj, widget or "", args, files_root=root))
 
-        await self.guarded(read, self.answer)
+        await self.guarded(read, self.send)
 
     @tornado.web.authenticated
     async def post(self, project: str, what: str, widget: str | None = None) -> None:
@@ -233,13 +254,13 @@ class DashboardHandler(Base):
 
         from ragtt.views import dashboard as board
 
-        def reply() -> Any:
+        def reply() -> str:
             msg = json.loads(self.request.body or b"{}")
             if not isinstance(msg, dict) or set(msg) != {"args", "content"}:
                 raise ValidationError("a widget message is a JSON object with 'args' and 'content'")
-            return board.wire(board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"]))
+            return dumps(board.wire(board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"])))
 
-        await self.guarded(reply, self.answer)
+        await self.guarded(reply, self.send)
 
     def _bounded(self, name: str, default: int, low: int, high: int) -> int:
         raw = self.get_query_argument(name, str(default))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
+
+import pytest
 
 import ragtt
 from ragtt.results import IngestReport
@@ -57,3 +60,39 @@ def test_a_feed_that_raises_keeps_what_it_gave(project: ragtt.Project) -> None:
     report = project.ingest_stream(feed(), batch_size=10, max_latency=0.1)
     assert report.failed and "upstream closed" in report.failed[0][1]
     assert project.chunks()["source"].to_list() == ["a.md"]
+
+
+def _readers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "ragtt-stream-reader" and t.is_alive()]
+
+
+def test_the_reader_ends_and_closes_the_feed_when_a_write_raises(project: ragtt.Project) -> None:
+    closed = threading.Event()
+
+    def feed() -> Iterator[tuple[str, str]]:
+        try:
+            for i in range(10_000):
+                yield (f"page-{i}.md", f"page {i}")
+        finally:
+            closed.set()
+
+    def on_batch(report: IngestReport) -> None:
+        raise RuntimeError("the caller gives up")
+
+    with pytest.raises(RuntimeError, match="the caller gives up"):
+        project.ingest_stream(feed(), batch_size=4, on_batch=on_batch)
+    assert _readers() == []  # ended before the call returned, not some time later
+    assert closed.is_set()  # the feed's own cleanup ran
+
+
+def test_the_reader_ends_when_the_feed_is_exhausted(project: ragtt.Project) -> None:
+    closed = threading.Event()
+
+    def feed() -> Iterator[tuple[str, str]]:
+        try:
+            yield ("a.md", "alpha")
+        finally:
+            closed.set()
+
+    project.ingest_stream(feed(), batch_size=4, max_latency=0.1)
+    assert _readers() == [] and closed.is_set()

@@ -5,14 +5,17 @@ the middle of a batch that the next start converges from."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import ragtt
 from ragtt.ingest.loaders import supported_suffixes
@@ -62,24 +65,56 @@ def mirror_into(release: Path, folder: Path) -> None:
             shutil.copyfile(release / name, target)
 
 
+def release_steps(docs: Path) -> list[Callable[[], None]]:
+    """Five Flask releases across the history copied in one after another, each followed by a
+    rename and a deletion, then the last release: adds, edits, renames and deletions."""
+    steps: list[Callable[[], None]] = []
+    for release in flask_releases()[::5]:
+        steps.append(lambda release=release: mirror_into(release, docs))
+        steps.append(lambda: (docs / "docs" / "config.rst").rename(docs / "docs" / "configuration.rst"))
+        steps.append(lambda: (docs / "docs" / "installation.rst").unlink())
+    steps.append(lambda: mirror_into(flask_releases()[-1], docs))
+    return steps
+
+
+def ignored_leftovers(docs: Path) -> None:
+    (docs / "notes.md~").write_text("an editor's backup: ignored")
+    (docs / ".git").mkdir()
+    (docs / ".git" / "HEAD.md").write_text("ignored")
+
+
+def check_batches(proj: ragtt.Project, batches: list[dict[str, Any]], steps: int) -> None:
+    """Each batch that changed the index made exactly ONE ingest version; every step made one."""
+    versions = proj.versions()
+    for batch in batches:
+        made = versions.filter(
+            (versions["version"] > batch["index_version_before"])
+            & (versions["version"] <= batch["index_version_after"])
+            & (versions["operation"] == "ingest")
+        )
+        changed = batch["index_version_after"] != batch["index_version_before"]
+        assert len(made) == (1 if changed else 0), batch
+    assert sum(b["index_version_after"] != b["index_version_before"] for b in batches) >= steps
+    assert any(b["removed"] and b["added"] for b in batches)  # a rename: one version, out and in
+    assert not any(b["error"] for b in batches)
+
+
+def same_as_fresh_ingest(tmp_path: Path, final: Any) -> None:
+    with ragtt.Project.open(tmp_path / "fresh", embedder=ragtt.HashEmbedder(), progress=False) as fresh:
+        fresh.ingest(flask_releases()[-1])
+        assert fresh.chunks().select("chunk_id", "source", "text").sort("chunk_id").equals(final)
+
+
 def test_watch_follows_flask_releases(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
-    releases = flask_releases()[::5]  # five releases across the history, then the last
     with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
         handle = proj.watch(docs, debounce=DEBOUNCE)
         query_ids = []
+        steps = release_steps(docs)
         try:
             wait_until(lambda: len(handle.batches) >= 1, "the catch-up")
-            steps: list[Callable[[], None]] = []
-            for release in releases:
-                steps.append(lambda release=release: mirror_into(release, docs))
-                steps.append(lambda: (docs / "docs" / "config.rst").rename(docs / "docs" / "configuration.rst"))
-                steps.append(lambda: (docs / "docs" / "installation.rst").unlink())
-            steps.append(lambda: mirror_into(flask_releases()[-1], docs))
-            (docs / "notes.md~").write_text("an editor's backup: ignored")
-            (docs / ".git").mkdir()
-            (docs / ".git" / "HEAD.md").write_text("ignored")
+            ignored_leftovers(docs)
             for step in steps:
                 step()
                 wait_until(lambda: indexed(proj) == files_of(docs), "the index to mirror the folder")
@@ -87,24 +122,56 @@ def test_watch_follows_flask_releases(tmp_path: Path) -> None:
         finally:
             handle.stop()
         assert handle.errors == [] and not handle.running
-        batches = list(handle.batches)
-        versions = proj.versions()
-        for batch in batches:
-            made = versions.filter(
-                (versions["version"] > batch.index_version_before)
-                & (versions["version"] <= batch.index_version_after)
-                & (versions["operation"] == "ingest")
-            )
-            assert len(made) == (1 if batch.changed else 0), batch
-        assert sum(b.changed for b in batches) >= len(steps)  # every step became a version
-        assert any(b.removed and b.added for b in batches)  # a rename: one version, out and in
+        check_batches(proj, [b.to_dict() for b in handle.batches], len(steps))
         for query_id in query_ids:
             assert proj.replay(query_id).matches_original
         final = proj.chunks().select("chunk_id", "source", "text").sort("chunk_id")
         assert proj.verify().ok
-    with ragtt.Project.open(tmp_path / "fresh", embedder=ragtt.HashEmbedder(), progress=False) as fresh:
-        fresh.ingest(flask_releases()[-1])
-        assert fresh.chunks().select("chunk_id", "source", "text").sort("chunk_id").equals(final)
+    same_as_fresh_ingest(tmp_path, final)
+
+
+def test_ragtt_watch_cli_follows_flask_releases(tmp_path: Path) -> None:
+    """The acceptance run through the command line: ``ragtt watch`` in its own process, this
+    test copying releases in and querying meanwhile; its JSON lines are the batches."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    project = tmp_path / "proj"
+    watcher = subprocess.Popen(
+        _command(project, docs, "--json"),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    assert watcher.stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(watcher.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    steps = release_steps(docs)
+    query_ids = []
+    try:
+        wait_until(lambda: len(lines) >= 1, "the catch-up's line")
+        with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+            ignored_leftovers(docs)
+            for step in steps:
+                step()
+                wait_until(lambda: indexed(proj) == files_of(docs), "the index to mirror the folder")
+                query_ids.append(proj.query("how do I configure the secret key?", generate=False).query_id)
+        watcher.send_signal(signal.SIGINT)
+        assert watcher.wait(timeout=WAIT_S) == 0
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+    reader.join(WAIT_S)
+    batches = [json.loads(line) for line in lines]
+    assert batches[0]["catch_up"] and not any(b["catch_up"] for b in batches[1:])
+    with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        check_batches(proj, batches, len(steps))
+        for query_id in query_ids:
+            assert proj.replay(query_id).matches_original
+        assert proj.verify().ok
+        final = proj.chunks().select("chunk_id", "source", "text").sort("chunk_id")
+    same_as_fresh_ingest(tmp_path, final)
 
 
 def test_ragttignore_and_files_still_being_written(tmp_path: Path) -> None:
@@ -136,36 +203,48 @@ def test_ragttignore_and_files_still_being_written(tmp_path: Path) -> None:
         assert len(proj.snapshots()) >= 3
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+
+def _command(project: Path, docs: Path, *options: str) -> list[str]:
+    command = [sys.executable, "-m", "ragtt.cli", "--project", str(project), "--embedder", "hash", *options]
+    return [*command, "watch", str(docs), "--debounce", "0.3s"]
+
+
+def _cli(project: Path, docs: Path) -> Callable[[], subprocess.Popen[str]]:
+    command = _command(project, docs)
+    return lambda: subprocess.Popen(command, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _start_big_batch(project: Path, docs: Path, release: Path) -> None:
+    """Write a batch big enough to be interrupted inside (many pages, each embedded and
+    written) and return when its first table data file appears (its intent is staged, its
+    version not yet committed)."""
+
+    def data_files() -> set[Path]:
+        return {f for f in (project / "lancedb").rglob("*") if f.parent.name == "data"}
+
+    before = data_files()
+    body = (release / "docs" / "config.rst").read_text()
+    for i in range(200):
+        (docs / f"copy-{i}.rst").write_text(f"Copy {i}\n\n{body}")
+    wait_until(lambda: bool(data_files() - before), "the batch's table write")
+
+
 def test_cli_watch_killed_mid_batch_converges_on_restart(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     project = tmp_path / "proj"
     release = flask_releases()[-1]
     mirror_into(release, docs)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    command = [sys.executable, "-m", "ragtt.cli", "--project", str(project), "--embedder", "hash"]
-    command += ["watch", str(docs), "--debounce", "0.3s"]
-
-    def start() -> subprocess.Popen[str]:
-        return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
+    start = _cli(project, docs)
     first = start()
     try:
         assert first.stdout is not None
         line = first.stdout.readline()  # the catch-up's line (blocks until it is written)
         assert "catch-up v" in line, line + first.stderr.read() if first.stderr else line
-
-        # a batch big enough to be killed inside: many pages, each embedded and written; the
-        # kill comes when the batch's first table data file appears (its intent is staged, its
-        # version not yet committed)
-        def data_files() -> set[Path]:
-            return {f for f in (project / "lancedb").rglob("*") if f.parent.name == "data"}
-
-        before = data_files()
-        body = (release / "docs" / "config.rst").read_text()
-        for i in range(200):
-            (docs / f"copy-{i}.rst").write_text(f"Copy {i}\n\n{body}")
-        wait_until(lambda: bool(data_files() - before), "the batch's table write")
+        _start_big_batch(project, docs, release)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=WAIT_S)
     finally:
@@ -186,3 +265,32 @@ def test_cli_watch_killed_mid_batch_converges_on_restart(tmp_path: Path) -> None
     with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         assert proj.verify().ok
         assert indexed(proj) == files_of(docs)
+
+
+def test_cli_ctrl_c_mid_batch_finishes_the_batch(tmp_path: Path) -> None:
+    """Ctrl-C while a batch is written: the batch finishes and prints its line, then the
+    watch ends (on Python 3.11 a Ctrl-C during ``Thread.join`` marks the thread stopped, and
+    the CLI used to exit with the batch half-written)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    project = tmp_path / "proj"
+    release = flask_releases()[-1]
+    watcher = _cli(project, docs)()
+    try:
+        assert watcher.stdout is not None
+        assert "catch-up" in watcher.stdout.readline()
+        _start_big_batch(project, docs, release)
+        watcher.send_signal(signal.SIGINT)
+        out, err = watcher.communicate(timeout=WAIT_S)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+    assert watcher.returncode == 0, err
+    assert "batch v" in out and "+copy-" in out, out + err  # the batch in progress was finished, and said so
+    assert "stopping after the batch in progress" in err
+    with ragtt.Project.open(project, create=False, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        assert proj.verify().ok
+        # what the finished batch wrote is in the index, exactly as on disk (changes that came
+        # after the Ctrl-C wait for the next start's catch-up)
+        now = indexed(proj)
+        assert now and now.items() <= files_of(docs).items()

@@ -26,10 +26,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(app: str, root: Path, state: Path, args: list[str], env: dict[str, str] | None = None) -> Iterator[str]:
+def running(
+    app: str,
+    root: Path,
+    state: Path,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    command: list[str] | None = None,
+) -> Iterator[str]:
     """``app`` (``jupyter-lab``, ``jupyter-server``) serving ``root`` with ``args``, its config,
     runtime and log under ``state``; yields its URL once ``/api/status`` answers (the token, if
-    any, in the query), and terminates it (its kernels shut down on SIGTERM)."""
+    any, in the query), and terminates it (its kernels shut down on SIGTERM). ``command`` starts
+    it some other way than ``app`` beside this Python (another environment's ``python -m ...``)."""
     port = free_port()
     state.mkdir(parents=True, exist_ok=True)
     env = {
@@ -44,7 +52,7 @@ def running(app: str, root: Path, state: Path, args: list[str], env: dict[str, s
     with logfile.open("w") as log:
         proc = subprocess.Popen(
             [
-                str(Path(sys.executable).parent / app),
+                *(command or [str(Path(sys.executable).parent / app)]),
                 "--no-browser",
                 "--ip=127.0.0.1",
                 f"--port={port}",

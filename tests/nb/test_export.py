@@ -1,5 +1,5 @@
-"""Offline reports: the ragtt template (through `ragtt report` and plain nbconvert), the
-wheel's contents, and real notebooks from ../shared/corpora/notebooks opened with every
+"""Offline reports: the ragtt template (through `ragtt report` and plain nbconvert) and real
+notebooks from ../shared/corpora/notebooks opened with every
 non-file request aborted."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import filecmp
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -35,28 +34,6 @@ def test_public_names_are_pinned_and_lazy() -> None:
     ]
     code = "import sys, ragtt_nb; assert 'anywidget' not in sys.modules and 'IPython' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-def test_wheel_contains_the_widget_js_and_the_template(tmp_path: Path) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(REPO)],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("ragtt-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
-    for js in ("timeline.js", "timeline.css", "chunk_diff.js", "chunk_diff.css"):
-        assert f"ragtt/views/static/{js}" in names
-    data = "ragtt-0.1.0.data/data/share/jupyter/nbconvert/templates/ragtt/"
-    for part in (
-        "conf.json",
-        "index.html.j2",
-        "static/require.js",
-        "static/embed-amd.js",
-        "static/anywidget.js",
-        "static/THIRD_PARTY_LICENSES.md",
-    ):
-        assert f"ragtt_nb/templates/ragtt/{part}" in names and data + part in names
 
 
 def test_installed_template_matches_the_repo() -> None:

@@ -61,6 +61,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         WITH_RAGTT,
         "--RagttExtension.projects=a/b/c/d/e/deep",  # deeper than the search goes
         "--RagttExtension.projects=gone",
+        f"--RagttExtension.files_root={home}",  # the verbs' path arguments (backups, federations) live here
     ]
     with running("jupyter-server", root, home / "state", args) as url:
         yield {"url": url, "root": root, "home": home, **ids}

@@ -227,7 +227,8 @@ def rest_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         found.setdefault(verb, []).append(response.json())
         return response.json()
 
-    with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder())) as client:
+    # the verbs' files (a suite, a backup) go beside the project: the server may use that folder
+    with TestClient(create_app(home / "p", embedder=ragtt.HashEmbedder(), files_root=home)) as client:
         call_every_verb(call, home)
         yield found
 
@@ -276,7 +277,7 @@ def test_a_result_that_breaks_its_type_fails_validation(rest_results: dict[str, 
 
 def test_mcp_results_validate_against_the_listed_output_schemas(tmp_path: Path) -> None:
     """The SDK's client checks structured content against a tool's output schema on every call."""
-    server, worker = create_server(tmp_path / "p", embedder=ragtt.HashEmbedder())
+    server, worker = create_server(tmp_path / "p", embedder=ragtt.HashEmbedder(), files_root=tmp_path)
     checked: dict[str, Any] = {}
 
     async def session() -> None:

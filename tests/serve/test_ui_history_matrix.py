@@ -25,7 +25,7 @@ from tests.serve.conftest import live, notebook_modules_after
 def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("ui-hm")
     project = build_flask(root / "proj")
-    questions = root / "questions.jsonl"
+    questions = project / "questions.jsonl"  # in the project folder: where a server reads a client's paths
     questions.write_text("".join(json.dumps(row) + "\n" for row in DATASET), encoding="utf-8")
     return {"path": project, "questions": questions}
 

@@ -32,3 +32,35 @@ def test_a_batch_retrieves_what_each_query_retrieves_alone(project: ragtt.Projec
         [(h.chunk_id, h.score, h.scores) for h in hits] for hits in alone
     ]
     assert any(len(hits) == 5 for hits in together)
+
+
+def test_a_matrix_opens_each_version_once_on_one_connection(
+    project: ragtt.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each evaluated version's full-text handle is opened once (its tokenizer read on it, not
+    on a second table), and every handle comes from one LanceDB connection."""
+    import lancedb
+
+    for k in range(4):
+        project.ingest_texts({"refund-policy.md": f"# Refunds\n\nRefunds within {30 + k} days.\n"})
+        project.snapshot(f"r{k}")
+    opened: list[int] = []
+    connects: list[str] = []
+    table = project._ctx.table
+    open_text, connect = table._text_view, lancedb.connect_async
+
+    async def counting_open(version: int, mirror: object) -> object:
+        opened.append(version)
+        return await open_text(version, mirror)  # type: ignore[arg-type]
+
+    async def counting_connect(uri: str, **kwargs: object) -> object:
+        connects.append(uri)
+        return await connect(uri, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(table, "_text_view", counting_open)
+    monkeypatch.setattr(lancedb, "connect_async", counting_connect)
+    table._views.clear()
+    matrix = project.evaluate([{"question": "refund days", "must_contain": ["days"]}], mode="hybrid")
+    assert len(matrix.columns) == 4
+    assert sorted(opened) == sorted(c.version for c in matrix.columns)
+    assert len(connects) == 1  # one connection for every version

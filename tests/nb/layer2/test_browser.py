@@ -18,7 +18,7 @@ from tests.nb.conftest import screenshot
 
 from .conftest import PAYLOADS, REAL_PDF, Offline
 
-HEIGHT = 460  # js/drift_scatter.js's plot height
+HEIGHT = 460  # js/src/drift_scatter.js's plot height
 
 
 def _drawn_at(page: Any, ds: DriftScatter) -> tuple[np.ndarray, np.ndarray]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
 import ragtt
+from ragtt.views import static_file
 from ragtt_nb.drift_scatter import DriftScatter
 from tests.conftest import flask_releases
 
@@ -164,5 +164,5 @@ def test_200k_points_build_fast_and_small() -> None:
 
 
 def test_js_refuses_unknown_dtypes() -> None:
-    js = (Path(__file__).resolve().parents[3] / "js" / "drift_scatter.js").read_text()
+    js = static_file("drift_scatter.js").read_text()  # the bundle the widget loads
     assert "unsupported buffer dtype" in js and "innerHTML" not in js
