@@ -1,4 +1,4 @@
-"""Two processes ingest into one project for 30 s while a third runs CLI queries: no
+"""Two processes ingest into one project at once while a third runs CLI queries: no
 exception escapes, nothing is lost, no version is claimed twice, every query replays, and
 the history verifies: with the log in SQLite, in Postgres (the children get only
 ``RAGTT_EVENTS_URI``), and in Postgres with the index in an S3 bucket, where every process
@@ -20,7 +20,13 @@ import ragtt
 from tests.backends import backend_for, child_env, events_uri, index_args, s3_env
 
 REPO = Path(__file__).resolve().parents[2]
-SECONDS = 30.0
+# Bounded by count, not by a clock: each writer ingests once (its imports and first writes
+# take seconds on busy cores), waits at a gate for the other, then both race through the
+# rest of their INGESTS ingests (every fourth also revises an earlier document) while the
+# reader queries until both are done: the writes contend from the same moment however fast
+# the machine is. LIMIT_S only caps a hung run.
+INGESTS = 16
+LIMIT_S = 300.0
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres", "postgres+s3"])
@@ -42,9 +48,24 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
         """Each process's own empty folder when nothing but the URIs is shared."""
         return tmp_path / name if backend == "postgres+s3" else path
 
+    gate = tmp_path / "gate"
+    gate.mkdir()
     writers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.history.ingest_worker", str(workspace(name)), name, str(SECONDS)],
+            [
+                sys.executable,
+                "-m",
+                "tests.history.ingest_worker",
+                str(workspace(name)),
+                name,
+                str(LIMIT_S),
+                "--count",
+                str(INGESTS),
+                "--gate",
+                str(gate),
+                "--peers",
+                "alpha,beta",
+            ],
             cwd=REPO,
             env=env,
             stdout=subprocess.PIPE,
@@ -53,10 +74,10 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
         )
         for name in ("alpha", "beta")
     ]
+    deadline = time.monotonic() + LIMIT_S
     query_ids: list[str] = []
-    deadline = time.monotonic() + SECONDS
-    for i in range(200):  # bounded in count and in time
-        if time.monotonic() > deadline:
+    for i in range(200):  # bounded in count and in time: while the writers write, and 3 at least
+        if time.monotonic() > deadline or (i >= 3 and all(w.poll() is not None for w in writers)):
             break
         done = subprocess.run(
             [
@@ -81,14 +102,20 @@ def test_two_writers_and_a_cli_reader(tmp_path: Path, backend: str) -> None:
         assert done.returncode == 0, done.stderr
         query_ids.append(json.loads(done.stdout)["query_id"])
     added: set[str] = set()
+    gates, lasts = [], []
     for writer in writers:
         out, err = writer.communicate(timeout=300)
         assert writer.returncode == 0, err
         lines = [json.loads(line) for line in out.splitlines()]
-        assert len(lines) >= 3, f"a writer got only {len(lines)} ingests done in {SECONDS} s"
+        assert len(lines) == INGESTS, f"a writer got only {len(lines)} of {INGESTS} ingests done in {LIMIT_S} s"
         for line in lines:
             assert not line["failed"], line
             added.update(line["added"])
+        gates.append(lines[-1]["gate_t"])
+        lasts.append(lines[-1]["t"])
+    # the two wrote at the same time: each one was past the gate, ingesting or waiting for the
+    # write lock, before the other's last ingest ended
+    assert max(gates) < min(lasts), "the writers never overlapped"
     assert len(query_ids) >= 3
     with ragtt.Project.open(
         path, embedder=ragtt.HashEmbedder(), progress=False, create=False, events_uri=uri, **index_args(path)

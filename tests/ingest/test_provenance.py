@@ -5,8 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragtt.ingest import RegionIndex, build_chunks, locate_chunks
-from ragtt.ingest.types import Block, ParsedDocument, Region
+from ragtt.ingest import RegionIndex, build_chunks, locate_chunks, parse
+from ragtt.ingest.types import Block, Region
+
+from .conftest import pdf_dir
 
 
 @settings(max_examples=200, deadline=None)
@@ -78,8 +80,10 @@ def test_locate_tolerates_whitespace_and_reports_misses() -> None:
     assert all(markdown[c.char_start : c.char_end] == c.text for c in located.found)
 
 
-def test_locate_on_a_real_pdf_recovers_spans_and_regions(docs: dict[str, ParsedDocument]) -> None:
-    doc = docs["pymupdf__2201.00069.pdf"]
+def test_locate_on_a_real_pdf_recovers_spans_and_regions() -> None:
+    # the one PDF this test reads, parsed as the corpus fixture parses it (default options):
+    # not the whole corpus, which this file's worker would otherwise parse again (a minute of OCR)
+    doc = parse(pdf_dir() / "pymupdf__2201.00069.pdf")
     chunks = build_chunks(doc.markdown, doc.blocks, max_size=400, overlap=0)
     foreign = [" ".join(c.text.split()) for c in chunks]  # as another splitter would hand them over
     located = locate_chunks(doc.markdown, foreign, doc.blocks)
