@@ -196,7 +196,9 @@ def open_lab(browser: Any, lab: str) -> tuple[Any, Any, list[str]]:
 
 def tab(page: Any, css: str) -> Any:
     """The visible tab whose widget root matches ``css``, once it painted (or failed: then say why)."""
-    page.wait_for_selector(".ragtt-tab:visible .ragtt-tab-host:is([data-state=ready], [data-state=error])")
+    page.wait_for_selector(
+        ".ragtt-tab:visible .ragtt-tab-host:is([data-state=ready], [data-state=error])", timeout=90_000
+    )
     host = page.locator(".ragtt-tab:visible .ragtt-tab-host")
     assert host.get_attribute("data-state") == "ready", host.inner_text()
     found = page.locator(f".ragtt-tab:visible {css}")
