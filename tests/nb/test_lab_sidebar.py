@@ -199,7 +199,7 @@ def tab(page: Any, css: str) -> Any:
     page.wait_for_selector(
         ".ragtt-tab:visible .ragtt-tab-host:is([data-state=ready], [data-state=error])", timeout=90_000
     )
-    host = page.locator(".ragtt-tab:visible .ragtt-tab-host")
+    host = page.locator(".ragtt-tab:visible .ragtt-tab-host:is([data-state=ready], [data-state=error])").first
     assert host.get_attribute("data-state") == "ready", host.inner_text()
     found = page.locator(f".ragtt-tab:visible {css}")
     found.wait_for(timeout=60_000)
