@@ -324,7 +324,14 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         while not wanted <= set(tab_titles(page)) and time.monotonic() < deadline:
             page.wait_for_timeout(500)
         assert wanted <= set(tab_titles(page)), tab_titles(page)
-        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="History matrix").click()
+        # A click while the restored layout still settles can land on a moving tab bar: click
+        # until the tab is the current one (bounded), then its widget must paint.
+        matrix_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="History matrix")
+        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="History matrix")
+        deadline = time.monotonic() + 30
+        while current.count() == 0 and time.monotonic() < deadline:
+            matrix_tab.click()
+            page.wait_for_timeout(500)
         tab(page, ".ragtt-history-matrix[data-painted]")
 
         # nothing ran from the payloads (question, dataset name, PDF name)
