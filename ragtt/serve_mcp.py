@@ -25,9 +25,9 @@ from pydantic import BaseModel, ValidationError
 
 from ragtt import __version__
 from ragtt.errors import EmbedderChangedError, RagttError
+from ragtt.server_paths import files_root as files_root_for
 from ragtt.verbs import VERBS, Verb, dumps
 from ragtt.verbs.paths import confine_paths
-from ragtt.verbs.paths import files_root as files_root_for
 from ragtt.verbs.schema import body_model, output_schema, wraps_result
 
 if TYPE_CHECKING:

@@ -120,7 +120,7 @@ def create_app(
     With ``token``, every route but ``/health`` and the docs needs ``Authorization: Bearer <token>``.
     ``threads`` bounds the requests served at once (default ``default_threads()``). Path
     arguments (a backup's folder, files to ingest) stay inside ``files_root`` (default
-    ``$RAGTT_FILES_ROOT``, else the project's folder; ragtt/verbs/paths.py).
+    ``$RAGTT_FILES_ROOT``, else the project's folder; ragtt/server_paths.py).
     """
     pool = Projects(Path(project_path).expanduser(), embedder, files_root)
 

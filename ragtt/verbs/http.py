@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import EmbedderChangedError, NotAProjectError, NotFoundError, ReplayError, StoreError
+from ragtt.server_paths import files_root as files_root_for
 from ragtt.verbs.paths import confine_paths
-from ragtt.verbs.paths import files_root as files_root_for
 
 if TYPE_CHECKING:
     from ragtt.index.embedders import Embedder
@@ -104,7 +104,7 @@ class Projects:
     def run(self, verb: Verb, values: dict[str, Any]) -> Any:
         """Run ``verb`` on this thread's Project: index writers one at a time; once more on a
         reopened Project when another process re-embedded the index meanwhile. Path arguments
-        stay inside ``files_root`` (ragtt/verbs/paths.py)."""
+        stay inside ``files_root`` (ragtt/server_paths.py)."""
         values = confine_paths(verb, values, self.files_root)
         proj = self.get(create=verb.creates)
         try:

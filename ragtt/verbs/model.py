@@ -49,7 +49,7 @@ class Arg:
     fronts: frozenset[str] = frozenset({"cli", "rest", "mcp", "magic"})  # where it exists
     words: bool = False  # CLI and magics: a positional text that takes every remaining word, joined by spaces
     # A file or folder on the machine that runs the verb: remote front ends keep it inside one
-    # folder (ragtt/verbs/paths.py).
+    # folder (ragtt/server_paths.py).
     server_path: bool = False
 
 

@@ -137,7 +137,7 @@ def widget_model(
     generate: bool = True,
 ) -> dict[str, Any]:
     """The traits a fresh ``widget`` (one of ``WIDGETS``) has, from its arguments by name.
-    ``files_root``: the folder a server keeps its callers' paths in (``ragtt.verbs.paths``;
+    ``files_root``: the folder a server keeps its callers' paths in (``ragtt.server_paths``;
     None: ``$RAGTT_FILES_ROOT``, else the project's folder). ``generate=False`` writes nothing:
     a diffed run without an answer is shown without one (else it gets one through a logged
     replay, as ``proj.diff`` does)."""
@@ -161,8 +161,8 @@ def widget_model(
         matrix = proj.read_evaluation(need("evaluation"))
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
-        from ragtt.verbs.paths import confine_path
-        from ragtt.verbs.paths import files_root as files_root_for
+        from ragtt.server_paths import confine_path
+        from ragtt.server_paths import files_root as files_root_for
 
         at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
         named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None

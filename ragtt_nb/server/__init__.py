@@ -45,7 +45,7 @@ class RagttExtension(ExtensionApp):
     ).tag(config=True)
 
     def initialize_settings(self) -> None:
-        from ragtt.verbs.paths import FILES_ROOT_ENV
+        from ragtt.server_paths import FILES_ROOT_ENV
         from ragtt_nb.server.handlers import Backend
 
         embedder: Any = None

@@ -15,7 +15,7 @@ from mcp import Client
 import ragtt
 from ragtt.serve import create_app
 from ragtt.serve_mcp import create_server
-from ragtt.verbs.paths import FILES_ROOT_ENV
+from ragtt.server_paths import FILES_ROOT_ENV
 from tests.serve.conftest import TEXTS, run_in_own_loop
 
 ROWS = [{"id": "refund", "question": "refund days", "reference_contexts": ["Refunds are accepted within 30 days"]}]

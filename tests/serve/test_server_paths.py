@@ -3,7 +3,7 @@
 Over REST and MCP a backup's folder, a suite file to write or read, and files to ingest are
 paths on the server: they must be inside the project's folder or the ``files_root`` the
 server was started with. ``..``, an absolute path elsewhere and a symbolic link that leads
-out are refused with one line before anything is written (``ragtt/verbs/paths.py``).
+out are refused with one line before anything is written (``ragtt/server_paths.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import ragtt
 from ragtt.errors import ConfigError
 from ragtt.serve import create_app
 from ragtt.serve_mcp import create_server
-from ragtt.verbs.paths import FILES_ROOT_ENV, confine_path, files_root
+from ragtt.server_paths import FILES_ROOT_ENV, confine_path, files_root
 from tests.serve.conftest import TEXTS, run_in_own_loop
 
 
