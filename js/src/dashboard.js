@@ -49,9 +49,15 @@ function say(ui, text, error = false) {
 async function mount(ui, widget, args) {
   const host = ui.hosts[widget];
   host.dataset.state = "loading";
+  // The newest mount of a panel wins: the page's first mounts are still loading when a click
+  // mounts again, and one that answers late must not replace what the click showed.
+  const ticket = String(Number(host.dataset.mount || 0) + 1);
+  host.dataset.mount = ticket;
+  const superseded = () => host.dataset.mount !== ticket;
   try {
     const state = unwire(await api(`/ui/api/model/${widget}?${search(args)}`));
     const module = await import(new URL(`./${widget}.js`, import.meta.url).href);
+    if (superseded()) return;
     if (ui.cleanups[widget]) ui.cleanups[widget]();
     host.replaceChildren();
     const model = createModel(state, {
@@ -63,6 +69,7 @@ async function mount(ui, widget, args) {
     host.dataset.state = "ready";
     host.dataset.args = JSON.stringify(args);
   } catch (err) {
+    if (superseded()) return;
     host.dataset.state = "error";
     host.replaceChildren(el("p", "ragtt-ui-error", `Could not show the ${widget.replace("_", " ")}: ${String(err)}`));
   }
