@@ -56,7 +56,10 @@ def test_version_axis_layout(proj: ragtt.Project, sample: dict[str, Any]) -> Non
     tl = Timeline(proj, sample["then"])
     lay = tl._data["layout"]
     committed = proj.versions()["committed_at"].dt.epoch("us").to_numpy() / 1e6
-    assert lay["auto"] == auto_axis(committed) and tl.axis == "auto" and tl.axis_mode == lay["auto"]
+    # "auto" weighs the versions' spread against the whole axis, queries included
+    ticks = _ints(tl._data["versions"]["t"]) + _ints(tl._data["events"]["t"])
+    span_s = (max(ticks) - min(ticks)) * tl._data["t_unit_ms"] / 1000.0
+    assert lay["auto"] == auto_axis(committed, span_s=span_s) and tl.axis == "auto" and tl.axis_mode == lay["auto"]
     # no claims: nothing before the first commit, one slot per version
     assert lay["first"] == 0 and lay["slots"] == len(tl.versions)
     bounds = _ints(lay["bounds"])
