@@ -18,6 +18,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import ragtt
 from tests.conftest import corpus, flask_releases
@@ -124,7 +125,16 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         screenshot(page, panel, screens / "lab_sidebar.png")
 
         # a query opens its timeline in a tab; scrubbing moves the version shown
-        panel.locator(".ragtt-history-row", has_text="register a blueprint").click()
+        # The lists paint as they come; a click while a later list repaints the rows can be lost,
+        # so click (bounded) until the tab is there.
+        page.wait_for_selector("#ragtt-history[data-painted='flask']", timeout=60_000)
+        for _ in range(3):
+            panel.locator(".ragtt-history-row", has_text="register a blueprint").click()
+            try:
+                page.locator(".ragtt-tab").first.wait_for(timeout=10_000)
+                break
+            except PlaywrightTimeout:  # no tab yet: the click was lost, click again
+                continue
         timeline = page.locator(".ragtt-tab .ragtt-timeline")
         timeline.locator(".ragtt-chunk").first.wait_for(timeout=60_000)
         cursor = timeline.locator(".ragtt-timeline-cursor")
