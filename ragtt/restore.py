@@ -9,22 +9,28 @@ Nothing is overwritten.
 The order, and what a kill on each line leaves:
 
 1. the backup is verified (hash chain, guards, versions, tags, file sizes): a damaged backup
-   is refused before anything is written;
-2. ``dest/.ragtt-restore.json`` is written (renamed into place) and, in a Postgres log, the
-   meta key ``restoring`` set. From here until step 6, opening ``dest`` or a workspace on
-   that database raises ProjectDamagedError saying the restore did not finish;
+   is refused before anything is written. A kill here leaves nothing;
+2. ``dest/.ragtt-restore.json`` is written (renamed into place, so it is whole or absent),
+   then the target log is opened (a Postgres database gets ragtt's empty tables), found
+   empty, and, in Postgres, given the meta key ``restoring``. From the record on until step
+   6, opening ``dest`` raises ProjectDamagedError saying the restore did not finish (and
+   ``ragtt verify`` reports it); from the key on, so does a workspace opening the database;
 3. ``assertions.db`` and the embedding cache are copied (a cache: inserting twice is harmless);
 4. the index files are written, each hashed as it is read and checked against the size and
-   SHA-256 the backup's log recorded; a file that differs is removed again and the restore
-   refused, naming it. Files are immutable, so writing one again writes the same bytes;
+   SHA-256 the backup's log recorded. Files are immutable, so writing one again writes the
+   same bytes; a kill leaves some of them, which no log names yet;
 5. ONE log transaction copies every event with its hash, the documents, the versions, the
-   index location, and drops the ``restoring`` key: the commit point. A Postgres workspace
-   opened after it finds the whole project;
-6. the marker is written (renamed into place), then the in-progress file removed.
+   index location, and drops the ``restoring`` key: the commit point. A kill before its
+   commit leaves the log without history; after it, a workspace opening the database finds
+   the whole project;
+6. the marker is written (renamed into place), then the record removed. A kill between the
+   two leaves a complete project that opens.
 
 Running the same restore again after a kill resumes it: steps 3 and 4 are redone, a log that
 already holds this backup's history (the same project and newest event hash) is kept, and
-steps 5 and 6 finish. A destination holding anything else is refused.
+steps 5 and 6 finish. A restore that fails with an error instead (a file that differs from
+its record, a destination that is not empty, a store that refuses) takes back what it wrote
+into destinations it found empty, and leaves them as they were.
 """
 
 from __future__ import annotations
@@ -108,56 +114,61 @@ def restore(
             raise ProjectDamagedError(
                 f"the backup {ctx.path} does not verify, so nothing was restored: {'; '.join(found.problems[:5])}"
             )
-        log = plan.open_log(ctx.table.table_name)
+        log: EventLog | None = None
         started = undone = False
         try:
+            plan.begin(resumed)  # first: from here a kill leaves a folder that says what happened
+            log = plan.open_log(ctx.table.table_name)
             done = plan.check_log(log, ctx.log, resumed)
             plan.check_index(resumed)
-            plan.start(log)
+            plan.mark_log(log)
             started = True
             files = size = latest = 0
             with _progress(ctx) as bar:
-                _copy_side_stores(ctx, plan, log)
+                _copy_side_stores(ctx, plan)
                 tables = marker.stores.get("tables", [ctx.table.table_name])
                 if not done:  # else the log holds it already: its files were all written before it
                     files, size, latest = _copy_tables(ctx, plan, tables, bar)
                 events = found.events_checked if done else _copy_log(ctx.log, log, plan)
             latest = latest or (log.versions.latest() or 0)
             plan.finish()
-            where = log.location if events_uri is not None else str(target / "events.db")
         except Exception:
             # Destinations found empty are left empty: once started, what was written is taken
             # back (before, nothing was, and what is there is not ours). A resumed restore, or
             # one stopped by Ctrl-C (not an Exception), stays as a kill leaves it: resumable.
             if not resumed:
-                if started:
+                if started and log is not None:
                     plan.undo(log)
                 undone = True
             raise
         finally:
-            log.close()
+            if log is not None:
+                log.close()
             if undone:
                 plan.clear_folder(existed)
-    return RestoreReport(str(target), where, plan.index_where, latest, events, files, size, resumed or done)
+    return RestoreReport(str(target), plan.events_where, plan.index_where, latest, events, files, size, resumed or done)
 
 
 class _Plan:
     """Where a restore goes, and its in-progress record."""
 
     def __init__(self, marker: Marker, target: Path, events_uri: str | None, index: IndexLocation) -> None:
+        from ragtt.events.postgres import redact
         from ragtt.opening.location import EVENTS, POSTGRES
 
         self.marker, self.target, self.events_uri, self.index = marker, target, events_uri, index
         self.events_kind = POSTGRES if events_uri else EVENTS
         self.index_where = index.uri or str(target / "lancedb")
+        self.events_where = redact(events_uri) if events_uri else str(target / "events.db")
         self._unfinished: dict[str, str] = {}  # the in-progress record of a restore being resumed
 
-    def record(self, log_location: str) -> dict[str, str]:
-        return {
-            "project_id": self.marker.project_id,
-            "events": log_location,
-            "index": self.index.marker_value(),
-        }
+    def begin(self, resumed: bool) -> None:
+        """Step 2 (the folder): the restore recorded as in progress, before anything else is written."""
+        if resumed:
+            return
+        self.target.mkdir(parents=True, exist_ok=True)
+        record = {"project_id": self.marker.project_id, "events": self.events_where, "index": self.index_where}
+        write_atomic(self.target / RESTORING, json.dumps(record, indent=2) + "\n")
 
     def check_folder(self) -> bool:
         """``dest`` must be absent or empty, or hold this very restore, unfinished (resumed: True)."""
@@ -183,7 +194,6 @@ class _Plan:
     def open_log(self, table_name: str) -> EventLog:
         from ragtt.opening import open_log
 
-        self.target.mkdir(parents=True, exist_ok=True)
         return open_log(self.target, self.events_uri, table_name, create=True)
 
     def check_log(self, log: EventLog, source: EventLog, resumed: bool) -> bool:
@@ -192,10 +202,10 @@ class _Plan:
         from ragtt.events.export import holds_history, newest_hash
 
         restoring = log.get_meta(RESTORING_META)
-        if resumed and self._unfinished.get("events") != log.location:
+        if resumed and self._unfinished.get("events") != self.events_where:
             raise ConfigError(
                 f"{self.target} holds an unfinished restore into the event log {self._unfinished.get('events')}, "
-                f"not {log.location}: run it again with the same destinations"
+                f"not {self.events_where}: run it again with the same destinations"
             )
         if not holds_history(log) and (restoring is None or (resumed and restoring == self.marker.project_id)):
             return False
@@ -212,10 +222,10 @@ class _Plan:
         from ragtt.index.table import ChunkTable
 
         if resumed:
-            if self._unfinished.get("index") != self.index.marker_value():
+            if self._unfinished.get("index") != self.index_where:
                 raise ConfigError(
                     f"{self.target} holds an unfinished restore into the index {self._unfinished.get('index')}, "
-                    f"not {self.index.marker_value()}: run it again with the same destinations"
+                    f"not {self.index_where}: run it again with the same destinations"
                 )
             return  # the tables there are this restore's own, half written
         for name in self.marker.stores.get("tables", []):
@@ -225,9 +235,9 @@ class _Plan:
                     "Restore to a new, empty prefix or folder"
                 )
 
-    def start(self, log: EventLog) -> None:
-        """Step 2: the restore is recorded as in progress, in the folder and in a Postgres log."""
-        write_atomic(self.target / RESTORING, json.dumps(self.record(log.location), indent=2) + "\n")
+    def mark_log(self, log: EventLog) -> None:
+        """Step 2 (a Postgres log): the same record in the database, so that another workspace
+        opening it is refused too rather than making a new project in it."""
         from ragtt.events.export import holds_history
 
         if self.events_uri is not None and log.get_meta(RESTORING_META) is None and not holds_history(log):
@@ -281,7 +291,7 @@ def _read_record(path: Path) -> dict[str, str]:
         raise ProjectDamagedError(f"{path} cannot be read ({exc}): move it aside and restore again") from None
 
 
-def _copy_side_stores(ctx: Context, plan: _Plan, log: EventLog) -> None:
+def _copy_side_stores(ctx: Context, plan: _Plan) -> None:
     """Step 3: the assertion store (a file of the folder on every backend) and the embedding
     cache (beside the log: in its Postgres database, or ``embeddings.db``)."""
     from ragtt._sqlite import copy_database
