@@ -2,7 +2,8 @@
 
     python -m tests.history.restore_child BACKUP DEST EVENTS_URI INDEX_URI POINT
 
-POINT: ``files:N`` right after the N-th index file is written (the log not yet copied), or
+EVENTS_URI and INDEX_URI ``-``: into DEST/events.db and DEST/lancedb. POINT: ``files:N`` right
+after the N-th index file is written (the log not yet copied), or
 ``logged`` right after the log's one transaction committed (the marker not yet written).
 The object store's credentials come from the ``AWS_*`` environment.
 """
@@ -41,7 +42,11 @@ def main(backup: str, dest: str, events_uri: str, index_uri: str, point: str) ->
 
         ragtt.restore._copy_log = copy_then_die  # type: ignore[assignment]
     with ragtt.Project.open(backup, embedder=ragtt.HashEmbedder(), progress=False, create=False) as proj:
-        proj.restore(dest, to_events_uri=events_uri, to_index_uri=index_uri)
+        proj.restore(
+            dest,
+            to_events_uri=None if events_uri == "-" else events_uri,
+            to_index_uri=None if index_uri == "-" else index_uri,
+        )
     sys.exit(3)  # never reached: the kill point was missed
 
 

@@ -116,7 +116,7 @@ def test_a_backup_restores_into_a_fresh_database_and_bucket(base: Path, tmp_path
     dest = tmp_path / "restored"
     targets = _targets(dest)
     with _local(base / "backup") as backup:
-        asked = _asked(backup)
+        asked, project_id = _asked(backup), backup.project_id
         report = backup.restore(dest, **targets)
     assert not report.resumed and report.files_copied > 0 and report.events_copied >= len(asked)
     assert report.index == targets["to_index_uri"] and "@" in report.events and "verify --deep" in report.to_text()
@@ -133,12 +133,7 @@ def test_a_backup_restores_into_a_fresh_database_and_bucket(base: Path, tmp_path
         events_uri=targets["to_events_uri"],
         storage_options=targets["storage_options"],
     ) as colleague:
-        assert colleague.project_id == report_project_id(base) and colleague.verify().ok
-
-
-def report_project_id(base: Path) -> str:
-    with _local(base / "backup") as backup:
-        return backup.project_id
+        assert colleague.project_id == project_id and colleague.verify().ok
 
 
 def test_the_cli_restores_and_the_restored_project_verifies(base: Path, tmp_path: Path) -> None:
@@ -226,23 +221,10 @@ def test_a_damaged_backup_file_is_refused_by_name(base: Path, tmp_path: Path) ->
     _whole(dest, targets, asked)
 
 
-@pytest.mark.parametrize("point", ["files:3", "logged"])
-def test_a_killed_restore_is_refused_on_open_and_finished_by_running_it_again(
-    base: Path, tmp_path: Path, point: str
-) -> None:
-    dest = tmp_path / "restored"
-    targets = _targets(dest)
+def _killed(backup: Path, dest: Path, events: str, index: str, point: str) -> None:
+    """A child restores ``backup`` and is killed (SIGKILL) at ``point`` (tests/history/restore_child.py)."""
     child = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tests.history.restore_child",
-            str(base / "backup"),
-            str(dest),
-            targets["to_events_uri"],
-            targets["to_index_uri"],
-            point,
-        ],
+        [sys.executable, "-m", "tests.history.restore_child", str(backup), str(dest), events, index, point],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -250,6 +232,15 @@ def test_a_killed_restore_is_refused_on_open_and_finished_by_running_it_again(
         env={**os.environ, **s3_env()},
     )
     assert child.returncode == -9, child.stderr[-2000:]
+
+
+@pytest.mark.parametrize("point", ["files:3", "logged"])
+def test_a_killed_restore_is_refused_on_open_and_finished_by_running_it_again(
+    base: Path, tmp_path: Path, point: str
+) -> None:
+    dest = tmp_path / "restored"
+    targets = _targets(dest)
+    _killed(base / "backup", dest, targets["to_events_uri"], targets["to_index_uri"], point)
     with pytest.raises(ragtt.ProjectDamagedError, match="did not finish") as info:
         _open_restored(dest, targets)
     assert "ragtt restore" in str(info.value) and "again" in str(info.value)
@@ -274,3 +265,21 @@ def test_a_killed_restore_is_refused_on_open_and_finished_by_running_it_again(
         asked = _asked(backup)
     assert report.resumed
     _whole(dest, targets, asked)
+
+
+def test_a_killed_restore_into_a_folder_is_never_made_a_new_project(base: Path, tmp_path: Path) -> None:
+    """Into ``dest/events.db`` and ``dest/lancedb``: opening the half-restored folder, even with
+    create (the default), is refused; it would otherwise look like a dead creation's leftovers."""
+    dest = tmp_path / "restored"
+    _killed(base / "backup", dest, "-", "-", "files:3")
+    for create in (False, True):
+        with pytest.raises(ragtt.ProjectDamagedError, match="did not finish"):
+            ragtt.Project.open(dest, embedder=ragtt.HashEmbedder(), progress=False, create=create)
+    assert (dest / "lancedb").is_dir()
+    verified = _cli("verify", "--project", str(dest))
+    assert verified.returncode == 1 and "did not finish" in verified.stdout, verified.stdout + verified.stderr
+    with _local(base / "backup") as backup:
+        report = backup.restore(dest)
+        asked = _asked(backup)
+    assert report.resumed and report.events == str(dest / "events.db")
+    _whole(dest, {"to_events_uri": None, "to_index_uri": None, "storage_options": None}, asked)
