@@ -283,3 +283,14 @@ def test_a_killed_restore_into_a_folder_is_never_made_a_new_project(base: Path, 
         asked = _asked(backup)
     assert report.resumed and report.events == str(dest / "events.db")
     _whole(dest, {"to_events_uri": None, "to_index_uri": None, "storage_options": None}, asked)
+
+
+def test_the_log_alone_can_go_back_to_postgres(base: Path, tmp_path: Path) -> None:
+    """A team that lost only its database: the log into a new one, the index into the folder."""
+    dest = tmp_path / "restored"
+    targets = {"to_events_uri": events_uri(dest), "to_index_uri": None, "storage_options": None}
+    with _local(base / "backup") as backup:
+        report = backup.restore(dest, to_events_uri=targets["to_events_uri"])
+        asked = _asked(backup)
+    assert report.index == str(dest / "lancedb") and (dest / "lancedb" / "chunks.lance").is_dir()
+    _whole(dest, targets, asked)
