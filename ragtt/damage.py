@@ -115,14 +115,23 @@ _UNREADABLE = (
 )
 
 
+# what Lance's decoder says of bytes it cannot decode, naming its source rather than the file
+_DECODER = ("encountered corrupt file", "/lance-encoding/src/")
+
+
 def index_damage(where: str, message: str) -> ProjectDamagedError | None:
     """The named error for a message of Lance's (or its object store's) about a file of the
     table at ``where`` that is missing or cannot be read; None for any other message."""
     table_dir = Path(where).name  # <table>.lance: in the message, after a prefix Lance may shorten
-    if table_dir not in message:
-        return None
     lowered = message.lower()
-    if "not found" in lowered or "no such file" in lowered:
+    if table_dir not in message:
+        # Lance's decoder names no file ("Encountered corrupt file variable_full_zip: ...",
+        # "Invalid user input: Invalid RLE values buffer size, .../lance-encoding/..."), but what
+        # it decodes are the index's bytes: damage all the same
+        if not any(sign in lowered for sign in _DECODER):
+            return None
+        kind = "cannot be read"
+    elif "not found" in lowered or "no such file" in lowered:
         kind = "is missing"
     elif any(w in lowered for w in _UNREADABLE):
         kind = "cannot be read"
@@ -130,7 +139,9 @@ def index_damage(where: str, message: str) -> ProjectDamagedError | None:
         return None
     found = _LANCE_FILE.match(message.split(table_dir, 1)[-1])
     name = found.group(1) if found else ""
-    subject = f"the index file {where}/{name}" if name else f"a file of the index {where}"
+    subject = (
+        f"the index file {where}/{name}" if name else f"a file of the index {where} (`ragtt verify --deep` names it)"
+    )
     first = message.strip().splitlines()[0]  # not empty: it names the table
     return ProjectDamagedError(f"{subject} {kind} ({first[:300]}); {_WHAT_TO_DO}")
 

@@ -171,6 +171,20 @@ def test_overwritten_bytes_are_found_by_a_deep_verify(path: Path) -> None:
     assert done.returncode == 1 and name in done.stdout and "Traceback" not in done.stderr
 
 
+@SQLITE_ONLY
+def test_bytes_the_decoder_cannot_read_are_a_named_error(path: Path, backend: str) -> None:
+    """Lance's decoder names no file when the bytes are wrong: still the named error, one line."""
+    name = _latest_data_file(path)
+    file = path / "lancedb" / "chunks.lance" / name
+    data = bytearray(file.read_bytes())
+    data[: len(data) // 2] = b"\xff" * (len(data) // 2)
+    file.write_bytes(bytes(data))
+    with _open(path) as proj, pytest.raises(ragtt.ProjectDamagedError, match=r"chunks\.lance") as info:
+        proj.query(QUESTIONS[0], generate=False)
+    assert "backup" in str(info.value) and "verify" in str(info.value)
+    _one_line_exit_2(_cli(path, "query", QUESTIONS[0], "--no-generate"), "chunks.lance")
+
+
 @OBJECT_STORAGE_ONLY
 def test_a_deep_verify_reads_the_bucket_not_the_index_cache(path: Path, backend: str, tmp_path: Path) -> None:
     """The index cache's checksum proves its own copy; an object changed in the bucket after it

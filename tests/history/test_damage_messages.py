@@ -18,6 +18,12 @@ WHERE = "/p/lancedb/chunks.lance"
         "LanceError(IO): failed to decode page in /p/lancedb/chunks.lance/data/a.lance",
         "Corrupt file /p/lancedb/chunks.lance/_versions/3.manifest",
         "Unexpected EOF reading /p/lancedb/chunks.lance/data/b.lance",
+        # Lance's decoder on overwritten bytes: it names its own source, not the file
+        "External error: Encountered corrupt file variable_full_zip: item length 2108287620 exceeds the 536 "
+        "byte(s) remaining in the page buffer, /home/runner/work/lance/lance/rust/lance-encoding/src/encodings/"
+        "logical/primitive/fullzip_decode.rs:995:40",
+        "External error: Invalid user input: Invalid RLE values buffer size, "
+        "/home/runner/work/lance/lance/rust/lance-encoding/src/encodings/physical/rle.rs:1823:24",
     ],
 )
 def test_unreadable_files_are_damage(message: str) -> None:
@@ -30,6 +36,7 @@ def test_unreadable_files_are_damage(message: str) -> None:
         "Invalid user input: column 'vectorr' not in schema of /p/lancedb/chunks.lance",
         "LanceError(Internal): error: commit conflict on /p/lancedb/chunks.lance, retry",
         "unexpected filter expression for /p/lancedb/chunks.lance: source =",
+        "Invalid user input: Invalid RLE values buffer size",  # not from Lance's decoder: not the index's bytes
     ],
 )
 def test_bad_arguments_and_busy_stores_are_not_damage(message: str) -> None:
