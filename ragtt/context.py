@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import ConfigError, EmbedderChangedError, NotFoundError, ReplayError
+from ragtt.values import quoted
 
 if TYPE_CHECKING:
     from ragtt.config import PipelineConfig
@@ -79,7 +80,7 @@ class Context:
                 parsed = datetime.fromisoformat(at.replace("Z", "+00:00"))
             except ValueError:
                 raise NotFoundError(
-                    f"no snapshot labelled {at!r} (known: {', '.join(sorted(tags)) or 'none'}); "
+                    f"no snapshot labelled {quoted(at)} (known: {', '.join(sorted(tags)) or 'none'}); "
                     "at may also be a version number or an ISO datetime"
                 ) from None
             return self.resolve(parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))

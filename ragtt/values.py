@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ragtt.errors import ConfigError
 
-__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "unicode_problem"]
+__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "quoted", "unicode_problem"]
 
 # A snapshot label names a file in the index (``_refs/tags/<label>.json``): file systems allow
 # 255 bytes a name, so labels stay well under it.
@@ -26,17 +26,25 @@ def printable(name: str) -> str:
         return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def unicode_problem(value: str) -> str | None:
-    """What makes ``value`` impossible to store as UTF-8 (None: nothing)."""
+def unicode_problem(value: str, fix: str = "pass text without it") -> str | None:
+    """What makes ``value`` impossible to store as UTF-8 (None: nothing), then ``fix``."""
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        char = value[exc.start].encode("unicode_escape").decode()
-        return (
-            f"is not valid Unicode text: it holds a lone surrogate ({char}) at character {exc.start} of "
-            f"{printable(value)!r}; pass text without it"
-        )
+        code = ord(value[exc.start])
+        if 0xDC80 <= code <= 0xDCFF:  # how Python reads a byte that is not UTF-8 (a file name, argv)
+            what = f"is not valid UTF-8: it holds the byte \\x{code - 0xDC00:02x}"
+        else:
+            what = f"is not valid Unicode text: it holds a lone surrogate (\\u{code:04x})"
+        return f"{what} at character {exc.start} of {quoted(value)}; {fix}"
     return None
+
+
+def quoted(value: str, limit: int = 80) -> str:
+    """``value`` quoted on one line for a message, escaped as ``printable`` does, cut after
+    ``limit`` characters."""
+    text = printable(value[:limit]).replace("\n", "\\n").replace("\r", "\\r")
+    return f"'{text}'" + (f"... ({len(value)} characters)" if len(value) > limit else "")
 
 
 def check_text(what: str, value: object) -> str:
@@ -53,5 +61,5 @@ def check_label_length(what: str, label: str) -> None:
     if len(label) > MAX_LABEL_CHARS:
         raise ConfigError(
             f"{what} is {len(label)} characters long; labels are at most {MAX_LABEL_CHARS} (a label names a "
-            f"file in the index): pick a shorter one, e.g. {label[:40]!r}"
+            f"file in the index): pick a shorter one, e.g. {quoted(label, 40)}"
         )

@@ -12,7 +12,7 @@ from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
 from ragtt.events import types as ev
 from ragtt.events.store import Event
 from ragtt.results import Snapshot, Snapshots, version_names
-from ragtt.values import check_label_length, check_text
+from ragtt.values import check_label_length, check_text, quoted
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -35,7 +35,10 @@ def take_snapshot(ctx: Context, label: str) -> Snapshot:
     check_text("the snapshot label", label)
     check_label_length("the snapshot label", label)
     if not _LABEL.match(label) or label.isdigit():
-        raise ConfigError(f"snapshot label must be letters, digits, '.', '-' or '_' (not only digits); got {label!r}")
+        raise ConfigError(
+            "snapshot label must be ASCII letters, digits, '.', '-' or '_', start with a letter or digit and not be "
+            f"only digits; got {quoted(label)}"
+        )
     with writing(ctx, "snapshot") as w:
         version = w.base
         tagged = ctx.table.tags().get(label)

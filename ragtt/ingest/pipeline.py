@@ -179,9 +179,9 @@ def _walk(root: Path, suffixes: set[str], follow: bool, found: Collected) -> Non
                 continue
             path = Path(entry.path)
             source = path.relative_to(root).as_posix()
-            problem = unicode_problem(source)
+            problem = unicode_problem(source, fix="rename the file")
             if problem is not None:  # bytes the OS could not decode: it cannot be named in the log
-                found.failed.append((printable(source), f"the file name {problem}; rename the file"))
+                found.failed.append((printable(source), f"the file name {problem}"))
                 continue
             if entry.is_symlink():
                 try:

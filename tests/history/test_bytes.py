@@ -302,6 +302,12 @@ def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: P
             proj.query("blueprints", top_k=0, generate=False)
         with pytest.raises(ragtt.ConfigError, match="at most 200"):
             proj.snapshot("a" * 5000)
+        with pytest.raises(ragtt.ConfigError, match="must be ASCII letters") as info:
+            proj.snapshot("é" * 150)  # a letter, but not one a tag's file name may hold
+        assert len(str(info.value)) < 300  # the label is quoted cut short, not echoed whole
+        with pytest.raises(ragtt.NotFoundError, match="5000 characters") as found:
+            proj.replay_text("blueprints", at="y" * 5000)
+        assert len(str(found.value)) < 400
         store = proj.assertions
         store.init_namespace("facts")
         from ragtt.temporal import RetrievalQuery
@@ -321,6 +327,10 @@ def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: P
         report = proj.ingest(docs)
     assert report.documents_added == ["fine.md"]
     assert [name for name, _ in report.failed] == ["caf\\xe9.md"] and "rename" in report.failed[0][1]
+    # said as the byte it is, not as Python's surrogate for it, with no advice meant for typed text
+    why = report.failed[0][1]
+    assert "the byte \\xe9 at character 3 of 'caf\\xe9.md'" in why, why
+    assert "surrogate" not in why and "pass text" not in why, why
 
 
 # -- front ends: damage is never a traceback ----------------------------------------------------
