@@ -14,6 +14,7 @@ and the logged queries that searched them.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,9 +34,11 @@ if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.events.base import EventLog
 
-__all__ = ["VerifyReport", "recorded_files", "verify"]
+__all__ = ["VerifyReport", "as_finding", "recorded_files", "verify"]
 
 _GUARDS = list(probe.EVENT_LOG_GUARDS)
+# damage raised while reading sends the reader to `ragtt verify`: in verify's own report, circular
+_SEND_TO_VERIFY = re.compile(r";? \(?`ragtt verify` lists what is affected\)?")
 _QUERIES_NAMED = 5  # query ids a problem line names before it counts the rest
 
 
@@ -98,8 +101,13 @@ def _damage_as_problem(ctx: Context, problems: list[str]) -> Iterator[None]:
         damage = named_damage(exc, ctx)
         if damage is None:
             raise
-        if str(damage) not in problems:
-            problems.append(str(damage))
+        if as_finding(damage) not in problems:
+            problems.append(as_finding(damage))
+
+
+def as_finding(damage: Exception) -> str:
+    """Damage raised while reading, as a line of verify's report (without "run ragtt verify")."""
+    return _SEND_TO_VERIFY.sub("", str(damage))
 
 
 def _check_sqlite_files(ctx: Context, deep: bool, problems: list[str]) -> None:

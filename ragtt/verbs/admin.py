@@ -38,9 +38,9 @@ def _verify_text(report: Any) -> str:
 
 
 def _damage_found(exc: ProjectDamagedError) -> Any:
-    from ragtt.verify import VerifyReport
+    from ragtt.verify import VerifyReport, as_finding
 
-    return VerifyReport(ok=False, problems=[str(exc)])
+    return VerifyReport(ok=False, problems=[as_finding(exc)])
 
 
 verb(

@@ -225,6 +225,7 @@ def test_a_corrupt_page_of_the_event_log_is_reported_and_named(path: Path, backe
     _damage_page(path / "events.db", 3)
     done = _cli(path, "verify")
     assert done.returncode == 1 and "events.db" in done.stdout and "Traceback" not in done.stderr, done
+    assert "ragtt verify" not in done.stdout, done.stdout
     query = _cli(path, "replay", "--query-id", "nope")
     assert "Traceback" not in query.stderr and query.returncode in (1, 2)
 
@@ -254,6 +255,7 @@ def test_a_dropped_events_table_is_named_on_open(path: Path, backend: str) -> No
         _one_line_exit_2(_cli(path, *verb), "events.db")
     done = _cli(path, "verify")
     assert done.returncode == 1 and "table events" in done.stdout and "Traceback" not in done.stderr
+    assert "ragtt verify" not in done.stdout, done.stdout  # verify's report does not send you to itself
 
 
 @SQLITE_ONLY
