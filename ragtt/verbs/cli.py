@@ -247,7 +247,16 @@ def fill(
         except argparse.ArgumentTypeError as exc:
             parser.error(f"argument {arg.flags[0]}: {exc}")
         setattr(namespace, arg.name, [value] if typing.get_origin(arg.type) is list else value)
-    return pick(namespace, verbs)
+    try:
+        return pick(namespace, verbs)
+    except VerbUsageError as exc:
+        if not extra:
+            raise
+        # the user never typed the flag a bare word filled (`replay --text two words`): say so
+        taken = ", ".join(f"{word!r} as {arg.flags[0]}" for word, arg in zip(extra, open_slots, strict=False))
+        raise VerbUsageError(
+            f"{exc} (a word without a flag was taken: {taken}; quote a text of several words)"
+        ) from None
 
 
 def pick(namespace: argparse.Namespace, verbs: Sequence[Verb]) -> tuple[Verb, dict[str, Any]]:

@@ -90,3 +90,8 @@ def test_stray_words_and_args_of_the_other_verb_are_usage_errors(capsys: pytest.
     assert "unrecognized arguments: L R extra" in capsys.readouterr().err
     with pytest.raises(VerbUsageError, match="replay with --query-id takes no --top-k"):
         parse(generated("replay"), ["--query-id", "Q", "--top-k", "3"], groups()["replay"])
+    # a text of two words, unquoted: its second word filled --query-id, which the user never typed
+    with pytest.raises(
+        VerbUsageError, match=r"takes no --text \(a word without a flag was taken: 'version' as --query-id"
+    ):
+        parse(generated("replay"), ["--text", "python", "version", "--at", "3"], groups()["replay"])
