@@ -61,5 +61,5 @@ def check_label_length(what: str, label: str) -> None:
     if len(label) > MAX_LABEL_CHARS:
         raise ConfigError(
             f"{what} is {len(label)} characters long; labels are at most {MAX_LABEL_CHARS} (a label names a "
-            f"file in the index): pick a shorter one, e.g. {quoted(label, 40)}"
+            f"file in the index): pick a shorter one, e.g. {quoted(label[:40])}"
         )

@@ -302,8 +302,9 @@ def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: P
         assert [name for name, _ in report.failed] == ["blue\\ud800prints"] and report.documents_added == ["ok.md"]
         with pytest.raises(ragtt.ConfigError, match="top_k must be at least 1; got 0"):
             proj.query("blueprints", top_k=0, generate=False)
-        with pytest.raises(ragtt.ConfigError, match="at most 200"):
+        with pytest.raises(ragtt.ConfigError, match="at most 200") as long:
             proj.snapshot("a" * 5000)
+        assert str(long.value).endswith("e.g. '" + "a" * 40 + "'")  # a shorter label, as one to type
         with pytest.raises(ragtt.ConfigError, match="must be ASCII letters") as info:
             proj.snapshot("é" * 150)  # a letter, but not one a tag's file name may hold
         assert len(str(info.value)) < 300  # the label is quoted cut short, not echoed whole
