@@ -136,7 +136,7 @@ def recover(log: EventLog, table: ChunkTable) -> list[str]:
     if logged > latest:
         raise ProjectDamagedError(
             f"the index {table.where} is at version {latest} but the event log records version {logged}: "
-            "the table's newest manifests are missing. Restore the index folder from a backup"
+            "the table's newest manifests are missing. Restore the project folder from a backup"
         )
     if latest > logged:
         raise ProjectDamagedError(

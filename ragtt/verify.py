@@ -220,6 +220,13 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             bad = {n: what for n, what in bad.items() if n not in pruned}
     if bad:
         assert rows is not None
+        # the log and the index are restored together: an older copy of the index alone lacks the
+        # files of the versions after it
+        fix = (
+            "Restore the project from a backup (`ragtt restore` puts one back into a new database and bucket)"
+            if "://" in table.where
+            else "Restore the project folder from a backup"
+        )
         tracked = versions_reading(rows, bad)
         searched = _queries_by_version(ctx)
         for name, what in bad.items():
@@ -230,7 +237,7 @@ def _check_files(ctx: Context, deep: bool, problems: list[str]) -> tuple[int, in
             if queries:
                 more = f" and {len(queries) - _QUERIES_NAMED} more" if len(queries) > _QUERIES_NAMED else ""
                 line += f"; logged queries that searched them: {', '.join(queries[:_QUERIES_NAMED])}{more}"
-            problems.append(line + ". Restore the index folder from a backup")
+            problems.append(f"{line}. {fix}")
     adopted = sum(1 for n in names if n in recorded and recorded[n][1])
     return len(names), adopted
 

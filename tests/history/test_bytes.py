@@ -146,6 +146,8 @@ def test_a_deleted_data_file_is_named_by_verify_and_by_every_read(path: Path) ->
         assert not report.ok
         line = next(p for p in report.problems if name in p)
         assert "is missing" in line and "read it" in line
+        # the index alone from an older backup would lack the later versions' files: the whole project
+        assert "Restore the project" in line and ("ragtt restore" in line) == _on_s3(), line
         assert any(q in line for q in asked), line  # the logged queries that searched those versions
         with pytest.raises(ragtt.ProjectDamagedError, match=name.split("/")[-1]) as info:
             proj.query("blueprints", generate=False)
