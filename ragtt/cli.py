@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -385,10 +386,19 @@ def _add_plugins(sub: Any, common: argparse.ArgumentParser) -> None:
         register(sub, common)
 
 
+def _one_line_warning(
+    message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    """A warning as the CLI says things: one line, without the ragtt source line Python adds."""
+    text = str(message).splitlines()[0] if str(message) else category.__name__
+    print(f"ragtt: warning: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from ragtt.tuning import tune_process
 
     tune_process()  # the CLI's process is ragtt's own: Lance's logs, reads and the arena cap
+    warnings.showwarning = _one_line_warning
     argv = list(sys.argv[1:] if argv is None else argv)
     for position, arg in enumerate(argv, start=1):
         try:

@@ -284,6 +284,15 @@ def test_a_damaged_embedding_cache_is_moved_aside_and_rebuilt(path: Path, backen
         assert proj.verify(deep=True).ok
 
 
+@SQLITE_ONLY
+def test_the_cli_says_a_cache_moved_aside_in_one_line(path: Path, backend: str) -> None:
+    (path / "embeddings.db").write_bytes(b"garbage " * 4096)  # the header: found on open
+    done = _cli(path, "query", "What are blueprints?", "--no-generate")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("ragtt: warning: ") and "moved aside" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and ".py:" not in done.stderr, done.stderr  # no source line of ours
+
+
 # -- bad values: the one-line error --------------------------------------------------------------
 
 
