@@ -390,7 +390,7 @@ def _one_line_warning(
     message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
 ) -> None:
     """A warning as the CLI says things: one line, without the ragtt source line Python adds."""
-    text = str(message).splitlines()[0] if str(message) else category.__name__
+    text = str(message).splitlines()[0].removeprefix("ragtt: ") if str(message) else category.__name__
     print(f"ragtt: warning: {text}", file=sys.stderr)
 
 

@@ -289,7 +289,7 @@ def test_the_cli_says_a_cache_moved_aside_in_one_line(path: Path, backend: str) 
     (path / "embeddings.db").write_bytes(b"garbage " * 4096)  # the header: found on open
     done = _cli(path, "query", "What are blueprints?", "--no-generate")
     assert done.returncode == 0, done.stderr
-    assert done.stderr.startswith("ragtt: warning: ") and "moved aside" in done.stderr, done.stderr
+    assert done.stderr.startswith("ragtt: warning: the embedding cache") and "moved aside" in done.stderr, done.stderr
     assert done.stderr.count("\n") == 1 and ".py:" not in done.stderr, done.stderr  # no source line of ours
 
 
