@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,10 +117,31 @@ def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
 
 
 def _copy_store(source: Path, target: Path) -> bool:
+    """Copy the SQLite file ``source`` to ``target`` (False: there is none, or it is a damaged
+    embedding cache, left out since it is not history). SQLite's online backup copies pages as
+    they are, so a damaged page would be carried into the backup: the copy is checked."""
+    from ragtt.events import probe
+
     if not source.exists():
         return False
     copy_database(source, target)
-    return True
+    damage = probe.integrity_problems(target)
+    if not damage:
+        return True
+    for leftover in target.parent.glob(f"{target.name}*"):
+        leftover.unlink()
+    if source.name == "embeddings.db":  # only a cache: the backup embeds again as texts are needed
+        warnings.warn(
+            f"ragtt: the embedding cache {source} is damaged ({damage[0]}): left out of the backup",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return False
+    what = "the event log" if source.name == "events.db" else "the assertion store"
+    raise ProjectDamagedError(
+        f"{what} {source} is damaged (SQLite's quick_check: {damage[0]}): not backed up, since the copy would carry "
+        "the damage; restore the project from an earlier backup (`ragtt verify` lists what is affected)"
+    )
 
 
 def _copy_log(ctx: Context, partial: Path) -> list[str]:

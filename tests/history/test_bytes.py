@@ -459,3 +459,28 @@ def test_a_backup_refuses_a_damaged_source(path: Path, tmp_path: Path) -> None:
     with _open(path) as proj, pytest.raises(ragtt.ProjectDamagedError, match=name.split("/")[-1]):
         proj.backup(tmp_path / "backup")
     assert not (tmp_path / "backup").exists() and not list(tmp_path.glob(".backup.partial-*"))
+
+
+@SQLITE_ONLY
+@pytest.mark.parametrize("store", ["events.db", "assertions.db"])
+def test_a_backup_refuses_a_damaged_page_of_the_history(path: Path, backend: str, tmp_path: Path, store: str) -> None:
+    """SQLite's online backup copies a damaged page as it is: the backup must not pass it on as whole."""
+    if store == "assertions.db":
+        with _open(path) as proj:
+            proj.assertions.init_namespace("facts")
+    _damage_page(path / store, 3)
+    done = _cli(path, "backup", str(tmp_path / "backup"))
+    _one_line_exit_2(done, f"{store} is damaged")
+    assert "not backed up" in done.stderr
+    assert not (tmp_path / "backup").exists() and not list(tmp_path.glob(".backup.partial-*"))
+
+
+@SQLITE_ONLY
+def test_a_backup_leaves_a_damaged_embedding_cache_out(path: Path, backend: str, tmp_path: Path) -> None:
+    _damage_page(path / "embeddings.db", 2)
+    with _open(path) as proj, pytest.warns(RuntimeWarning, match="left out of the backup"):
+        report = proj.backup(tmp_path / "backup")
+    assert "events.db" in report.databases and "embeddings.db" not in report.databases
+    assert not (tmp_path / "backup" / "embeddings.db").exists()
+    with _open(tmp_path / "backup") as copy:
+        assert copy.verify(deep=True).ok
