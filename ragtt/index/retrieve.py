@@ -29,6 +29,7 @@ from ragtt.errors import ConfigError, StoreError
 from ragtt.index.table import CHUNK_COLUMNS, SCAN_SIZES
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from numpy.typing import NDArray
 
     from ragtt.index.table import VectorIndex, View
@@ -238,33 +239,56 @@ def _bm25(view: View, queries: Sequence[str], n: int) -> list[list[Hit]]:
     searched = [k for k, q in enumerate(queries) if _TOKEN.search(q)]  # a query without a word finds nothing
 
     def fetch(which: list[int], limit: int) -> list[Rows]:
-        found = view.full_text([queries[searched[k]] for k in which], ["chunk_id"], limit)
+        # scores and row addresses only: each search's own read of other columns cost LanceDB
+        # a sixth of the query; the chunk ids of every query's rows are read below, once
+        found = view.full_text([queries[searched[k]] for k in which], [], limit)
         return [table.to_pylist() for table in found]
 
+    fetched = _complete_fetch(fetch, len(searched), n, lambda r: float(r["_score"]))
+    ids = _chunk_ids(view, {int(row[_ROW_ID]) for rows in fetched for row in rows})
     out: list[list[Hit]] = [[] for _ in queries]
-    for k, rows in zip(searched, _complete_fetch(fetch, len(searched), n, lambda r: float(r["_score"])), strict=True):
+    for k, rows in zip(searched, fetched, strict=True):
         hits = []
         for row in rows:
             score = float(row.pop("_score"))
+            row["chunk_id"] = ids[int(row[_ROW_ID])]
             hits.append(Hit(row, score, {"bm25": score}))
         out[k] = _ordered(hits)[:n]
     return out
+
+
+def _read_rows(view: View, row_ids: set[int], columns: list[str]) -> pa.Table:
+    """``columns`` (and ``_rowid``) of the rows at ``row_ids`` of ``view``, in one read."""
+    return view.dataset.to_table(
+        columns=columns,
+        filter=f"{_ROW_ID} IN ({', '.join(map(str, sorted(row_ids)))})",
+        with_row_id=True,
+        **SCAN_SIZES,
+    )
+
+
+def _chunk_ids(view: View, row_ids: set[int]) -> dict[int, str]:
+    """Row address -> chunk id, for ``row_ids`` of ``view`` (every one of them: a search found them there)."""
+    if not row_ids:
+        return {}
+    table = _read_rows(view, row_ids, ["chunk_id"])
+    found = dict(zip(table.column(_ROW_ID).to_pylist(), table.column("chunk_id").to_pylist(), strict=True))
+    if len(found) != len(row_ids):
+        raise StoreError(
+            "rows that full-text search found could not be read back at this version; "
+            "`ragtt verify` checks the index files"
+        )
+    return found
 
 
 def _with_rows(view: View, found: list[list[Hit]]) -> list[list[Hit]]:
     """``found`` with each hit's row read in full (``CHUNK_COLUMNS``), in one read of ``view``
     for every hit of every query: the searches fetch only ids and scores, and a row retrieved
     by many queries (or by both sides of a hybrid search) is read once."""
-    wanted = sorted({int(h.row[_ROW_ID]) for hits in found for h in hits if _ROW_ID in h.row})
+    wanted = {int(h.row[_ROW_ID]) for hits in found for h in hits if _ROW_ID in h.row}
     if not wanted:
         return found
-    table = view.dataset.to_table(
-        columns=list(CHUNK_COLUMNS),
-        filter=f"{_ROW_ID} IN ({', '.join(map(str, wanted))})",
-        with_row_id=True,
-        **SCAN_SIZES,
-    )
-    rows = {int(row.pop(_ROW_ID)): row for row in table.to_pylist()}
+    rows = {int(row.pop(_ROW_ID)): row for row in _read_rows(view, wanted, list(CHUNK_COLUMNS)).to_pylist()}
     out = []
     for hits in found:
         done = []
