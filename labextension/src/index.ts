@@ -50,7 +50,7 @@ function activate(
   const openTab = async (spec: TabSpec): Promise<RagttTab> => {
     const existing = tabs.find((t) => JSON.stringify(t.spec) === JSON.stringify(spec));
     if (existing) {
-      if (!existing.isAttached) app.shell.add(existing, 'main'); // closed layouts can drop a tab the tracker keeps
+      if (!existing.isAttached) app.shell.add(existing, 'main'); // a layout restored without it left it detached
       app.shell.activateById(existing.id);
       return existing;
     }
