@@ -224,9 +224,10 @@ def open_lab(browser: Any, lab: str) -> tuple[Any, Any, list[str]]:
 SETTLED_MS = 150_000
 
 
-def tab(page: Any, widget: str, css: str) -> Any:
-    """The current main-area tab once it shows ``widget`` settled: ready, then the element
-    matching ``css`` in it; an error fails with the message the tab shows."""
+def tab(page: Any, widget: str, css: str, state: str = "ready") -> Any:
+    """The current main-area tab once it shows ``widget`` settled (ready or error), then the
+    element matching ``css`` in it; another ``state`` than the one expected fails with the
+    message the tab shows."""
     try:
         settled = page.wait_for_function(
             """(widget) => {
@@ -249,7 +250,7 @@ def tab(page: Any, widget: str, css: str) -> Any:
         )
         page.screenshot(path=str(Path(os.environ[SCREENS_ENV]) / f"lab_no_{widget}_tab.png"))
         pytest.fail(f"no {widget} tab settled within {SETTLED_MS // 1000} s; the page shows {shown}")
-    assert settled["state"] == "ready", settled["text"]
+    assert settled["state"] == state, settled["text"]
     found = page.locator(f"#{settled['id']} {css}")
     found.wait_for(timeout=60_000)
     return found
@@ -433,5 +434,16 @@ def test_read_only_setting(lab: str, lab_root: dict[str, Any], browser: Any) -> 
         panel.locator(".ragtt-history-row").first.click()  # reading still works
         tab(page, "timeline", ".ragtt-timeline")
         assert len(httpx.get(events, headers=auth, timeout=60).json()) == logged and dialogs == []
+
+        # a server error ends the tab in an error that says why, with a way to try again
+        page.evaluate(
+            "() => window.jupyterapp.commands.execute('ragtt:open-widget',"
+            " {project: 'flask', widget: 'chunk_diff', args: {left: 'no-such-run', right: 'nor-this'}})"
+        )
+        failed = tab(page, "chunk_diff", ".ragtt-tab-host", state="error")
+        assert (
+            "Could not show the chunk_diff: Error: 404" in failed.inner_text() and "no-such-run" in failed.inner_text()
+        )
+        assert failed.get_by_role("button", name="load the chunk_diff again").is_visible()
     finally:
         context.close()
