@@ -33,8 +33,8 @@ EVIL_QUERY = "blueprint <img src=x onerror=\"window.__pwned='query'\"><script>wi
 EVIL_SOURCE = "<img src=x onerror=\"window.__pwned='source'\">.md"
 EVIL_PDF = "crazy<img src=x onerror=\"window.__pwned='pdf'\">.pdf"
 EVIL_QUESTION = "blueprint <img src=x onerror=\"window.__pwned='question'\">"
-THROTTLE_ENV = "RAGTT_CPU_THROTTLE"
 EVIL_DATASET = "q<img src=x onerror=\"window.__pwned='dataset'\">"  # a file name: the matrix's label
+THROTTLE_ENV = "RAGTT_CPU_THROTTLE"  # N > 1: the pages run N times slower (see new_page)
 
 
 # The ragtt tabs in the main area (their ids, sorted), and the sidebar widget.
