@@ -160,8 +160,11 @@ def browser() -> Iterator[Any]:
         pytest.fail(
             f"Chromium not found at {CHROMIUM}: install it with `apt-get install -y chromium` (./dev test does this)"
         )
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # expect()'s retrying assertions wait 5 s by default: too short on a loaded 2-core CI running
+    # JupyterLab, Postgres and Chromium at once. Bounded still: a real defect fails in 30 s.
+    expect.set_options(timeout=30_000)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b

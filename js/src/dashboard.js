@@ -37,7 +37,7 @@ function search(params) {
   return q.toString();
 }
 
-/** @typedef {{root: HTMLElement, status: HTMLElement, hosts: Record<string, HTMLElement>, cleanups: Record<string, () => void>, queries: LoggedQuery[], versions: Version[], sources: Source[], pickers: Record<string, HTMLSelectElement>, list: HTMLElement, snapshots: HTMLElement, answer: HTMLElement}} UI */
+/** @typedef {{root: HTMLElement, status: HTMLElement, hosts: Record<string, HTMLElement>, cleanups: Record<string, () => void>, queries: LoggedQuery[], versions: Version[], sources: Source[], pickers: Record<string, HTMLSelectElement>, list: HTMLElement, snapshots: HTMLElement, answer: HTMLElement, listed: number}} UI */
 
 /** @param {UI} ui @param {string} text @param {boolean} [error] */
 function say(ui, text, error = false) {
@@ -130,9 +130,13 @@ function questionItem(ui, runs) {
   return item;
 }
 
-/** @param {UI} ui @param {string} text */
+/** The logged queries with all of `text`'s words. The newest listing wins: typing sends one
+ * request per keystroke, and one answered late must not replace what a later one listed.
+ * @param {UI} ui @param {string} text */
 async function showQueries(ui, text) {
+  const ticket = ++ui.listed;
   const found = /** @type {LoggedQuery[]} */ (await api(`/ui/api/queries?${search({ search: text })}`));
+  if (ticket !== ui.listed) return;
   ui.list.replaceChildren(...byQuestion(found).map((runs) => questionItem(ui, runs)));
   if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query has all those words." : "No queries yet."));
 }
@@ -273,7 +277,7 @@ async function main() {
       const s = el("select", "ragtt-ui-select"); s.name = k; return [k, s];
     })),
     list: el("ul", "ragtt-ui-list ragtt-ui-queries"), snapshots: el("ul", "ragtt-ui-list ragtt-ui-snapshots"),
-    answer: el("div", "ragtt-ui-answer"),
+    answer: el("div", "ragtt-ui-answer"), listed: 0,
   };
   ui.answer.setAttribute("aria-live", "polite");
   ui.status.setAttribute("role", "status");

@@ -47,3 +47,51 @@ export function themeColors(root, spec) {
   }
   return out;
 }
+
+/**
+ * Make `parent`'s children the nodes of `items`, in order, keyed by `key(item)`. A child whose
+ * key and `sig(item)` are unchanged is kept, the same node (`update` brings its state up to
+ * date): a list painted again never replaces a row under the user's pointer, so a click that
+ * began on it still lands. A changed item's node is made again; a gone one is removed.
+ * @template T
+ * @param {HTMLElement} parent
+ * @param {T[]} items
+ * @param {{key: (item: T) => string, make: (item: T) => HTMLElement, sig?: (item: T) => string, update?: (node: HTMLElement, item: T) => void}} how
+ *   `sig` defaults to the item's JSON
+ * @returns {HTMLElement[]} the nodes, in order
+ */
+export function keyed(parent, items, how) {
+  const sig = how.sig || ((item) => JSON.stringify(item));
+  /** @type {Map<string, HTMLElement>} */
+  const old = new Map();
+  for (const child of [...parent.children]) {
+    if (child instanceof HTMLElement && child.dataset.key !== undefined && !old.has(child.dataset.key)) {
+      old.set(child.dataset.key, child);
+    } else {
+      child.remove();
+    }
+  }
+  const nodes = items.map((item) => {
+    const k = how.key(item);
+    const s = sig(item);
+    const kept = old.get(k);
+    old.delete(k);
+    if (kept && kept.dataset.sig === s) {
+      if (how.update) how.update(kept, item);
+      return kept;
+    }
+    const node = how.make(item);
+    node.dataset.key = k;
+    node.dataset.sig = s;
+    if (how.update) how.update(node, item);
+    return node;
+  });
+  for (const gone of old.values()) gone.remove();
+  // Move only what is out of place: a node already where it belongs is not touched.
+  let at = parent.firstElementChild;
+  for (const node of nodes) {
+    if (node === at) at = node.nextElementSibling;
+    else parent.insertBefore(node, at);
+  }
+  return nodes;
+}

@@ -48,14 +48,23 @@ export class Api {
   readOnly = false; // the lab setting: the server is asked to refuse writes
   private settings = ServerConnection.makeSettings();
 
-  /** `path` under {base_url}ragtt/api/; JSON in and out; a failure throws its detail. */
-  async request<T>(path: string, init: RequestInit = {}): Promise<T> {
+  /** `path` under {base_url}ragtt/api/; JSON in and out; a failure throws its detail, and
+   *  so does a server that has not answered within `wait` seconds (none: no bound). */
+  async request<T>(path: string, init: RequestInit = {}, wait?: number): Promise<T> {
     const url = URLExt.join(this.settings.baseUrl, 'ragtt', 'api', path);
     const headers = new Headers(init.headers);
     if (init.body) headers.set('Content-Type', 'application/json');
     if (this.readOnly) headers.set('X-Ragtt-Read-Only', '1');
-    const response = await ServerConnection.makeRequest(url, { ...init, headers }, this.settings);
-    const body = await response.json().catch(() => ({}));
+    const signal = wait ? AbortSignal.timeout(wait * 1000) : init.signal;
+    let response: Response;
+    let body: any;
+    try {
+      response = await ServerConnection.makeRequest(url, { ...init, headers, signal }, this.settings);
+      body = await response.json().catch(() => ({}));
+    } catch (err) {
+      if (wait && signal?.aborted) throw new Error(`the server did not answer within ${wait} s (${path.split('?')[0]})`);
+      throw err;
+    }
     if (!response.ok) {
       const detail = typeof body.detail === 'string' ? body.detail : JSON.stringify(body.detail ?? body);
       throw new Error(`${response.status}: ${detail}`);
@@ -64,9 +73,9 @@ export class Api {
   }
 
   /** The project's own route, `project` root-relative (each segment escaped). */
-  project<T>(project: string, path: string, init: RequestInit = {}): Promise<T> {
+  project<T>(project: string, path: string, init: RequestInit = {}, wait?: number): Promise<T> {
     const where = project.split('/').map(encodeURIComponent).join('/');
-    return this.request<T>(`projects/${where}/${path}`, init);
+    return this.request<T>(`projects/${where}/${path}`, init, wait);
   }
 }
 

@@ -43,19 +43,25 @@ function activate(
     app.shell.activateById(panel.id);
   };
 
-  const open = (project: string, widget: string, args: Record<string, string>): RagttTab => {
-    const spec: TabSpec = { project, widget, args };
+  // Every tab opens through the one command (the sidebar, the palette, a restore alike), and
+  // the command resolves only once the tracker holds the tab: the layout restorer names a tab
+  // when the tracker has saved it, and rebuilds the main area once the restoring commands
+  // resolved, so a command that returned sooner let a restored tab drop out of the layout.
+  const openTab = async (spec: TabSpec): Promise<RagttTab> => {
     const existing = tabs.find((t) => JSON.stringify(t.spec) === JSON.stringify(spec));
     if (existing) {
+      if (!existing.isAttached) app.shell.add(existing, 'main'); // a layout restored without it left it detached
       app.shell.activateById(existing.id);
       return existing;
     }
     const tab = new RagttTab(api, spec, insert);
     app.shell.add(tab, 'main');
-    void tabs.add(tab);
     app.shell.activateById(tab.id);
+    await tabs.add(tab);
     return tab;
   };
+  const open = (project: string, widget: string, args: Record<string, string>): Promise<unknown> =>
+    app.commands.execute(CMD.open, { project, widget, args });
 
   const replay = (project: string, queryId: string) =>
     api.project<{ query_id: string }>(project, 'replay', {
@@ -63,13 +69,13 @@ function activate(
     });
 
   const panel = new HistoryPanel(api, {
-    open: (project, widget, args) => void open(project, widget, args),
+    open: (project, widget, args) => void open(project, widget, args).catch((err) => panel.say(String(err), true)),
     // "now": the same text replayed as of the newest version (a plain replay reruns the old one)
     diffWithNow: async (project, queryId, text, latest) => {
       const now = await api.project<{ query_id: string }>(project, 'replay/as-of', {
         method: 'POST', body: JSON.stringify({ text, at: latest, generate: false }),
       });
-      open(project, 'chunk_diff', { left: queryId, right: now.query_id });
+      await open(project, 'chunk_diff', { left: queryId, right: now.query_id });
     },
   });
   const panel_say = (text: string) => panel.say(text, true);
@@ -82,8 +88,11 @@ function activate(
   app.commands.addCommand(CMD.open, {
     label: 'ragtt: Open a widget',
     execute: (args) => {
-      const spec = args as unknown as TabSpec;
-      return open(spec.project, spec.widget, spec.args);
+      const { project, widget, args: given } = args as Partial<TabSpec>;
+      if (typeof project !== 'string' || typeof widget !== 'string' || typeof given !== 'object' || given === null) {
+        throw new Error(`${CMD.open} takes {project, widget, args}; got ${JSON.stringify(args)}`);
+      }
+      return openTab({ project, widget, args: given });
     },
   });
   app.commands.addCommand(CMD.replay, {
@@ -95,7 +104,7 @@ function activate(
       try {
         const run = await replay(panel.project, id.value.trim());
         await panel.reload();
-        open(panel.project, 'timeline', { query_id: run.query_id });
+        await open(panel.project, 'timeline', { query_id: run.query_id });
       } catch (err) {
         panel.say(String(err), true);
       }

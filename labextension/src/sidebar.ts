@@ -3,10 +3,15 @@
 // first, searchable, a virtualized list paged from the server; two picked: their diff) and a
 // query box. Every text from a project (queries, answers, labels, sources, questions) goes in
 // as textContent only.
+//
+// Rows stay put while the lists load: a project's lists are painted together, in one task,
+// once all of them answered (a list arriving later would push the query rows down under the
+// pointer), and every list is keyed (dom.js `keyed`): painting one again keeps the nodes of
+// the rows that did not change, so a click that began on a row is never lost to a repaint.
 import { Widget } from '@lumino/widgets';
 
 import { Api, Evaluation, Listing, LoggedQuery, QueryPage, Source, Version, query } from './api';
-import { el, button } from '../../js/src/dom.js';
+import { el, button, keyed } from '../../js/src/dom.js';
 
 const ROW = 52; // px, the list's fixed row height (sidebar.css)
 const PAGE = 100; // queries a request fetches
@@ -123,37 +128,52 @@ export class HistoryPanel extends Widget {
     await this.showProject(chosen);
   }
 
-  /** Show `project`: its versions and its queries. */
+  /** Show `project`: its versions, matrices, PDF sources and queries, painted together. */
   async showProject(project: string): Promise<void> {
-    this.project = project;
+    if (project !== this.project) { // another project: nothing of the last one stays clickable
+      this.project = project;
+      this.versionPicks = [];
+      this.runPicks = [];
+      this.total = 0;
+      for (const list of [this.snapshots, this.evaluations, this.pdfs, this.spacer]) list.replaceChildren();
+      this.scroll.scrollTop = 0;
+      this.evaluationsHead.hidden = this.evaluations.hidden = this.pdfsHead.hidden = this.pdfs.hidden = true;
+      this.count.textContent = '';
+      this.syncButtons();
+    }
     this.picker.value = project;
     this.node.dataset.project = project;
-    delete this.node.dataset.painted; // set again once this project's first rows are drawn
+    delete this.node.dataset.painted; // set again once this project's lists are drawn
     this.say(`Loading ${project}…`);
-    this.versionPicks = [];
-    this.runPicks = [];
-    this.syncButtons();
-    try {
-      // The query list paints as soon as its first page comes, whatever the other lists take.
-      // A list that comes after the picker moved on to another project is dropped.
-      const still = () => this.project === project;
-      const [versions] = await Promise.all([
-        this.api.project<Version[]>(project, 'ui/versions').then((versions) => {
-          if (!still()) return versions;
-          this.latest = versions.length ? versions[versions.length - 1].version : 0;
-          this.snapshots.replaceChildren(...versions.slice().reverse().map((v) => this.versionItem(v)));
-          return versions;
-        }),
-        this.api.project<Evaluation[]>(project, 'ui/evaluations').then((e) => still() && this.showEvaluations(e)),
-        this.api.project<Source[]>(project, 'ui/sources')
-          .then((s) => still() && this.showPdfs(s.filter((x) => x.pdf).map((x) => x.source))),
-        this.reload(),
-      ]);
-      if (!still()) return;
-      this.say(`${project}: ${versions.length} versions, ${this.total} queries`);
-    } catch (err) {
-      this.say(String(err), true);
+    const [versions, evaluations, sources, queries] = await Promise.allSettled([
+      this.api.project<Version[]>(project, 'ui/versions'),
+      this.api.project<Evaluation[]>(project, 'ui/evaluations'),
+      this.api.project<Source[]>(project, 'ui/sources'),
+      this.firstPage(),
+    ]);
+    if (this.project !== project) return; // the picker moved on meanwhile
+    if (versions.status === 'fulfilled') {
+      this.latest = versions.value.length ? versions.value[versions.value.length - 1].version : 0;
+      this.showVersions(versions.value.slice().reverse());
     }
+    if (evaluations.status === 'fulfilled') this.showEvaluations(evaluations.value);
+    if (sources.status === 'fulfilled') this.showPdfs(sources.value.filter((x) => x.pdf).map((x) => x.source));
+    if (queries.status === 'fulfilled') queries.value();
+    const failed = [versions, evaluations, sources, queries].find((r) => r.status === 'rejected');
+    if (failed) this.say(String(failed.reason), true);
+    else this.say(`${project}: ${versions.status === 'fulfilled' ? versions.value.length : '?'} versions, ${this.total} queries`);
+  }
+
+  private showVersions(versions: Version[]): void {
+    const project = this.project;
+    keyed(this.snapshots, versions, {
+      key: (v) => `${project}:${v.version}`,
+      make: (v) => this.versionItem(v),
+      update: (item, v) => {
+        const box = item.querySelector<HTMLInputElement>('.ragtt-history-pick');
+        if (box) box.checked = this.versionPicks.includes(v.version);
+      },
+    });
   }
 
   private versionItem(v: Version): HTMLElement {
@@ -188,7 +208,8 @@ export class HistoryPanel extends Widget {
   /** The matrices the log holds (read back when opened, never evaluated); none: no section. */
   private showEvaluations(evaluations: Evaluation[]): void {
     this.evaluationsHead.hidden = this.evaluations.hidden = evaluations.length === 0;
-    this.evaluations.replaceChildren(...evaluations.map((e) => {
+    const project = this.project;
+    keyed(this.evaluations, evaluations, { key: (e) => `${project}:${e.evaluation_id}`, make: (e) => {
       const item = el('li', 'ragtt-history-evaluation');
       item.dataset.evaluation = e.evaluation_id;
       const args: Record<string, string> = { evaluation: e.evaluation_id, at: e.versions.join(',') };
@@ -197,37 +218,48 @@ export class HistoryPanel extends Widget {
       if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
       const name = e.dataset ?? e.evaluation_id;
       item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
-        () => this.opener.open(this.project, 'history_matrix', args)));
+        () => this.opener.open(project, 'history_matrix', args)));
       item.append(el('span', 'ragtt-history-meta', ` ${e.questions} questions × ${e.versions.length} versions`));
       return item;
-    }));
+    } });
   }
 
   private showPdfs(sources: string[]): void {
     this.pdfsHead.hidden = this.pdfs.hidden = sources.length === 0;
-    this.pdfs.replaceChildren(...sources.map((source) => {
+    const project = this.project;
+    keyed(this.pdfs, sources, { key: (source) => `${project}:${source}`, make: (source) => {
       const item = el('li', 'ragtt-history-pdf');
       item.append(button('ragtt-history-link', source, `open the PDF ${source}`,
-        () => this.opener.open(this.project, 'pdf_overlay', { source })));
+        () => this.opener.open(project, 'pdf_overlay', { source })));
       return item;
-    }));
+    } });
   }
 
-  /** Start the list over (a new project or search): the first page, then paint. */
+  /** Start the query list over (a search, a new run): its first page, then paint. */
   async reload(): Promise<void> {
-    const generation = ++this.generation;
-    this.pages.clear();
-    this.pending.clear();
-    const first = await this.api.project<QueryPage>(this.project, `ui/queries?${query({ search: this.search, limit: PAGE })}`);
-    if (generation !== this.generation) return;
-    this.total = first.total;
-    this.pages.set(0, first.queries);
-    for (const q of first.queries) this.texts.set(q.query_id, q.text);
-    this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
-    this.spacer.style.height = `${first.total * ROW}px`;
+    const paint = await this.firstPage();
     this.scroll.scrollTop = 0;
-    this.paint();
-    this.node.dataset.painted = this.project; // a test and bench hook: this project's rows are up
+    paint();
+  }
+
+  /** Fetch the query list's first page; the function returned paints it (unless a newer
+   *  fetch started meanwhile), so a caller can paint it together with other lists. */
+  private async firstPage(): Promise<() => void> {
+    const generation = ++this.generation;
+    const project = this.project;
+    const first = await this.api.project<QueryPage>(project, `ui/queries?${query({ search: this.search, limit: PAGE })}`);
+    return () => {
+      if (generation !== this.generation || project !== this.project) return;
+      this.pages.clear();
+      this.pending.clear();
+      this.total = first.total;
+      this.pages.set(0, first.queries);
+      for (const q of first.queries) this.texts.set(q.query_id, q.text);
+      this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
+      this.spacer.style.height = `${first.total * ROW}px`;
+      this.paint();
+      this.node.dataset.painted = project; // a test and bench hook: this project's lists are up
+    };
   }
 
   private row(index: number): LoggedQuery | undefined {
@@ -240,13 +272,26 @@ export class HistoryPanel extends Widget {
     const height = this.scroll.clientHeight || 400;
     const first = Math.max(0, Math.floor(top / ROW) - 5);
     const last = Math.min(this.total, Math.ceil((top + height) / ROW) + 5);
-    const rows: HTMLElement[] = [];
+    const rows: { q: LoggedQuery; index: number }[] = [];
+    const seen = new Set<string>(); // a run logged between two page fetches shifts the pages by one
     for (let i = first; i < last; i++) {
       const q = this.row(i);
       if (!q) { this.fetch(Math.floor(i / PAGE) * PAGE); continue; }
-      rows.push(this.queryRow(q, i));
+      if (seen.has(q.query_id)) continue;
+      seen.add(q.query_id);
+      rows.push({ q, index: i });
     }
-    this.spacer.replaceChildren(...rows);
+    keyed(this.spacer, rows, {
+      key: (r) => r.q.query_id,
+      sig: (r) => JSON.stringify(r.q),
+      make: (r) => this.queryRow(r.q),
+      update: (row, r) => {
+        row.style.top = `${r.index * ROW}px`;
+        row.classList.toggle('ragtt-selected', r.q.query_id === this.selected);
+        const pick = row.querySelector<HTMLInputElement>('.ragtt-history-pick');
+        if (pick) pick.checked = this.runPicks.some((p) => p.id === r.q.query_id);
+      },
+    });
   }
 
   private fetch(offset: number): void {
@@ -264,13 +309,13 @@ export class HistoryPanel extends Widget {
       .finally(() => this.pending.delete(offset));
   }
 
-  private queryRow(q: LoggedQuery, index: number): HTMLElement {
+  /** A query's row; `paint` places it and marks it selected or picked. */
+  private queryRow(q: LoggedQuery): HTMLElement {
+    const project = this.project;
     const row = el('div', 'ragtt-history-row');
-    row.style.top = `${index * ROW}px`;
     row.dataset.queryId = q.query_id;
     row.setAttribute('role', 'listitem');
     row.tabIndex = 0;
-    if (q.query_id === this.selected) row.classList.add('ragtt-selected');
     const when = String(q.ts).slice(0, 19).replace('T', ' ');
     row.append(
       el('div', 'ragtt-history-text', q.text),
@@ -280,7 +325,6 @@ export class HistoryPanel extends Widget {
     row.title = q.text;
     const pick = el('input', 'ragtt-history-pick');
     pick.type = 'checkbox';
-    pick.checked = this.runPicks.some((p) => p.id === q.query_id);
     pick.setAttribute('aria-label', `pick this run for a diff: ${q.text}`);
     pick.addEventListener('click', (e) => e.stopPropagation());
     pick.addEventListener('change', () => {
@@ -293,7 +337,7 @@ export class HistoryPanel extends Widget {
     row.addEventListener('click', () => {
       this.selected = q.query_id;
       this.paint();
-      this.opener.open(this.project, 'timeline', { query_id: q.query_id });
+      this.opener.open(project, 'timeline', { query_id: q.query_id });
     });
     return row;
   }

@@ -61,16 +61,22 @@ export function magicLine(spec: TabSpec): string | null {
   }
 }
 
+// How long a tab waits for its widget's state: a diff may generate two answers first, on a
+// server that shares two loaded cores with the browser. Past it, the tab says so (error).
+export const MODEL_WAIT_S = 120;
+
 export class RagttTab extends Widget {
   readonly spec: TabSpec;
   readonly line: string | null; // what "Insert in notebook" writes
   private cleanup: () => void = () => undefined;
+  private mounts = 0;
 
-  constructor(api: Api, spec: TabSpec, insert: (line: string) => void) {
+  constructor(private api: Api, spec: TabSpec, insert: (line: string) => void) {
     super();
     this.spec = spec;
     this.id = `ragtt-${spec.widget}-${Object.values(spec.args).join('-')}`.replace(/[^\w-]/g, '_');
     this.addClass('ragtt-tab');
+    this.node.tabIndex = -1; // focusable: an activated tab takes the focus (below)
     this.title.label = `${TITLES[spec.widget] ?? spec.widget} · ${spec.project}`;
     const line = (this.line = magicLine(spec));
     this.title.caption = line ?? this.title.label;
@@ -84,25 +90,44 @@ export class RagttTab extends Widget {
     const host = el('div', 'ragtt-tab-host');
     host.dataset.widget = spec.widget;
     this.node.append(bar, host);
-    void this.mount(api, host);
+    void this.mount(host);
   }
 
-  private async mount(api: Api, host: HTMLElement): Promise<void> {
+  /** Fetch the widget's state and render it. The host ends `ready` or `error` (with the
+   *  reason, and a button to try again), never loading for good: the request is bounded. */
+  private async mount(host: HTMLElement): Promise<void> {
     const { project, widget, args } = this.spec;
+    const ticket = ++this.mounts; // a retry supersedes what an earlier mount would still show
     host.dataset.state = 'loading';
+    host.replaceChildren(el('p', 'ragtt-tab-loading', `Loading the ${TITLES[widget] ?? widget} from the server…`));
     try {
-      const state = unwire(await api.project(project, `ui/model/${widget}?${query(args)}`));
+      const state = unwire(await this.api.project(project, `ui/model/${widget}?${query(args)}`, {}, MODEL_WAIT_S));
+      if (ticket !== this.mounts || this.isDisposed) return;
+      const view = VIEWS[widget];
+      if (!view) throw new Error(`no view named ${widget} (one of ${Object.keys(VIEWS).join(', ')})`);
       const model = createModel(state, {
-        reply: (content: unknown) =>
-          api.project(project, `ui/model/${widget}/msg`, { method: 'POST', body: JSON.stringify({ args, content }) }),
+        reply: (content: unknown) => this.api.project(project, `ui/model/${widget}/msg`,
+          { method: 'POST', body: JSON.stringify({ args, content }) }, MODEL_WAIT_S),
       });
-      const done = VIEWS[widget].render({ model, el: host });
+      host.replaceChildren();
+      const done = await view.render({ model, el: host });
       this.cleanup = typeof done === 'function' ? (done as () => void) : () => undefined;
       host.dataset.state = 'ready';
     } catch (err) {
+      if (ticket !== this.mounts || this.isDisposed) return;
+      this.cleanup();
+      this.cleanup = () => undefined;
       host.dataset.state = 'error';
-      host.replaceChildren(el('p', 'ragtt-history-error', `Could not show the ${widget}: ${String(err)}`));
+      const retry = button('jp-Button jp-mod-styled ragtt-tab-retry', 'Try again', `load the ${widget} again`,
+        () => void this.mount(host));
+      host.replaceChildren(el('p', 'ragtt-history-error', `Could not show the ${widget}: ${String(err)}`), retry);
     }
+  }
+
+  /** Activating the tab focuses it, so it becomes the shell's (and the tracker's) current
+   *  widget, as JupyterLab's own panels do; without it the last notebook stayed current. */
+  protected onActivateRequest(): void {
+    if (!this.node.contains(document.activeElement)) this.node.focus();
   }
 
   dispose(): void {

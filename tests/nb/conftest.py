@@ -106,11 +106,28 @@ def screens() -> Path:
     return folder
 
 
+# Three animation frames: a resize's ResizeObserver callbacks run in the first (after its
+# requestAnimationFrame callbacks), the redraws they make queue the chunk cards' scroll to their
+# best sentence (js/src/chunk_card.js) for the second, and the third comes after both.
+SETTLE = """n => new Promise((done, fail) => {
+  const timer = setTimeout(() => fail(new Error(`no ${n} animation frames in 30 s`)), 30000);
+  const step = (k) => (k ? requestAnimationFrame(() => step(k - 1)) : (clearTimeout(timer), done(true)));
+  step(n);
+})"""
+
+
+def settle(page: Any, frames: int = 3) -> None:
+    """Wait (bounded) until the page has drawn ``frames`` more frames: what the widgets do a frame
+    later (a resize's redraw, a pan's or zoom's redraw, a card scrolling to its best sentence) has
+    run, however slow the machine. Never a fixed sleep: a loaded machine draws frames late."""
+    page.evaluate(SETTLE, frames)
+
+
 def screenshot(page: Any, widget: Any, path: Path) -> Path:
     """The 1400x900 viewport with `widget`'s top at the top of the window."""
     page.set_viewport_size(SCREEN)
     widget.evaluate("e => e.scrollIntoView({block: 'start'})")
-    page.wait_for_timeout(150)  # a resize redraws the canvases; let cards settle their scroll
+    settle(page)  # a resize redraws the canvases; cards settle their scroll a frame later
     page.screenshot(path=str(path))
     assert path.stat().st_size > 10_000, f"{path} looks blank"
     return path

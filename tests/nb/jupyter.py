@@ -66,7 +66,7 @@ def running(
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + 180  # a loaded 2-core CI can take minutes; still bounded
             while True:
                 try:
                     urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)

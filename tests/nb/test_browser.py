@@ -10,7 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from .conftest import Offline, export, screenshot, write_notebook
+from .conftest import Offline, export, screenshot, settle, write_notebook
 
 
 def _chunk_ids(page: Any, selector: str) -> list[str]:
@@ -21,6 +21,7 @@ def _open_quickstart(offline: Offline, report: Path) -> Any:
     page = offline.open(report)
     page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)
     page.wait_for_selector(".ragtt-chunk-diff .ragtt-chunk", timeout=30_000)
+    settle(page)  # each card scrolls to its best sentence a frame after it is drawn
     return page
 
 
@@ -131,7 +132,7 @@ def test_timeline_cards_show_the_query_terms_without_scrolling(
     page.set_viewport_size({"width": 1400, "height": 900})
     timeline = page.locator(".ragtt-timeline")
     cards = timeline.locator(".ragtt-chunk")
-    page.wait_for_timeout(100)  # cards scroll to their best sentence after layout
+    settle(page)  # the resize redraws the cards; they scroll to their best sentence a frame later
     assert cards.count() >= 2
     # every retrieved card that has the query's words shows one in its collapsed window
     with_terms = [c for c in cards.all() if c.locator(".ragtt-hl").count()]

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 import ragtt_nb
 from tests.conftest import corpus
@@ -65,7 +66,7 @@ def test_plain_nbconvert_finds_the_template(tmp_path: Path, offline: Offline) ->
         capture_output=True,
     )
     page = offline.open(tmp_path / "counter.html")
-    page.wait_for_selector(".widget-subarea button", timeout=20_000)
+    page.wait_for_selector(".widget-subarea button", timeout=30_000)
     page.locator(".widget-subarea button").first.click()
     # the only requests are the notebook's own Markdown images (a Colab badge), never the report's
     assert all(url in notebook.read_text() for url in offline.aborted)
@@ -120,6 +121,6 @@ def test_ipywidgets_notebook_renders_offline(tmp_path: Path, offline: Offline) -
     out = export(corpus("notebooks", "nbconvert__Widget_List.ipynb"), tmp_path / "widgets.html")
     page = offline.open(out)
     page.wait_for_selector(".widget-subarea .widget-slider", timeout=30_000)
-    page.wait_for_timeout(1000)
-    assert page.locator(".widget-subarea").count() == 41  # every view output (manifest: n_view_outputs)
+    # the manager renders the views one by one, asynchronously: wait for all of them (bounded)
+    expect(page.locator(".widget-subarea")).to_have_count(41)  # every view output (manifest: n_view_outputs)
     assert offline.aborted == []

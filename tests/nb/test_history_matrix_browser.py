@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 import ragtt
 from ragtt.views import history_matrix as hm
@@ -61,7 +62,8 @@ def _click(page: Any, widget: Any, q: int, c: int) -> None:
 
 def _open(offline: Offline, out: Path) -> Any:
     page = offline.open(out)
-    page.wait_for_selector(".ragtt-history-matrix[data-painted]", timeout=30_000)
+    # both matrices: the report's views render one after another, asynchronously
+    expect(page.locator(".ragtt-history-matrix[data-painted]")).to_have_count(2, timeout=30_000)
     assert page.locator(".ragtt-history-matrix").count() == 2
     return page
 
@@ -81,7 +83,7 @@ def test_cell_click_shows_the_diff_offline(
     q, c = (int(x) for x in np.argwhere(states == hm.CHANGED)[0])
     _click(page, widget, q, c)
     page.wait_for_function(
-        "() => document.querySelector('.ragtt-history-matrix').dataset.panel === 'diff'", timeout=10_000
+        "() => document.querySelector('.ragtt-history-matrix').dataset.panel === 'diff'", timeout=30_000
     )
     diff = widget.locator(".ragtt-chunk-diff")
     assert diff.locator(".ragtt-chunk").count() > 0
@@ -150,7 +152,7 @@ def test_what_the_bound_left_out_says_so_without_a_kernel(
     _click(page, widget, q, c)
     assert widget.get_attribute("data-panel") == "waiting"
     page.wait_for_function(
-        "() => document.querySelectorAll('.ragtt-history-matrix')[1].dataset.panel === 'missing'", timeout=10_000
+        "() => document.querySelectorAll('.ragtt-history-matrix')[1].dataset.panel === 'missing'", timeout=30_000
     )
     note = widget.locator(".ragtt-hm-note").inner_text()
     assert "no kernel answered" in note and "embed_limit" in note
@@ -158,7 +160,7 @@ def test_what_the_bound_left_out_says_so_without_a_kernel(
     assert widget.get_attribute("data-panel") == "diff"
     _click(page, widget, 0, -1)  # no timelines in this state
     page.wait_for_function(
-        "() => document.querySelectorAll('.ragtt-history-matrix')[1].dataset.panel === 'missing'", timeout=10_000
+        "() => document.querySelectorAll('.ragtt-history-matrix')[1].dataset.panel === 'missing'", timeout=30_000
     )
     assert "timeline is not in the widget's state" in widget.locator(".ragtt-hm-note").inner_text()
     assert offline.aborted == [] and offline.errors == []

@@ -54,6 +54,7 @@ def test_shared_helpers_exist_once() -> None:
         ("typed", "wire.js"),
         ("strings", "wire.js"),
         ("el", "dom.js"),
+        ("keyed", "dom.js"),
         ("chunkCard", "chunk_card.js"),
         ("versionLabel", "labels.js"),
         ("placeLabels", "labels.js"),

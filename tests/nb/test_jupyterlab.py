@@ -41,15 +41,40 @@ def lab(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+# The notebook's panel once its file is loaded and its kernel has answered (kernel_info): a run
+# asked for earlier may meet an empty notebook (nothing runs) or no kernel yet (a dialog).
+# Bounded: the promise fails after 120 s, with what it was waiting for.
+NOTEBOOK_READY = """async (path) => {
+  const app = window.jupyterapp;
+  let step = "the notebook's panel";
+  const ready = (async () => {
+    const panel = app.shell.currentWidget;
+    if (!panel || !panel.context || panel.context.path !== path) throw new Error(`current widget is not ${path}`);
+    step = "its file"; await panel.context.ready;
+    step = "its session"; await panel.sessionContext.ready;
+    step = "its kernel"; const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+    if (!kernel) throw new Error("the notebook has no kernel");
+    await kernel.info;
+    return panel.content.widgets.length;
+  })();
+  const late = new Promise((_, fail) => setTimeout(() => fail(new Error(`no ${step} in 120 s`)), 120000));
+  return Promise.race([ready, late]);
+}"""
+
+
 def run_all_cells(page: Any, url: str) -> None:
-    """Open the notebook at ``url`` in JupyterLab and run all its cells, once its kernel is ready."""
+    """Open the notebook at ``url`` in JupyterLab and run all its cells, once its file is
+    loaded and its kernel ready."""
     page.goto(url)
+    path = url.split("/lab/tree/", 1)[1].split("?", 1)[0]
     page.wait_for_function(
-        "window.jupyterapp && window.jupyterapp.shell.currentWidget"
-        " && window.jupyterapp.shell.currentWidget.sessionContext",
+        "p => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.context"
+        " && window.jupyterapp.shell.currentWidget.context.path === p",
+        arg=path,
         timeout=90_000,
     )
-    page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.ready")
+    assert page.evaluate(NOTEBOOK_READY, path) > 0
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
@@ -77,6 +102,8 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
             "shell = proj.query('pip install flask prompt costs')\n"
             "shell"
         ),
+        # typeset after the output above: once it is, MathJax has had its turn at that one too
+        nbformat.v4.new_code_cell("HTML('<p>MathJax ran after the query: $z^3$</p>')"),
     ]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, tmp_path / "live.ipynb")
@@ -95,7 +122,7 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
 
         page.locator(".ragtt-timeline button[aria-label='next version']").click()
         page.locator(".ragtt-timeline .ragtt-chunk").first.click()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while True:  # the trait syncs to the kernel asynchronously
             version, selected = page.evaluate(READ_BACK, "print(tl.version, len(tl.selected))").split()
             if (int(version) == start + 1 and selected == "1") or time.monotonic() > deadline:
@@ -110,7 +137,8 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
         # Python moves the cursor back; the page follows
         page.evaluate(READ_BACK, f"tl.version = {start}")
         page.wait_for_function(
-            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{start}'"
+            f"document.querySelector('.ragtt-timeline-cursor').getAttribute('aria-valuenow') === '{start}'",
+            timeout=60_000,
         )
         # payloads stayed text
         assert page.evaluate("window.__pwned") is None and dialogs == []
@@ -123,13 +151,15 @@ def test_magic_widget_and_trait_round_trip_in_jupyterlab(lab: str, tmp_path: Pat
 
 
 def _no_maths_from_dollars(page: Any) -> None:
-    """The control formula in an HTML output is typeset; the chunk text's dollars are not; text
-    cells are left-aligned."""
-    page.wait_for_selector(".jp-OutputArea mjx-container", timeout=30_000)
+    """The control formulas in HTML outputs are typeset; the chunk text's dollars are not; text
+    cells are left-aligned. JupyterLab typesets each output as it renders, in order, so once the
+    control rendered after the query's output is typeset, MathJax has had its turn at the query's
+    (no fixed wait, which a loaded machine can outlast)."""
     out = page.locator(".jp-OutputArea-output", has_text="pip install flask")
     out.first.wait_for(timeout=60_000)
-    page.wait_for_timeout(1000)  # MathJax typesets asynchronously
-    assert page.locator(".jp-OutputArea mjx-container").count() == 1  # the control only
+    after = page.locator(".jp-OutputArea-output", has_text="MathJax ran after the query")
+    after.locator("mjx-container").first.wait_for(timeout=60_000)
+    assert page.locator(".jp-OutputArea mjx-container").count() == 2  # the controls only
     assert out.first.locator("mjx-container, .MathJax").count() == 0
     assert "$ pip install flask" in out.first.inner_text()
     cells = out.first.locator("td", has_text="pip install")

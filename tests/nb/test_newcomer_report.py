@@ -183,7 +183,7 @@ def _no_overlap(boxes: list[dict[str, Any]]) -> bool:
 def test_browser_report_timeline_keeps_every_snapshot_label(report_html: Path, offline: Any, screens: Path) -> None:
     """Item 6 (the report renders, progress bars as text) and item 8 (every release keeps its
     label, on either axis, however squeezed)."""
-    from tests.nb.conftest import screenshot
+    from tests.nb.conftest import screenshot, settle
     from tests.nb.newcomer import RELEASES
 
     page = offline.open(report_html)
@@ -194,15 +194,14 @@ def test_browser_report_timeline_keeps_every_snapshot_label(report_html: Path, o
     want = {f"flask-{tag}" for tag in RELEASES}
     for width in (1400, 520):  # a narrow window squeezes the releases together
         page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(300)
+        settle(page)  # the resize redraws the timeline (and its label boxes) on the next frame
         for _ in range(2):  # both axes
             boxes = _boxes(timeline)
             assert {b["label"] for b in boxes} == want, (width, timeline.get_attribute("data-axis"), boxes)
             assert _no_overlap(boxes), boxes
             if width == 520 and timeline.get_attribute("data-axis") == "time":
                 screenshot(page, timeline, screens / "newcomer_timeline_time_axis.png")
-            timeline.locator(".ragtt-tl-axis").click()
-            page.wait_for_timeout(200)
+            timeline.locator(".ragtt-tl-axis").click()  # redrawn at once, in the click's handler
     screenshot(page, timeline, screens / "newcomer_timeline.png")
     assert [e for e in offline.errors if "Failed to load resource" not in e] == []
 

@@ -20,7 +20,7 @@ import ragtt
 from ragtt.views.timeline_axis import AUTO_RATIO, SLOT_IN, auto_axis
 from ragtt_nb import Timeline
 
-from .conftest import Offline, export, screenshot
+from .conftest import Offline, export, screenshot, settle
 
 
 def _floats(buf: dict[str, Any]) -> list[float]:
@@ -108,16 +108,27 @@ def test_magic_axis_flag(shell: Any, sample: dict[str, Any]) -> None:
 # -- in an exported report --------------------------------------------------------------------------
 
 # The quickstart's shape with a real model: the project created, a pause (the model loading),
-# then three releases, each snapshotted, within a fraction of a second.
+# then three releases, each snapshotted, in a burst. The auto axis picks "versions" when the
+# pause is over 3 times the burst's gaps (ragtt/views/timeline_axis.py's AUTO_RATIO); on a
+# loaded machine an ingest and a query can take a second, so the pause is 8 times what one
+# took on this machine just before (in a throwaway project), and at least 3 s.
 BURST = """
+import tempfile
 import time
 import ragtt
 from ragtt.demo import sample_releases
 from ragtt_nb import Timeline
 
-proj = ragtt.Project.open(PATH, embedder=ragtt.HashEmbedder(), progress=False)
-time.sleep(3)
 releases = sample_releases()
+with tempfile.TemporaryDirectory() as folder:
+    with ragtt.Project.open(folder + "/probe", embedder=ragtt.HashEmbedder(), progress=False) as probe:
+        started = time.perf_counter()
+        probe.ingest(releases[1])
+        probe.snapshot("probe")
+        probe.query("How many days do I have to ask for a refund?")
+        took = time.perf_counter() - started
+proj = ragtt.Project.open(PATH, embedder=ragtt.HashEmbedder(), progress=False)
+time.sleep(max(3.0, 8 * took))
 proj.ingest(releases[0])
 proj.snapshot("release-1_the-first-public-release")
 then = proj.query("How many days do I have to ask for a refund?")
@@ -199,7 +210,7 @@ def test_labels_never_overlap_in_either_axis(burst: Any) -> None:
     page.keyboard.press("End")
     assert "snapshot release-3" in timeline.locator(".ragtt-tl-info").inner_text()
     page.set_viewport_size({"width": 700, "height": 1000})  # narrower: redrawn, still apart
-    page.wait_for_timeout(200)
+    settle(page)  # the resize's redraw runs on the next frame
     _assert_apart(_label_boxes(page), page.locator(".ragtt-timeline .ragtt-tl-plot").evaluate("e => e.clientWidth"))
 
 
@@ -232,8 +243,11 @@ def test_scrubbing_on_the_version_axis(burst: Any) -> None:
     now_ids = _chunk_ids(page)
     assert now_ids and now_ids != then_ids
     # each slot is its version: a click in the middle of every slot lands on it
+    # (the plot measured again before each click: a version with fewer chunks shortens the page,
+    # which scrolls it when near its end, and a click at the old place would miss the plot)
     for slot in range(n):
-        page.mouse.click(x_of(slot + 0.5), y)
+        box = plot.bounding_box()
+        page.mouse.click(x_of(slot + 0.5), box["y"] + 5)
         assert int(cursor.get_attribute("aria-valuenow")) == first + slot
     assert _chunk_ids(page) == now_ids
     # the keyboard and the toggle keep the cursor's version
@@ -315,6 +329,7 @@ def test_22_flask_releases_read_by_their_distinguishing_part(
     page = offline.open(flask_report)
     page.set_viewport_size({"width": 1400, "height": 900})
     page.wait_for_selector(".ragtt-timeline .ragtt-chunk", timeout=30_000)
+    settle(page)  # it may have drawn before the resize: its redraw at 1400 px comes a frame later
     timeline = page.locator(".ragtt-timeline")
     assert timeline.get_attribute("data-axis") == "versions"
     boxes = _label_boxes(page)

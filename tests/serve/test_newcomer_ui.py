@@ -103,7 +103,7 @@ def test_logged_runs_show_time_id_kind_grouped(page: Any, flask_ui: dict[str, An
     assert run.locator(".ragtt-ui-when").inner_text()[:4].isdigit()  # 2026-...
     # search: the words in any order
     page.fill("input[type=search]", "default SEND_FILE_MAX_AGE_DEFAULT what")
-    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 1", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 1", timeout=30_000)
     assert page.locator(".ragtt-ui-query-text").inner_text() == QUESTION
     screenshot(page, page.locator(".ragtt-ui-side"), screens / "newcomer_ui_queries.png")
 

@@ -16,7 +16,7 @@ import ragtt
 from ragtt.serve import create_app
 from ragtt.views import static_file
 from tests.conftest import corpus
-from tests.nb.conftest import Offline, build_sample
+from tests.nb.conftest import Offline, build_sample, settle
 from tests.nb.layer2.conftest import PAYLOADS, REAL_PDF, evil_pdf
 from tests.serve.conftest import live, notebook_modules_after
 
@@ -163,13 +163,13 @@ def test_query_box_search_and_payloads_stay_text(ui: Offline, ui_project: dict[s
         timeout=30_000,
     )
     page.fill("input[type=search]", "TABLE OF")
-    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 1", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-query').length === 1", timeout=30_000)
     assert page.locator(".ragtt-ui-query-text").inner_text() == EVIL_QUERY
     page.fill("input[type=search]", "no such question")
-    page.wait_for_selector("text=No logged query has all those words.", timeout=10_000)
+    page.wait_for_selector("text=No logged query has all those words.", timeout=30_000)
     # the payload query's timeline, and the payload PDF: everything shown as text
     page.fill("input[type=search]", "")
-    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-run').length === 4", timeout=10_000)
+    page.wait_for_function("() => document.querySelectorAll('.ragtt-ui-run').length === 4", timeout=30_000)
     page.locator(f".ragtt-ui-query[data-query-id='{ui_project['evil']}'] button", has_text="timeline").click()
     page.wait_for_function(
         "t => (document.querySelector('.ragtt-timeline .ragtt-tl-query') || {}).textContent?.includes(t)",
@@ -185,6 +185,25 @@ def test_query_box_search_and_payloads_stay_text(ui: Offline, ui_project: dict[s
     page.locator(".ragtt-pdf-overlay .ragtt-region").first.click()
     assert "<script>" in page.locator(".ragtt-pdf-overlay .ragtt-po-list .ragtt-chunk-text").inner_text()
     assert page.locator("img[src='x']").count() == 0
+    _clean(ui)
+
+
+def test_a_late_search_answer_never_replaces_a_newer_one(ui: Offline) -> None:
+    """Typing sends one search per keystroke: the answer to an earlier one, coming last, kept
+    replacing the list with what the box no longer says."""
+    page = ui.page
+    held: list[Any] = []  # the first search's request, answered only once the second is shown
+    page.route(lambda url: "/ui/api/queries?search=TABLE" in url, lambda route: held.append(route))
+    with page.expect_request(lambda r: "search=TABLE" in r.url, timeout=30_000):
+        page.fill("input[type=search]", "TABLE OF")
+    page.fill("input[type=search]", "no such question")
+    page.wait_for_selector("text=No logged query has all those words.", timeout=30_000)
+    assert len(held) == 1
+    with page.expect_event("requestfinished", lambda r: "search=TABLE" in r.url, timeout=30_000):
+        held[0].continue_()
+    settle(page)  # its answer has been read and handled
+    assert page.locator(".ragtt-ui-query").count() == 0
+    expect(page.get_by_text("No logged query has all those words.")).to_be_visible()
     _clean(ui)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import nbformat
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 import ragtt
 from ragtt.demo import sample_releases
@@ -112,5 +113,6 @@ def report_page(widgets_report: Path, offline: Offline) -> Any:
     offline.page.add_init_script("window.__ran = []; window.alert = (m) => window.__ran.push(String(m));")
     page = offline.open(widgets_report)
     page.wait_for_selector(".ragtt-drift-scatter[data-painted]", timeout=30_000)
-    page.wait_for_selector(".ragtt-pdf-overlay[data-page]", timeout=30_000)
+    # both overlays: the report's views render one after another, asynchronously
+    expect(page.locator(".ragtt-pdf-overlay[data-page]")).to_have_count(2, timeout=30_000)
     return page

@@ -4,9 +4,11 @@ every widget and chart rendered and no console errors."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.nb.conftest import REPO, Offline, export
 
@@ -36,9 +38,16 @@ def test_demo_report_renders_offline(demo_report: Path, offline: Offline) -> Non
         badges = page.eval_on_selector_all(".ragtt-pdf-overlay .ragtt-po-engine", "els => els.map(e => e.textContent)")
         first = page.locator(".ragtt-pdf-overlay").first
         assert first.locator(".ragtt-region.ragtt-retrieved").count() >= 1 and badges
-        # turn to the scanned page: its route says OCR
-        while first.get_attribute("data-page") != "3":
+        # turn to the scanned page: its route says OCR. The page number under the buttons follows
+        # each click at once; data-page only once the image is decoded, so click by the former
+        # (bounded) and wait for the latter
+        where = first.locator(".ragtt-po-where")
+        for _ in range(3):
+            if where.inner_text().startswith("page 3 "):
+                break
             first.locator("button[aria-label='next page']").click()
+        expect(where).to_have_text(re.compile(r"^page 3 of "))
+        expect(first).to_have_attribute("data-page", "3")
         assert first.locator(".ragtt-po-engine").inner_text() == "ocr"
         assert first.locator(".ragtt-po-notice").is_hidden()
         # the scatter between two named snapshots, with the "14 days" chunks selected from Python
