@@ -105,8 +105,11 @@ def test_scrub_diff_card_lasso_and_page_turn(ui: Offline, ui_project: dict[str, 
     page.select_option("select[name=left]", ui_project["then"])
     page.select_option("select[name=right]", ui_project["now"])
     page.get_by_role("button", name="diff the two queries").click()
+    # the page's own first mount may show the same pair: wait for the click's mount (the newest
+    # wins; it sets "loading" as it starts), or a card clicked now is replaced when it answers
     page.wait_for_function(
-        "id => (document.querySelector('.ragtt-ui-host[data-widget=chunk_diff]').dataset.args || '').includes(id)",
+        "id => { const h = document.querySelector('.ragtt-ui-host[data-widget=chunk_diff]');"
+        " return h.dataset.state === 'ready' && (h.dataset.args || '').includes(id); }",
         arg=ui_project["now"],
         timeout=30_000,
     )
