@@ -12,8 +12,12 @@ wall clock's, and the load average before and after. Rows:
 - an ingest of N documents with the file hashes recorded, against the same ingest with the
   recording switched off (``ChunkTable.added_files`` answering nothing): the same documents
   on both sides, each into a fresh project, after one untimed warm-up ingest (the process's
-  first pays for imports and Lance's first use), collected garbage before each clock; target
-  at most 1.10x. Its note gives the share of the recorded side's time spent in the recording;
+  first pays for imports and Lance's first use), collected garbage before each clock. Two
+  targets say "adds at most 10%": the CPU time of the process (all threads), at most 1.10x,
+  and the wall-clock time spent inside the recording, waits included, at most 10% of the
+  recorded ingest's. The wall-clock ratio of the two ingests is an info row: on a shared
+  machine its rounds spread far wider than the cost measured (each ingest waits on the other
+  jobs for its CPU), and a handful of rounds' median cannot tell 10% from noise there;
 - ``verify()`` on a project of V versions (one ingest each), against today's verify: without
   the checks this issue added (the index files and SQLite's quick_check) on a twin project
   built with the recording off, whose log has no file records, as a project before this issue;
@@ -52,7 +56,7 @@ from ragtt.index.table import ChunkTable, tracked_paths  # noqa: E402
 INGEST_TARGET = 1.10
 VERIFY_TARGET = 2.0
 DEEP_TARGET = 1.5
-INGEST_ROUNDS = 6  # each round one ingest per side: a few seconds at 1,000 documents
+INGEST_ROUNDS = 8  # each round one ingest per side: a few seconds at 1,000 documents
 VERIFY_ROUNDS = 7
 SMALL_ROUNDS = 10
 
@@ -76,6 +80,7 @@ class Row:
     b: str
     target: float | None  # None: an info row
     note: str = ""
+    clock: str = "wall"  # the clock the row's ratio is taken on: "wall" or "cpu"
 
 
 def _texts(n: int, salt: str) -> dict[str, str]:
@@ -225,16 +230,29 @@ def _ratios(a: list[float], b: list[float]) -> list[float]:
 
 
 def _line(sides: Sides, row: Row) -> tuple[str, bool]:
-    wall = _ratios(sides.wall[row.a], sides.wall[row.b])
-    ratio = statistics.median(wall)
-    cpu = statistics.median(_ratios(sides.cpu[row.a], sides.cpu[row.b]))
-    a, b = statistics.median(sides.wall[row.a]), statistics.median(sides.wall[row.b])
+    timed = sides.cpu if row.clock == "cpu" else sides.wall
+    other, other_name = (sides.wall, "wall") if row.clock == "cpu" else (sides.cpu, "CPU")
+    rounds = _ratios(timed[row.a], timed[row.b])
+    ratio = statistics.median(rounds)
+    beside = statistics.median(_ratios(other[row.a], other[row.b]))
+    a, b = statistics.median(timed[row.a]), statistics.median(timed[row.b])
     ok = row.target is None or ratio <= row.target
     verdict = "info" if row.target is None else f"target <= {row.target:.2f}x  {'PASS' if ok else 'FAIL'}"
     note = f"; {row.note}" if row.note else ""
     return (
-        f"  {row.name:<46} {ratio:5.2f}x  {verdict:<20} rounds {wall[0]:.2f}-{wall[-1]:.2f}x, "
-        f"CPU {cpu:.2f}x, medians {a:.3f} s vs {b:.3f} s{note}",
+        f"  {row.name:<46} {ratio:5.2f}x  {verdict:<20} rounds {rounds[0]:.2f}-{rounds[-1]:.2f}x, "
+        f"{other_name} {beside:.2f}x, {row.clock} medians {a:.3f} s vs {b:.3f} s{note}",
+        ok,
+    )
+
+
+def _share_line(name: str, shares: list[float], target: float) -> tuple[str, bool]:
+    ordered = sorted(shares)
+    share = statistics.median(ordered)
+    ok = share <= target
+    verdict = f"target <= {100 * target:.0f}%  {'PASS' if ok else 'FAIL'}"
+    return (
+        f"  {name:<46} {100 * share:5.1f}%  {verdict:<20} rounds {100 * ordered[0]:.1f}-{100 * ordered[-1]:.1f}%",
         ok,
     )
 
@@ -258,30 +276,24 @@ def main(argv: list[str] | None = None) -> int:
         checks = verify_costs(root / "versions", root / "twin", VERIFY_ROUNDS)
         small = small_ingests(root / "versions", SMALL_ROUNDS)
     load_after = os.getloadavg()
-    share = f"recording {100 * statistics.median(spent):.1f}% of the recorded side (median)"
-    tables = [
-        (ingest, [Row(f"ingest {documents} docs, hashes recorded", "on", "off", INGEST_TARGET, share)]),
-        (
-            checks,
-            [
-                Row(f"verify() at {versions} versions vs today's", "now", "before", VERIFY_TARGET),
-                Row("  of which the new checks (same project)", "now", "unchecked", None),
-                Row("verify(deep=True) vs reading every file", "deep", "read", DEEP_TARGET),
-            ],
-        ),
-        (small, [Row(f"one small ingest at {versions} versions, recorded", "on", "off", None)]),
+    share = _share_line("  its recording, share of its wall time", spent, INGEST_TARGET - 1)
+    lines = [
+        _line(ingest, Row(f"ingest {documents} docs, hashes recorded, CPU", "on", "off", INGEST_TARGET, clock="cpu")),
+        share,
+        _line(ingest, Row(f"ingest {documents} docs, hashes recorded, wall", "on", "off", None)),
+        _line(checks, Row(f"verify() at {versions} versions vs today's", "now", "before", VERIFY_TARGET)),
+        _line(checks, Row("  of which the new checks (same project)", "now", "unchecked", None)),
+        _line(checks, Row("verify(deep=True) vs reading every file", "deep", "read", DEEP_TARGET)),
+        _line(small, Row(f"one small ingest at {versions} versions, recorded", "on", "off", None)),
     ]
     print(
         f"verify bench: {documents} documents ({rounds} rounds), {versions} versions ({VERIFY_ROUNDS} rounds; "
         f"small ingests {SMALL_ROUNDS}); median of the rounds' ratios; load average "
         f"{load_before[0]:.1f} before, {load_after[0]:.1f} after, CPUs {os.cpu_count()}"
     )
-    passed = True
-    for sides, rows in tables:
-        for row in rows:
-            text, ok = _line(sides, row)
-            print(text)
-            passed &= ok
+    for text, _ in lines:
+        print(text)
+    passed = all(ok for _, ok in lines)
     return 0 if passed else 1
 
 
