@@ -9,7 +9,8 @@ recorded when it was written, so a damaged source file is never carried into a b
 write that was in flight when the log was copied never reached the copy's table, so its
 intent is dropped from the copy. The copy is built beside ``dest`` and renamed into place
 when whole: ``dest`` is a complete project or absent. ``ragtt verify --project DEST --deep``
-proves it; restoring is putting the folder back (docs/verify-and-backup.md).
+proves it; restoring is putting the folder back, or ``ragtt restore`` into a new database
+and bucket (``ragtt/restore.py``).
 
 A project whose log is in Postgres, or whose index is on object storage, is backed up into
 the same kind of folder: a local ``events.db`` copied from one snapshot of the database
@@ -25,23 +26,25 @@ import contextlib
 import hashlib
 import os
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragtt._html import STYLE, esc
 from ragtt._sqlite import copy_database
-from ragtt.errors import ConfigError, ProjectDamagedError
+from ragtt.errors import ConfigError, ProjectDamagedError, StoreError
+from ragtt.index.files import TableFiles
 from ragtt.results import Result
 
 if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.events.base import EventLog
-    from ragtt.index.files import FileRecord, TableFiles
+    from ragtt.index.files import FileRecord
     from ragtt.index.table import ChunkTable
     from ragtt.marker import Marker
 
-__all__ = ["BackupReport", "backup"]
+__all__ = ["BackupReport", "backup", "copy_table", "fsync_folder", "fsync_tree"]
 
 _STORES = ("events.db", "assertions.db", "embeddings.db")
 _READ_TYPES = frozenset({"manifest", "data file", "deletion file", "index file", "transaction file"})
@@ -93,17 +96,19 @@ def backup(ctx: Context, marker: Marker, dest: str | Path) -> BackupReport:
             try:
                 dropped += _drop_writes_in_flight(log, table_name)
                 table = ctx.table if table_name == ctx.table.table_name else ctx.table.sibling(table_name)
-                n, b, version = _copy_table(log, table, partial / "lancedb" / f"{table_name}.lance")
+                folder = partial / "lancedb" / f"{table_name}.lance"
+                n, b, version = copy_table(log, table, TableFiles(str(folder)))
+                (folder / "_refs" / "tags").mkdir(parents=True, exist_ok=True)
             finally:
                 log.close()
             files, size = files + n, size + b
             latest = version if table_name == ctx.table.table_name else latest
         marker.with_store("events", "events.db").with_store("index", "lancedb").write(partial)  # all local
-        _fsync_tree(partial)
+        fsync_tree(partial)
         if target.exists():
             target.rmdir()
         os.replace(partial, target)
-        _fsync_folder(target.parent)  # the rename itself survives a power cut
+        fsync_folder(target.parent)  # the rename itself survives a power cut
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
@@ -120,18 +125,21 @@ def _copy_store(source: Path, target: Path) -> bool:
 def _copy_log(ctx: Context, partial: Path) -> list[str]:
     """The event log into ``partial/events.db``: SQLite's online backup of a local log, or one
     snapshot of a Postgres log (with the embedding cache kept beside it); the databases copied."""
+    from ragtt.events.cache import SQLiteVectors
     from ragtt.events.export import copy_log
+    from ragtt.events.store import EventStore
 
     if ctx.log.file is not None:
         return ["events.db"] if _copy_store(Path(ctx.log.file), partial / "events.db") else []
     own_cache = ctx.cache.path is None  # the cache is in the log's database, not a file of the folder
-    copy_log(
-        ctx.log,
-        partial / "events.db",
-        ctx.table.table_name,
-        meta={"index": "lancedb"},
-        embeddings=partial / "embeddings.db" if own_cache else None,
-    )
+    log = EventStore(partial / "events.db", table_name=ctx.table.table_name, create=True)
+    cache = SQLiteVectors(partial / "embeddings.db") if own_cache else None
+    try:
+        copy_log(ctx.log, log, meta={"index": "lancedb"}, embeddings=cache)
+    finally:
+        log.close()
+        if cache is not None:
+            cache.close()
     return ["events.db", "embeddings.db"] if own_cache else ["events.db"]
 
 
@@ -149,9 +157,13 @@ def _drop_writes_in_flight(log: EventLog, table_name: str) -> int:
     return dropped
 
 
-def _copy_table(log: EventLog, table: ChunkTable, target: Path) -> tuple[int, int, int]:
-    """The files of ``table``'s versions that the copied ``log`` records, each checked against
-    its recorded hash; (files, bytes, newest version)."""
+def copy_table(
+    log: EventLog, table: ChunkTable, target: TableFiles, *, done: str = "backed up", progress: Any = None
+) -> tuple[int, int, int]:
+    """The files of ``table``'s versions that ``log`` records, written to ``target`` (a folder or
+    an object store), each checked against its recorded hash; (files, bytes, newest version).
+    ``done`` says, in a refusal, what did not happen to a damaged file; ``progress`` (a tqdm
+    bar) is advanced by the bytes copied."""
     from ragtt.index.snapshots import snapshot_events_in
     from ragtt.verify import recorded_files
 
@@ -167,53 +179,65 @@ def _copy_table(log: EventLog, table: ChunkTable, target: Path) -> tuple[int, in
         if kind in ("data file", "deletion file", "index file") and expected is None:
             raise ProjectDamagedError(
                 f"the index file {source.where}/{name} is not recorded in the event log (written outside ragtt?): "
-                "not backed up; `ragtt verify` lists the problems"
+                f"not {done}; `ragtt verify` lists the problems"
             )
-        size += _copy_checked(source, name, target / name, expected[0] if expected else None)
+        size += _copy_checked(source, name, target, expected[0] if expected else None, done, progress)
         files += 1
-    tags = target / "_refs" / "tags"
-    tags.mkdir(parents=True, exist_ok=True)
     held = table.tags()
     for label, event in snapshot_events_in(log).items():
         if held.get(label) == event.index_version and event.index_version in logged:
-            _copy_checked(source, f"_refs/tags/{label}.json", tags / f"{label}.json", None)
+            _copy_checked(source, f"_refs/tags/{label}.json", target, None, done, progress)
     return files, size, newest
 
 
-def _copy_checked(source: TableFiles, name: str, target: Path, expected: FileRecord | None) -> int:
+def _copy_checked(
+    source: TableFiles, name: str, target: TableFiles, expected: FileRecord | None, done: str, progress: Any
+) -> int:
     """Copy the file ``name`` of ``source`` to ``target``, hashing as it goes; a copy that is
     not the recorded file (``expected``; None for a manifest or a tag, which the log's version
-    records and snapshot events cover) is damage in the source, and nothing is backed up."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest, size = hashlib.sha256(), 0
-    try:
-        with target.open("wb") as dst:
+    records and snapshot events cover) is damage in the source: the copy is removed and
+    nothing more is copied."""
+    digest, sizes, missing = hashlib.sha256(), [0], []
+
+    def blocks() -> Iterator[bytes]:
+        try:
             for block in source.chunks(name):
                 digest.update(block)
-                dst.write(block)
-                size += len(block)
-    except FileNotFoundError:
+                sizes[0] += len(block)
+                if progress is not None:
+                    progress.update(len(block))
+                yield block
+        except FileNotFoundError:
+            missing.append(name)
+            raise
+
+    try:
+        target.put(name, blocks())
+    except (FileNotFoundError, StoreError):
+        if not missing:
+            raise
         raise ProjectDamagedError(
-            f"the index file {source.where}/{name} is missing: not backed up; restore the project from an earlier "
+            f"the index file {source.where}/{name} is missing: not {done}; restore the project from an earlier "
             "backup (`ragtt verify` lists what is affected)"
         ) from None
-    if expected is not None and (size != expected.size or digest.hexdigest() != expected.sha256):
+    if expected is not None and (sizes[0] != expected.size or digest.hexdigest() != expected.sha256):
+        target.remove(name)
         raise ProjectDamagedError(
             f"the index file {source.where}/{name} is not the file its version wrote (its size or SHA-256 differs "
-            "from the record): not backed up; `ragtt verify --deep` lists what is affected"
+            f"from the record): not {done}; `ragtt verify --deep` lists what is affected"
         )
-    return size
+    return sizes[0]
 
 
-def _fsync_tree(root: Path) -> None:
+def fsync_tree(root: Path) -> None:
     for folder, _, names in os.walk(root):
         for name in names:
             with open(os.path.join(folder, name), "rb") as fh:
                 os.fsync(fh.fileno())
-        _fsync_folder(folder)
+        fsync_folder(folder)
 
 
-def _fsync_folder(folder: str | Path) -> None:
+def fsync_folder(folder: str | Path) -> None:
     with contextlib.suppress(OSError):  # a file system that cannot fsync a folder
         fd = os.open(folder, os.O_RDONLY)
         try:

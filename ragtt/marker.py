@@ -16,10 +16,23 @@ from typing import Any
 
 from ragtt.errors import NotAProjectError, ProjectDamagedError
 
-__all__ = ["FORMAT", "MARKER", "Marker", "not_a_project", "write_atomic"]
+__all__ = [
+    "FORMAT",
+    "MARKER",
+    "RESTORING",
+    "RESTORING_META",
+    "Marker",
+    "not_a_project",
+    "unfinished_restore",
+    "write_atomic",
+]
 
 MARKER = "ragtt.json"
 FORMAT = 1
+# A restore in progress (ragtt/restore.py): this file in the folder, this key in a Postgres log's
+# meta. Either makes opening refuse the half-restored project until the restore is run again.
+RESTORING = ".ragtt-restore.json"
+RESTORING_META = "restoring"
 
 
 @dataclass(frozen=True)
@@ -80,3 +93,10 @@ def write_atomic(path: Path, text: str) -> None:
 
 def not_a_project(path: Path) -> NotAProjectError:
     return NotAProjectError(f"not a ragtt project: {path}; create one with `ragtt ingest DOCS --project {path}`")
+
+
+def unfinished_restore(where: str | Path, source: str) -> ProjectDamagedError:
+    return ProjectDamagedError(
+        f"{where} holds a restore from {source} that did not finish (its process died or was stopped): it is "
+        "not a project yet. Run the same `ragtt restore` again to finish it; nothing restored is lost"
+    )

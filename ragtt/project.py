@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ragtt.index.schedule import SnapshotSchedule
     from ragtt.ingest.types import IngestOptions
     from ragtt.marker import Marker
+    from ragtt.restore import RestoreReport
     from ragtt.retention import PruneReport
     from ragtt.timetravel.bisect import BisectReport
     from ragtt.timetravel.diff import DiffReport
@@ -607,6 +608,24 @@ class Project:
         from ragtt.backup import backup
 
         return backup(self._ctx, self._marker, dest)
+
+    def restore(
+        self,
+        dest: str | Path,
+        *,
+        to_events_uri: str | None = None,
+        to_index_uri: str | None = None,
+        storage_options: dict[str, str] | None = None,
+    ) -> RestoreReport:
+        """Put this project (a backup) back as a new project in the empty folder ``dest``: its
+        log into the empty Postgres database ``to_events_uri`` (None: ``dest/events.db``), its
+        index to the empty ``to_index_uri`` (``s3://bucket/prefix``, with ``storage_options``;
+        None: ``dest/lancedb``). Each index file is checked against its recorded SHA-256 as it
+        is written; a destination that holds anything is refused. A restore that was killed is
+        finished by running it again. Open the result with the same URIs."""
+        from ragtt.restore import restore
+
+        return restore(self._ctx, self._marker, dest, to_events_uri, to_index_uri, storage_options)
 
     # -- snapshots and versions ----------------------------------------------------------------
 

@@ -154,6 +154,11 @@ class EventLog(ABC):
     def _chain_advanced(self, conn: Any, seq: int) -> None:  # noqa: B027 - a hook, empty for SQLite
         """Called inside the append's transaction with the new top event number."""
 
+    def advance_head(self, conn: Any, seq: int) -> None:
+        """Inside a transaction that inserted events with their own numbers (a copied log): the
+        chain's high-water mark moves to ``seq``, as an append would have moved it."""
+        self._chain_advanced(conn, seq)
+
     def _savepoint(self, conn: Any) -> contextlib.AbstractContextManager[Any]:
         """Where a refused insert can fail and leave the transaction usable (Postgres aborts
         the whole transaction on an error; SQLite undoes only the statement)."""
@@ -457,6 +462,9 @@ class EventLog(ABC):
             "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+    def delete_meta(self, key: str, conn: Any = None) -> None:
+        (conn or self._conn).execute("DELETE FROM meta WHERE key = ?", (key,))
 
 
 def frame_schema() -> pl.Schema:

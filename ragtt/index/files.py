@@ -167,6 +167,56 @@ class TableFiles:
         except Exception as exc:
             raise self._error(exc) from None
 
+    def put(self, name: str, blocks: Iterable[bytes]) -> None:
+        """Write ``blocks`` as the file ``name`` (an object is uploaded whole or not at all; a
+        local file is written in place, its folders made)."""
+        if not self.remote:
+            target = Path(self.where, name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("wb") as fh:
+                for block in blocks:
+                    fh.write(block)
+            return
+        import obstore
+
+        try:
+            obstore.put(self._obstore(), name, iter(blocks))
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+
+    def remove(self, name: str) -> None:
+        """Delete the file ``name`` (gone already is fine)."""
+        if not self.remote:
+            Path(self.where, name).unlink(missing_ok=True)
+            return
+        import obstore
+
+        try:
+            obstore.delete(self._obstore(), name)
+        except FileNotFoundError:
+            return
+        except Exception as exc:
+            raise self._error(exc) from None
+
+    def clear(self) -> None:
+        """Delete every file under the table's folder (what a refused restore had written there)."""
+        if not self.remote:
+            import shutil
+
+            shutil.rmtree(self.where, ignore_errors=True)
+            return
+        import obstore
+
+        try:
+            for batch in obstore.list(self._obstore()):
+                obstore.delete(self._obstore(), [str(meta["path"]) for meta in batch])
+        except StoreError:
+            raise
+        except Exception as exc:
+            raise self._error(exc) from None
+
     def digest(self, name: str, local: Path | None = None) -> FileRecord | None:
         """The size and SHA-256 of ``name`` (read from ``local``, a copy known to be whole, when
         given); None when it is gone."""

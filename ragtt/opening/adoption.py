@@ -27,7 +27,7 @@ from ragtt.events.store import EventStore
 from ragtt.events.time import utc_now
 from ragtt.index.embedders import resolve_embedder
 from ragtt.index.table import ChunkTable
-from ragtt.marker import MARKER, Marker, not_a_project
+from ragtt.marker import MARKER, RESTORING_META, Marker, not_a_project, unfinished_restore
 from ragtt.opening.location import EVENTS, INDEX, POSTGRES, IndexLocation, open_log
 
 if TYPE_CHECKING:
@@ -131,6 +131,9 @@ def adopt_or_create_shared(
         raise not_a_project(path) from None  # an empty database, left as it was found
     try:
         owner = log.get_meta("project_id")
+        restoring = log.get_meta(RESTORING_META)
+        if owner is None and restoring is not None:  # its history is not there yet: never a new project
+            raise unfinished_restore(log.location, f"project {restoring}")
         if owner is not None:
             kept = log.get_meta("index") or INDEX
             if kept == INDEX and not (path / INDEX).is_dir():

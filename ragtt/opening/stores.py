@@ -21,7 +21,7 @@ from ragtt.errors import ConfigError, ProjectDamagedError
 from ragtt.events.base import EventLog
 from ragtt.events.cache import EmbeddingCache
 from ragtt.index.table import ChunkTable
-from ragtt.marker import MARKER, Marker
+from ragtt.marker import MARKER, RESTORING, Marker, unfinished_restore
 from ragtt.opening import checks
 from ragtt.opening.adoption import (
     add_table,
@@ -70,6 +70,8 @@ def open_stores(
     uri = events_backend(events_uri)
     index = index or IndexLocation.choose(None, None)
     marker = Marker.read(path)
+    if marker is None and (path / RESTORING).exists():
+        raise unfinished_restore(path, _restored_from(path / RESTORING))
     if marker is None:
         marker = (
             adopt_or_create(path, config, embedder, create, index)
@@ -162,3 +164,11 @@ def _check_backend(path: Path, marker: Marker, uri: str | None) -> None:
             f"the project in {path} keeps its event log in {path / EVENTS}, not in Postgres: open it "
             f"without events_uri (and without ${EVENTS_URI_ENV})"
         )
+
+
+def _restored_from(record: Path) -> str:
+    """The project an unfinished restore was restoring, as its in-progress record names it."""
+    try:
+        return f"project {json.loads(record.read_text(encoding='utf-8'))['project_id']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a backup"

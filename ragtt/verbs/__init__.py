@@ -46,3 +46,4 @@ from ragtt.verbs import backup  # noqa: F401
 from ragtt.verbs import evaluation  # noqa: F401
 from ragtt.verbs import feeds  # noqa: F401
 from ragtt.verbs import federation  # noqa: F401
+from ragtt.verbs import restore  # noqa: F401

@@ -417,6 +417,17 @@ class BackupReport(TypedDict):
     writes_dropped: int
 
 
+class RestoreReport(TypedDict):
+    dest: str
+    events: str
+    index: str
+    index_version: int
+    events_copied: int
+    files_copied: int
+    bytes_copied: int
+    resumed: bool
+
+
 class MatrixQuestion(TypedDict):
     id: str
     question: str

@@ -37,7 +37,15 @@ REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = ["How do I set the secret key?", "What are blueprints?", "How do I test the application?"]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres+s3"])
+BACKENDS = ["sqlite", "postgres+s3"]
+# A case that concerns one backend only is generated for it alone (never skipped on the other):
+# a SQLite file of the project folder (the Postgres log has none), or the index cache (which
+# mirrors an index on object storage).
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+OBJECT_STORAGE_ONLY = pytest.mark.parametrize("backend", ["postgres+s3"], indirect=True)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
 def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     with backend_for(request) as name:
         yield name
@@ -163,11 +171,10 @@ def test_overwritten_bytes_are_found_by_a_deep_verify(path: Path) -> None:
     assert done.returncode == 1 and name in done.stdout and "Traceback" not in done.stderr
 
 
+@OBJECT_STORAGE_ONLY
 def test_a_deep_verify_reads_the_bucket_not_the_index_cache(path: Path, backend: str, tmp_path: Path) -> None:
     """The index cache's checksum proves its own copy; an object changed in the bucket after it
     was cached is what a fresh reader gets, so a deep verify must read the bucket."""
-    if backend == "sqlite":
-        pytest.skip("the index cache mirrors an index on object storage")
     name = _latest_data_file(path)
     cache = tmp_path / "index-cache"
     with _open(path, index_cache=cache) as proj:
@@ -185,11 +192,6 @@ def test_a_deep_verify_reads_the_bucket_not_the_index_cache(path: Path, backend:
 # -- SQLite's own checks, and the open-time check ------------------------------------------------
 
 
-def _sqlite_only(backend: str) -> None:
-    if backend != "sqlite":
-        pytest.skip("a SQLite file of the project folder: the Postgres log has none")
-
-
 def _damage_page(db: Path, page: int) -> None:
     """Garbage over one page of ``db`` (its WAL folded in first, as a crash would leave it)."""
     from ragtt._sqlite import connect
@@ -204,8 +206,8 @@ def _damage_page(db: Path, page: int) -> None:
     db.write_bytes(bytes(data))
 
 
+@SQLITE_ONLY
 def test_a_corrupt_page_of_the_event_log_is_reported_and_named(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     _damage_page(path / "events.db", 3)
     done = _cli(path, "verify")
     assert done.returncode == 1 and "events.db" in done.stdout and "Traceback" not in done.stderr, done
@@ -213,8 +215,8 @@ def test_a_corrupt_page_of_the_event_log_is_reported_and_named(path: Path, backe
     assert "Traceback" not in query.stderr and query.returncode in (1, 2)
 
 
+@SQLITE_ONLY
 def test_a_corrupt_page_of_the_assertion_store_is_reported(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     with _open(path) as proj:
         proj.assertions.init_namespace("facts")
     _damage_page(path / "assertions.db", 3)
@@ -225,8 +227,8 @@ def test_a_corrupt_page_of_the_assertion_store_is_reported(path: Path, backend: 
     assert done.returncode == 1 and "assertions.db" in done.stdout and "Traceback" not in done.stderr
 
 
+@SQLITE_ONLY
 def test_a_dropped_events_table_is_named_on_open(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     from ragtt._sqlite import connect
 
     conn = connect(path / "events.db")
@@ -240,8 +242,8 @@ def test_a_dropped_events_table_is_named_on_open(path: Path, backend: str) -> No
     assert done.returncode == 1 and "table events" in done.stdout and "Traceback" not in done.stderr
 
 
+@SQLITE_ONLY
 def test_a_garbage_header_is_named_on_open(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     db = path / "events.db"
     data = bytearray(db.read_bytes())
     data[:16] = b"not a database!!"
@@ -250,8 +252,8 @@ def test_a_garbage_header_is_named_on_open(path: Path, backend: str) -> None:
         _open(path)
 
 
+@SQLITE_ONLY
 def test_a_damaged_embedding_cache_is_moved_aside_and_rebuilt(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     cache = path / "embeddings.db"
     _damage_page(cache, 2)
     with _open(path) as proj:
@@ -267,8 +269,8 @@ def test_a_damaged_embedding_cache_is_moved_aside_and_rebuilt(path: Path, backen
 # -- bad values: the one-line error --------------------------------------------------------------
 
 
+@SQLITE_ONLY
 def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: Path) -> None:
-    _sqlite_only(backend)
     bad = "blue\ud800prints"
     with _open(path) as proj:
         for call in (
@@ -310,8 +312,8 @@ def test_bad_values_get_the_one_line_error(path: Path, backend: str, tmp_path: P
 # -- front ends: damage is never a traceback ----------------------------------------------------
 
 
+@SQLITE_ONLY
 def test_every_front_end_names_the_damage(path: Path, backend: str) -> None:
-    _sqlite_only(backend)
     from fastapi.testclient import TestClient
     from IPython import get_ipython
     from IPython.core.error import UsageError

@@ -59,6 +59,7 @@ def call_every_verb(call: Callable[..., Any], home: Path) -> None:
     call("verify")
     call("verify", deep=True)
     call("backup", dest=str(home / "backup"))
+    call("restore", dest=str(home / "restored"))  # the project (as a backup would be) into a new folder
     call("prune", max_snapshots=1)
 
 

@@ -65,6 +65,11 @@ def test_rest_backups_stay_in_the_files_root(layout: dict[str, Path], monkeypatc
         ok = client.post("/backup", json={"dest": "nightly"})
         assert ok.status_code == 200, ok.text
         assert ok.json()["dest"] == str(layout["root"].resolve() / "nightly")
+        for bad in _refused(layout):  # a restore's folder is a server path as a backup's is
+            response = client.post("/restore", json={"dest": bad})
+            assert response.status_code == 400 and "must be inside" in response.json()["detail"], response.text
+        restored = client.post("/restore", json={"dest": "restored"})
+        assert restored.status_code == 200 and restored.json()["dest"] == str(layout["root"].resolve() / "restored")
         # files to ingest are server paths too
         ingest = client.post("/ingest", json={"paths": ["/etc/hostname"]})
         assert ingest.status_code == 400 and "must be inside" in ingest.json()["detail"]

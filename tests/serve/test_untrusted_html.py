@@ -99,6 +99,7 @@ def evil(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             "ragtt.retention.PruneReport": lambda: pruned_copy(root),
             "ragtt.timetravel.regression.GoldenSuite": lambda: suite,
             "ragtt.backup.BackupReport": lambda: proj.backup(root / f"backup-{len(list(root.iterdir()))}"),
+            "ragtt.restore.RestoreReport": lambda: proj.restore(root / f"restored-{len(list(root.iterdir()))}"),
             "ragtt.feeds.stream.StreamReport": lambda: proj.ingest_stream([(f"{SOURCE}.stream", f"Streamed {EVIL}")]),
             "ragtt.feeds.watch.WatchBatch": lambda: WatchBatch(
                 at=datetime.now(UTC),
