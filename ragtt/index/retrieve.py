@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragtt.errors import ConfigError
+from ragtt.errors import ConfigError, StoreError
 from ragtt.index.table import CHUNK_COLUMNS, SCAN_SIZES
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from numpy.typing import NDArray
 
     from ragtt.index.table import VectorIndex, View
@@ -51,6 +52,7 @@ ANN_NPROBES = 32
 ANN_REFINE_FACTOR = 10
 _VECTOR_INDEX = ("auto", "flat")
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_ROW_ID = "_rowid"  # a search's hits carry their row address until ``_with_rows`` reads the rows
 
 
 @dataclass(frozen=True)
@@ -160,8 +162,9 @@ def retrieve_many(
     if plan.reranker != "none":
         from ragtt.index.rerank import rerank
 
+        found = _with_rows(view, found)  # a reranker reads each candidate's text
         found = [rerank(plan.reranker, q, hits) for q, hits in zip(queries, found, strict=True)]
-    return [hits[: plan.top_k] for hits in found]
+    return _with_rows(view, [hits[: plan.top_k] for hits in found])
 
 
 def _need(vector: NDArray[np.float32] | None) -> NDArray[np.float32]:
@@ -211,7 +214,10 @@ def _vector(view: View, plan: RetrievalPlan, vectors: list[NDArray[np.float32]],
         # tagged with the query's position in ``q``
         q = np.stack([vectors[k].astype(np.float32) for k in which])
         found = view.dataset.to_table(
-            columns=[*CHUNK_COLUMNS, "_distance"], nearest={**nearest, "q": q, "k": limit}, **SCAN_SIZES
+            columns=["chunk_id", "_distance"],
+            nearest={**nearest, "q": q, "k": limit},
+            with_row_id=True,
+            **SCAN_SIZES,
         )
         rows: list[Rows] = [[] for _ in which]
         for row in found.to_pylist():
@@ -233,16 +239,68 @@ def _bm25(view: View, queries: Sequence[str], n: int) -> list[list[Hit]]:
     searched = [k for k, q in enumerate(queries) if _TOKEN.search(q)]  # a query without a word finds nothing
 
     def fetch(which: list[int], limit: int) -> list[Rows]:
-        found = view.full_text([queries[searched[k]] for k in which], list(CHUNK_COLUMNS), limit)
+        # scores and row addresses only: each search's own read of other columns cost LanceDB
+        # a sixth of the query; the chunk ids of every query's rows are read below, once
+        found = view.full_text([queries[searched[k]] for k in which], [], limit)
         return [table.to_pylist() for table in found]
 
+    fetched = _complete_fetch(fetch, len(searched), n, lambda r: float(r["_score"]))
+    ids = _chunk_ids(view, {int(row[_ROW_ID]) for rows in fetched for row in rows})
     out: list[list[Hit]] = [[] for _ in queries]
-    for k, rows in zip(searched, _complete_fetch(fetch, len(searched), n, lambda r: float(r["_score"])), strict=True):
+    for k, rows in zip(searched, fetched, strict=True):
         hits = []
         for row in rows:
             score = float(row.pop("_score"))
+            row["chunk_id"] = ids[int(row[_ROW_ID])]
             hits.append(Hit(row, score, {"bm25": score}))
         out[k] = _ordered(hits)[:n]
+    return out
+
+
+def _read_rows(view: View, row_ids: set[int], columns: list[str]) -> pa.Table:
+    """``columns`` (and ``_rowid``) of the rows at ``row_ids`` of ``view``, in one read."""
+    return view.dataset.to_table(
+        columns=columns,
+        filter=f"{_ROW_ID} IN ({', '.join(map(str, sorted(row_ids)))})",
+        with_row_id=True,
+        **SCAN_SIZES,
+    )
+
+
+def _chunk_ids(view: View, row_ids: set[int]) -> dict[int, str]:
+    """Row address -> chunk id, for ``row_ids`` of ``view`` (every one of them: a search found them there)."""
+    if not row_ids:
+        return {}
+    table = _read_rows(view, row_ids, ["chunk_id"])
+    found = dict(zip(table.column(_ROW_ID).to_pylist(), table.column("chunk_id").to_pylist(), strict=True))
+    if len(found) != len(row_ids):
+        raise StoreError(
+            "rows that full-text search found could not be read back at this version; "
+            "`ragtt verify` checks the index files"
+        )
+    return found
+
+
+def _with_rows(view: View, found: list[list[Hit]]) -> list[list[Hit]]:
+    """``found`` with each hit's row read in full (``CHUNK_COLUMNS``), in one read of ``view``
+    for every hit of every query: the searches fetch only ids and scores, and a row retrieved
+    by many queries (or by both sides of a hybrid search) is read once."""
+    wanted = {int(h.row[_ROW_ID]) for hits in found for h in hits if _ROW_ID in h.row}
+    if not wanted:
+        return found
+    rows = {int(row.pop(_ROW_ID)): row for row in _read_rows(view, wanted, list(CHUNK_COLUMNS)).to_pylist()}
+    out = []
+    for hits in found:
+        done = []
+        for hit in hits:
+            row = rows.get(int(hit.row[_ROW_ID])) if _ROW_ID in hit.row else hit.row
+            if row is None or row["chunk_id"] != hit.chunk_id:
+                raise StoreError(
+                    f"the index row of chunk {hit.chunk_id} could not be read back at this version; "
+                    "`ragtt verify` checks the index files"
+                )
+            done.append(Hit(dict(row), hit.score, hit.scores))
+        out.append(done)
     return out
 
 

@@ -129,8 +129,8 @@ class View:
         return self._text
 
     def full_text(self, queries: Sequence[str], columns: list[str], limit: int) -> list[Any]:
-        """The top ``limit`` rows (``columns`` and ``_score``) of each query's BM25 search, as
-        Arrow tables, in the order of ``queries``."""
+        """The top ``limit`` rows (``columns``, ``_score`` and the row address ``_rowid``) of each
+        query's BM25 search, as Arrow tables, in the order of ``queries``."""
         import asyncio
 
         async def search() -> list[Any]:
@@ -141,6 +141,7 @@ class View:
                         table.query()
                         .nearest_to_text(q, columns="text")
                         .select([*columns, "_score"])
+                        .with_row_id()
                         .limit(limit)
                         .to_arrow()
                         for q in queries

@@ -114,7 +114,8 @@ def text_shingles(text: str, size: int = SHINGLE) -> frozenset[tuple[str, ...]]:
     words = tokens(text)
     if len(words) <= size:
         return frozenset([tuple(words)] if words else [])
-    return frozenset(tuple(words[i : i + size]) for i in range(len(words) - size + 1))
+    # each run of ``size`` words, as a tuple: the shorter slices end the zip
+    return frozenset(zip(*(words[i:] for i in range(size)), strict=False))
 
 
 def containment(part: AbstractSet[tuple[str, ...]], whole: AbstractSet[tuple[str, ...]]) -> float:

@@ -64,3 +64,49 @@ def test_a_matrix_opens_each_version_once_on_one_connection(
     assert len(matrix.columns) == 4
     assert sorted(opened) == sorted(c.version for c in matrix.columns)
     assert len(connects) == 1  # one connection for every version
+
+
+@pytest.mark.parametrize(("mode", "reranker"), [("vector", "none"), ("bm25", "none"), ("hybrid", "lexical-overlap-v1")])
+def test_each_hit_carries_its_versions_row_read_once_per_batch(
+    project: ragtt.Project, monkeypatch: pytest.MonkeyPatch, mode: str, reranker: str
+) -> None:
+    """The searches return ids, scores and row addresses; the rows are read afterwards, once per
+    batch, and each hit's row is that version's row of its chunk, also after re-ingests that
+    deleted rows and moved others to new fragments (row addresses differ from version to version)."""
+    import dataclasses
+
+    from ragtt.index.table import CHUNK_COLUMNS
+
+    for k in range(3):
+        project.ingest_texts(
+            {
+                f"part-{p}.md": f"# Part {p}\n\nThe refund policy of part {p} keeps {p + k} days.\n\n"
+                f"## Storage\n\nBackup storage {p} holds {k} invoices for export.\n"
+                for p in range(k, k + 4)
+            }
+        )
+    ctx = project._ctx
+    for version in [v for v, _, op in ctx.log.versions.rows() if op == "ingest"]:
+        view = ctx.table.view(version)
+        plan = dataclasses.replace(ctx.plan(mode=mode, top_k=6), reranker=reranker)
+        plan = plan.searching(ctx.table.vector_index(version))
+        vectors = [ctx.query_vector(plan, q) if mode != "bm25" else None for q in QUERIES]
+        reads: list[str] = []
+        dataset = view.dataset
+        real_to_table = dataset.to_table
+
+        def counting(*args: object, _real=real_to_table, _reads=reads, **kwargs: object) -> object:  # type: ignore[no-untyped-def]
+            if "_rowid IN" in str(kwargs.get("filter") or "") and "text" in list(kwargs.get("columns") or []):
+                _reads.append(str(kwargs["filter"]))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(dataset, "to_table", counting)
+        found = retrieve_many(view, plan, QUERIES, vectors)
+        monkeypatch.undo()
+        assert any(found)
+        assert len(reads) == 1  # the rows in full, once (with a reranker: the pool it reads, before the cut)
+        table = ctx.table.scan(version, list(CHUNK_COLUMNS)).to_pylist()
+        rows = {r["chunk_id"]: r for r in table}
+        for hits in found:
+            for hit in hits:
+                assert hit.row == rows[hit.chunk_id]
