@@ -430,7 +430,7 @@ function openCell(V, q, c) {
     if (reply.same) return panelText(V, "same", where, `Same chunks as at ${columnLabel(d, prev)}: nothing changed to diff.`);
     mount(V, chunkDiff, { _data: reply.data, selected: [] }, "diff", title);
   }, `This diff is not in the widget's state (the state holds ${d.diffOf.size} diffs; its bound left `
-    + `${d.embed.diffs_left_out} out) and no kernel answered: open the notebook with a live kernel, `
+    + `${d.embed.diffs_left_out} out) and no kernel has answered yet: open the notebook with a live kernel, `
     + "or build the widget with a larger embed_limit.");
 }
 
@@ -450,9 +450,9 @@ function openQuestion(V, q) {
     (reply) => show(fullTimeline(d, reply.base, reply.focal)),
     (d.embed.timelines
       ? `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) `
-        + "and no kernel answered: open the notebook with a live kernel, or build the widget with a larger embed_limit."
+        + "and no kernel has answered yet: open the notebook with a live kernel, or build the widget with a larger embed_limit."
       : "This question's timeline is not in the widget's state (timelines are precomputed by ragtt report --execute, "
-        + "HistoryMatrix(..., embed_timelines=True) or widget.embed_timelines()) and no kernel answered."));
+        + "HistoryMatrix(..., embed_timelines=True) or widget.embed_timelines()) and no kernel has answered yet."));
 }
 
 /** Ask the kernel; show the reply when it comes, or `missing` when none does.

@@ -118,7 +118,7 @@ function request(V, page) {
     V.notice.textContent = d.left_out.includes(page)
       ? `Page ${page} is not embedded: the report's page images passed the ${(d.embed_limit / 1e6).toFixed(0)} MB cap `
         + "(PdfOverlay(..., embed_limit=...)). Open the notebook with a kernel to see it."
-      : `Page ${page} is not embedded in this view and no kernel answered.`;
+      : `Page ${page} is not embedded in this view and no kernel has answered yet.`;
     V.notice.hidden = false;
   }, FETCH_WAIT_MS));
 }

@@ -155,7 +155,7 @@ def test_what_the_bound_left_out_says_so_without_a_kernel(
         "() => document.querySelectorAll('.ragtt-history-matrix')[1].dataset.panel === 'missing'", timeout=30_000
     )
     note = widget.locator(".ragtt-hm-note").inner_text()
-    assert "no kernel answered" in note and "embed_limit" in note
+    assert "no kernel has answered yet" in note and "embed_limit" in note
     _click(page, widget, int(bounded[0]) // n_c, int(bounded[0]) % n_c)
     assert widget.get_attribute("data-panel") == "diff"
     _click(page, widget, 0, -1)  # no timelines in this state
