@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["Column", "Gate", "HistoryMatrix"]
 
 _TEXT_ROWS, _TEXT_COLUMNS = 20, 8
+_TEXT_LABEL = 16  # the widest column label the text view prints whole
+_WORSE_THRESHOLD = 0.5  # what the text and HTML views call "got worse" (regressions()' default)
 _HTML_ROWS, _HTML_COLUMNS = 100, 60
 
 
@@ -258,15 +260,18 @@ class HistoryMatrix(Result):
         ]
         shown = self.columns[-_TEXT_COLUMNS:]
         offset = len(self.columns) - len(shown)
+        # a column is as wide as its label (up to a bound): "flask-2.0.3" and "flask-2.0.1" must differ
+        widths = [max(6, min(len(c.name), _TEXT_LABEL)) for c in shown]
         for metric in self.metrics:
             rows = self.cells[metric]
             lines.append(f"{metric}" + (f" (last {len(shown)} of {len(self.columns)} versions)" if offset else ""))
-            lines.append("  " + " ".join(f"{c.name[:10]:>10}" for c in shown) + "  question")
+            lines.append("  " + " ".join(f"{_cut(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question")
             for qi, row in enumerate(rows[:_TEXT_ROWS]):
-                cells = " ".join(f"{_fmt(v):>10}" for v in row[offset:])
+                cells = " ".join(f"{_fmt(v):>{w}}" for v, w in zip(row[offset:], widths, strict=True))
                 lines.append(f"  {cells}  {self.questions[qi][:60]}")
             if len(rows) > _TEXT_ROWS:
                 lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
+        lines.extend(self._worse_lines())
         if self.unparseable:
             lines.append(f"{len(self.unparseable)} judge verdict(s) did not parse (see .unparseable)")
         if self.gate is not None:
@@ -276,12 +281,41 @@ class HistoryMatrix(Result):
     def __str__(self) -> str:
         return self.to_text()
 
+    def _worse(self) -> tuple[str, float, Any] | None:
+        """The default ``regressions()`` (context_recall below 0.5, else the first metric's), for
+        the text and HTML views: which questions got worse, since when, and why."""
+        if not self.metrics:
+            return None
+        metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
+        return metric, _WORSE_THRESHOLD, self.regressions(metric, threshold=_WORSE_THRESHOLD)
+
+    def _worse_lines(self) -> list[str]:
+        worse = self._worse()
+        if worse is None:
+            return []
+        metric, threshold, found = worse
+        if found.is_empty():
+            return [f"got worse: no question's {metric} fell below {threshold} after being at or above it"]
+        lines = [f"got worse ({metric} fell below {threshold}; regressions() has them all):"]
+        for r in found.head(_TEXT_ROWS).iter_rows(named=True):
+            good = r["last_good_label"] or f"v{r['last_good_version']}"
+            bad = r["first_bad_label"] or f"v{r['first_bad_version']}"
+            lines.append(
+                f"  {r['question'][:60]}: {_fmt(r['last_good_value'])} at {good} (v{r['last_good_version']}), "
+                f"{_fmt(r['first_bad_value'])} from {bad} (v{r['first_bad_version']})"
+            )
+            if r["reason"]:
+                lines.append(f"    why: {r['reason']}")
+        if found.height > _TEXT_ROWS:
+            lines.append(f"  ... {found.height - _TEXT_ROWS} more")
+        return lines
+
     def to_html(self) -> str:
         """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
         return (
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt history matrix</title></head><body>"
             + self._repr_html_()
-            + f"<pre>{esc(self.to_text())}</pre></body></html>"
+            + "</body></html>"
         )
 
     def _repr_html_(self) -> str:
@@ -304,11 +338,18 @@ class HistoryMatrix(Result):
                 f"<div class='dim'>showing {min(len(self.questions), _HTML_ROWS)} questions and the last "
                 f"{len(shown)} versions; frame() has every cell</div>"
             )
+        worse = self._worse_lines()
+        if worse:
+            parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:
             parts.append(f"<div>{len(self.unparseable)} judge verdict(s) did not parse</div>")
         if self.gate is not None:
             parts.append(f"<pre>{esc(self.gate.to_text())}</pre>")
         return "".join(parts) + "</div>"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _fmt(value: float | None) -> str:

@@ -57,6 +57,12 @@ def test_the_refund_window_regresses_at_release_3_with_its_reason(sample: ragtt.
     assert row["first_bad_label"] == "release-3"
     assert "refund-policy.md was re-ingested at release-3" in row["reason"]
     assert matrix.regressions("contains", threshold=1.0)["first_bad_label"].to_list() == ["release-2"]
+    # the text and HTML views say it too: which question, since when, and why
+    text = matrix.to_text()
+    worse = text[text.index("got worse (context_recall fell below 0.5") :]
+    assert "How long is the refund window?: 1.00 at release-2 (v" in worse and "0.00 from release-3 (v" in worse
+    assert f"why: {row['reason']}" in worse
+    assert "got worse (context_recall" in matrix._repr_html_()
 
 
 def test_the_judge_runs_once_and_is_read_back(sample: ragtt.Project, monkeypatch: pytest.MonkeyPatch) -> None:
