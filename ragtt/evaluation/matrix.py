@@ -265,7 +265,9 @@ class HistoryMatrix(Result):
         for metric in self.metrics:
             rows = self.cells[metric]
             lines.append(f"{metric}" + (f" (last {len(shown)} of {len(self.columns)} versions)" if offset else ""))
-            lines.append("  " + " ".join(f"{_cut(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question")
+            lines.append(
+                "  " + " ".join(f"{_cut(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question"
+            )
             for qi, row in enumerate(rows[:_TEXT_ROWS]):
                 cells = " ".join(f"{_fmt(v):>{w}}" for v, w in zip(row[offset:], widths, strict=True))
                 lines.append(f"  {cells}  {self.questions[qi][:60]}")
