@@ -168,9 +168,14 @@ class HistoryMatrix(Result):
     def regressions(self, metric: str = "context_recall", threshold: float = 0.5) -> pl.DataFrame:
         """Each time a question's ``metric`` fell below ``threshold`` after being at or above it:
         the last good and first bad columns, their runs, and the lineage sentence between them."""
+        return self._regressions(metric, threshold, explained=None)
+
+    def _regressions(self, metric: str, threshold: float, *, explained: int | None) -> pl.DataFrame:
+        """``regressions()``, with the lineage reason of only the first ``explained`` (all: None):
+        each reason reads the log, and a view shows a few."""
         import polars as pl
 
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         for qi, values in enumerate(self._values(metric)):
             good: int | None = None
             for ci, value in enumerate(values):
@@ -179,7 +184,9 @@ class HistoryMatrix(Result):
                 if value >= threshold:
                     good = ci
                 elif good is not None:
-                    rows.append(self._regression(qi, good, ci, metric))
+                    rows.append(
+                        self._regression(qi, good, ci, metric, explain=explained is None or len(rows) < explained)
+                    )
                     good = None
         schema = {
             "question_id": pl.String,
@@ -232,10 +239,10 @@ class HistoryMatrix(Result):
             )
         return self.cells[metric]
 
-    def _regression(self, qi: int, good: int, bad: int, metric: str) -> tuple[Any, ...]:
+    def _regression(self, qi: int, good: int, bad: int, metric: str, *, explain: bool = True) -> tuple[Any, ...]:
         g, b = self.columns[good], self.columns[bad]
         good_id, bad_id = self.query_ids[qi][good], self.query_ids[qi][bad]
-        reason = self.explain(good_id, bad_id) if self.explain and good_id and bad_id else None
+        reason = self.explain(good_id, bad_id) if explain and self.explain and good_id and bad_id else None
         values = self.cells[metric][qi]
         return (
             self.question_ids[qi],
@@ -289,7 +296,7 @@ class HistoryMatrix(Result):
         if not self.metrics:
             return None
         metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
-        return metric, _WORSE_THRESHOLD, self.regressions(metric, threshold=_WORSE_THRESHOLD)
+        return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=_TEXT_ROWS)
 
     def _worse_lines(self) -> list[str]:
         worse = self._worse()
