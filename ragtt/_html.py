@@ -6,6 +6,8 @@ import html
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ragtt.values import shorten
+
 __all__ = ["BOX", "STYLE", "esc", "runs_html", "table"]
 
 # ``table.ragtt-t td`` (two classes, two elements) outranks JupyterLab's
@@ -28,8 +30,8 @@ BOX = "<div class='ragtt-r tex2jax_ignore mathjax_ignore'>"
 
 def esc(value: Any, limit: int | None = None) -> str:
     text = "" if value is None else str(value)
-    if limit is not None and len(text) > limit:
-        text = text[: limit - 1] + "…"
+    if limit is not None:
+        text = shorten(text, limit)
     return html.escape(text, quote=True)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ragtt.errors import ConfigError
 
-__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "quoted", "unicode_problem"]
+__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "quoted", "shorten", "unicode_problem"]
 
 # A snapshot label names a file in the index (``_refs/tags/<label>.json``): file systems allow
 # 255 bytes a name, so labels stay well under it.
@@ -38,6 +38,11 @@ def unicode_problem(value: str, fix: str = "pass text without it") -> str | None
             what = f"is not valid Unicode text: it holds a lone surrogate (\\u{code:04x})"
         return f"{what} at character {exc.start} of {quoted(value)}; {fix}"
     return None
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, a cut one ending in an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def quoted(value: str, limit: int = 80) -> str:

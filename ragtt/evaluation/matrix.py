@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt._html import BOX, STYLE, esc
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import TRANSIENT, Result
+from ragtt.values import shorten
 
 if TYPE_CHECKING:
     import polars as pl
@@ -273,7 +274,7 @@ class HistoryMatrix(Result):
             rows = self.cells[metric]
             lines.append(f"{metric}" + (f" (last {len(shown)} of {len(self.columns)} versions)" if offset else ""))
             lines.append(
-                "  " + " ".join(f"{_cut(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question"
+                "  " + " ".join(f"{shorten(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question"
             )
             for qi, row in enumerate(rows[:_TEXT_ROWS]):
                 cells = " ".join(f"{_fmt(v):>{w}}" for v, w in zip(row[offset:], widths, strict=True))
@@ -355,10 +356,6 @@ class HistoryMatrix(Result):
         if self.gate is not None:
             parts.append(f"<pre>{esc(self.gate.to_text())}</pre>")
         return "".join(parts) + "</div>"
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _fmt(value: float | None) -> str:

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from ragtt._hashing import stable_json, time_ordered_id
 from ragtt.errors import ValidationError
-from ragtt.values import unicode_problem
+from ragtt.values import shorten, unicode_problem
 
 __all__ = [
     "Assertion",
@@ -94,10 +94,6 @@ def _raise(kind: str, ident: object, errors: list[str]) -> None:
         raise ValidationError(f"invalid {kind} {ident!r}: " + "; ".join(errors), errors)
 
 
-def _short(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
 def _window(valid_from: float, valid_until: float | None) -> str:
     return f"[{valid_from:g}, {'open' if valid_until is None else f'{valid_until:g}'})"
 
@@ -163,7 +159,8 @@ class Episode(_Record):
 
     def __repr__(self) -> str:
         return (
-            f"Episode(id={self.id!r}, type={self.type!r}, position={self.position:g}, content={_short(self.content)!r})"
+            f"Episode(id={self.id!r}, type={self.type!r}, position={self.position:g}, "
+            f"content={shorten(self.content, 60)!r})"
         )
 
 
@@ -227,7 +224,7 @@ class Citation(_Record):
         )
 
     def __repr__(self) -> str:
-        excerpt = "None" if self.excerpt is None else repr(_short(self.excerpt, 40))
+        excerpt = "None" if self.excerpt is None else repr(shorten(self.excerpt, 40))
         return f"Citation(id={self.id!r}, source_ref={self.source_ref!r}, excerpt={excerpt})"
 
 
@@ -297,7 +294,7 @@ class Assertion(_Record):
     def __repr__(self) -> str:
         return (
             f"Assertion(id={self.id!r}, type={self.type!r}, valid={_window(self.valid_from, self.valid_until)}, "
-            f"content={_short(self.content)!r})"
+            f"content={shorten(self.content, 60)!r})"
         )
 
 

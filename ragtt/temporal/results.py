@@ -14,8 +14,8 @@ from ragtt._html import STYLE
 from ragtt.errors import ValidationError
 from ragtt.results import iso_utc
 from ragtt.temporal.fts import QUERY_TEXT_MODES
-from ragtt.temporal.models import Assertion, Citation, Link, _short, _window, to_position
-from ragtt.values import unicode_problem
+from ragtt.temporal.models import Assertion, Citation, Link, _window, to_position
+from ragtt.values import shorten, unicode_problem
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -185,7 +185,7 @@ class RetrievedAssertion:
     def __repr__(self) -> str:
         return (
             f"RetrievedAssertion(id={self.id!r}, score={self.score:.4f}, "
-            f"valid={_window(self.valid_from, self.valid_until)}, content={_short(self.content)!r})"
+            f"valid={_window(self.valid_from, self.valid_until)}, content={shorten(self.content, 60)!r})"
         )
 
 
