@@ -4,9 +4,9 @@ under 1.5 s, and under 150 ms.
 
 The scatter holds 100,000 chunks in each of two versions (64-dim clustered vectors, the
 right version moved), built with ``DriftScatter.from_vectors``; its state is embedded in
-a page with the ragtt report template's inlined scripts (``bench_widgets.page_html``).
+an offline report by the ragtt report template (``bench_widgets.report_page``).
 "First paint" runs from navigation start to the frame after the points are drawn
-(parsing the widget manager and decoding the state included); "view" is the part from
+(parsing the page's scripts and decoding the state included); "view" is the part from
 the widget area appearing. The overlay shows a real 4-page corpus PDF with every page
 embedded; each switch is timed in the view from the click to the image decoded and the
 regions laid out (``data-page-ms``), after one pass has warmed every page.
@@ -29,7 +29,7 @@ import numpy as np
 import ragtt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_widgets import CHROMIUM_ARGS, page_html, paint_times  # the sibling bench's helpers
+from bench_widgets import CHROMIUM_ARGS, VIEW_HOST, paint_times, report_page  # the sibling bench's helpers
 
 REPO = Path(__file__).resolve().parents[1]
 PDF = REPO.parent / "shared" / "corpora" / "pdfs" / "docling__normal_4pages.pdf"
@@ -59,12 +59,12 @@ def scatter_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
     probe = """
       window.__viewStart = null;
       new MutationObserver((_, obs) => {
-        if (!window.__viewStart && document.querySelector('.widget-subarea')) window.__viewStart = performance.now();
+        if (!window.__viewStart && document.querySelector('VIEW_HOST')) window.__viewStart = performance.now();
         const root = document.querySelector('.ragtt-drift-scatter[data-painted]');
         if (root) { obs.disconnect(); requestAnimationFrame(() => { window.__painted = performance.now(); }); }
       }).observe(document, { childList: true, subtree: true, attributes: true });
     """
-    return paint_times(html, probe, rounds, root=".ragtt-drift-scatter", timeout_ms=60_000)
+    return paint_times(html, probe.replace("VIEW_HOST", VIEW_HOST), rounds, root=".ragtt-drift-scatter", timeout_ms=60_000)
 
 
 def overlay_switches(html: Path, passes: int) -> list[float]:
@@ -107,8 +107,7 @@ def main() -> int:
         started = time.perf_counter()
         ds = scatter(args.points)
         build_s = time.perf_counter() - started
-        html = folder / "scatter.html"
-        html.write_text(page_html(ds), encoding="utf-8")
+        html = report_page(ds, folder / "scatter.html")
         paints = scatter_paint(html, args.rounds)
         scatter_mb = html.stat().st_size / 1e6
         ds.close()  # embed_data embeds every live widget: keep the scatter out of the overlay's page
@@ -119,8 +118,7 @@ def main() -> int:
         with ragtt.Project.open(folder / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
             proj.ingest(docs)
             overlay = PdfOverlay(proj, PDF.name, path=docs / PDF.name, page=1, embed="all")
-            pdf_html = folder / "overlay.html"
-            pdf_html.write_text(page_html(overlay), encoding="utf-8")
+            pdf_html = report_page(overlay, folder / "overlay.html")
         switches = overlay_switches(pdf_html, passes=3)
         pdf_mb = pdf_html.stat().st_size / 1e6
     paint = statistics.median(p for p, _ in paints)

@@ -5,9 +5,9 @@ The matrix is synthetic (``HistoryMatrix.to_dict()``'s wire format: three metric
 of the cells absent, every tenth column a snapshot label, a query id per cell) over a small
 real project, so the widget's state is what ``ragtt_nb.HistoryMatrix`` builds for that size:
 values as float32, query ids packed, and, past ``COMPARE_LIMIT`` runs, no precomputed diffs
-(a click asks the kernel). The state is embedded in a page with the ragtt report template's
-inlined scripts (``bench_widgets.page_html``). "First paint" runs from navigation start to
-the frame after the heatmap is drawn (``data-painted``; parsing the widget manager and
+(a click asks the kernel). The state is saved in a notebook exported by the ragtt report
+template (``bench_widgets.report_page``). "First paint" runs from navigation start to
+the frame after the heatmap is drawn (``data-painted``; parsing the page's scripts and
 decoding the state included); "view" is the part from the widget area appearing. A 10 x 10
 matrix's page is timed in the same run as the reference: what the page costs whatever the
 matrix's size (on a loaded machine, most of it), so the ratio shows what the size adds.
@@ -30,7 +30,7 @@ import numpy as np
 import ragtt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_widgets import page_html, paint_times  # the sibling bench's helpers
+from bench_widgets import VIEW_HOST, paint_times, report_page  # the sibling bench's helpers
 
 PAINT_TARGET_S = 1.0
 METRICS = ("context_recall", "context_precision", "ndcg@10")
@@ -67,14 +67,14 @@ def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
     probe = """
       window.__viewStart = null;
       new MutationObserver((_, obs) => {
-        if (!window.__viewStart && document.querySelector('.widget-subarea')) window.__viewStart = performance.now();
+        if (!window.__viewStart && document.querySelector('VIEW_HOST')) window.__viewStart = performance.now();
         if (document.querySelector('.ragtt-history-matrix[data-painted]')) {
           obs.disconnect();
           requestAnimationFrame(() => { window.__painted = performance.now(); });
         }
       }).observe(document, { childList: true, subtree: true, attributes: true });
     """
-    return paint_times(html, probe, rounds, root=".ragtt-history-matrix", timeout_ms=60_000)
+    return paint_times(html, probe.replace("VIEW_HOST", VIEW_HOST), rounds, root=".ragtt-history-matrix", timeout_ms=60_000)
 
 
 def main() -> int:
@@ -97,8 +97,7 @@ def main() -> int:
                 started = time.perf_counter()
                 widget = HistoryMatrix(matrix, proj=proj)  # type: ignore[arg-type]
                 build_s = time.perf_counter() - started
-                html = folder / f"{name}.html"
-                html.write_text(page_html(widget), encoding="utf-8")
+                html = report_page(widget, folder / f"{name}.html")
                 widget.close()  # embed_data embeds every live widget: one per page
                 pages[name] = (html, build_s)
         paints = {name: first_paint(html, args.rounds) for name, (html, _) in pages.items()}

@@ -1,7 +1,8 @@
 // Bundle js/src/<widget>.js (and the modules it imports) into one self-contained ES module
 // per widget, <widget>.js, and js/src/panel.css + chunk_card.css + <widget>.css into <widget>.css
 // (with the CSS of the widgets it shows inside itself, OPENS);
-// the same for the /ui dashboard page (dashboard.js, dashboard.css).
+// the same for the /ui dashboard page (dashboard.js, dashboard.css); and the offline report's
+// bootstrap (report.js, no CSS: each widget's is in its saved state).
 // The outputs go into the package, ragtt/views/static/ (git-ignored, shipped in the wheel:
 // pyproject's ensured-targets fail a wheel that lacks one), where the notebook widgets,
 // `ragtt serve`'s /ui and reports load them; js/ holds sources only. ANYWIDGET_HMR=1 reloads
@@ -21,16 +22,20 @@ const SHARED_CSS = ["panel.css", "chunk_card.css"];
 const OPENS = { history_matrix: ["chunk_diff.css", "timeline.css"] };
 // `ragtt serve`'s /ui page: loads the widget bundles above at run time, so it carries none of them.
 const PAGES = ["dashboard"];
+// The offline report's bootstrap, inlined by the report template (ragtt_nb/report_widgets.py):
+// renders the widgets from the saved state with the code each saved, so it carries none either.
+const SCRIPTS = ["report"];
 
 async function outputs() {
   const files = new Map();
-  for (const name of [...WIDGETS, ...PAGES]) {
+  for (const name of [...WIDGETS, ...PAGES, ...SCRIPTS]) {
     const result = await esbuild.build({
       entryPoints: [join(JS, "src", `${name}.js`)], bundle: true, format: "esm", target: "es2020",
       write: false, charset: "utf8", legalComments: "none",
       banner: { js: `// Generated from js/src/${name}.js by js/build.mjs (./dev build): edit the sources, not this file.` },
     });
     files.set(`${name}.js`, result.outputFiles[0].text);
+    if (SCRIPTS.includes(name)) continue;
     const css = [...(PAGES.includes(name) ? [] : SHARED_CSS), ...(OPENS[name] || []), `${name}.css`].map((f) => readFileSync(join(JS, "src", f), "utf8")).join("\n");
     files.set(`${name}.css`, `/* Generated from js/src by js/build.mjs: edit the sources, not this file. */\n${css}`);
   }

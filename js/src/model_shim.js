@@ -1,7 +1,10 @@
 // @ts-check
-// The anywidget model interface (get/set/on/off/save_changes/send) over ragtt serve's REST
-// API, so the notebook widgets render in a plain page: state comes from
-// GET /ui/api/model/{widget}, and what a view sends is answered by POST .../msg.
+// The anywidget model interface (get/set/on/off/save_changes/send) without a widget manager,
+// so the notebook widgets render in a plain page: over ragtt serve's REST API (the /ui
+// dashboard, the JupyterLab tabs: state from GET /ui/api/model/{widget}, what a view sends
+// answered by POST .../msg), and from the saved widget state of an exported report.
+
+import { fromBase64 } from "./wire.js";
 
 /** @typedef {import("./types.js").Model} Model */
 
@@ -13,12 +16,7 @@
 export function unwire(value) {
   if (Array.isArray(value)) return value.map(unwire);
   if (value === null || typeof value !== "object") return value;
-  if (typeof value.$buffer === "string") {
-    const raw = atob(value.$buffer);
-    const bytes = new Uint8Array(raw.length);
-    for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-    return bytes.buffer;
-  }
+  if (typeof value.$buffer === "string") return fromBase64(value.$buffer);
   /** @type {Record<string, any>} */
   const out = {};
   for (const [k, v] of Object.entries(value)) out[k] = unwire(v);

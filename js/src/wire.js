@@ -1,6 +1,7 @@
 // @ts-check
 // The wire format's decoders: binary buffers `{dtype, shape, view}` (ragtt/views/wire.py) back
-// into typed arrays, and packed strings (UTF-8 bytes + offsets, or hex ids as raw bytes).
+// into typed arrays, packed strings (UTF-8 bytes + offsets, or hex ids as raw bytes), base64
+// text into bytes, and buffers put back into the state they were taken out of.
 
 /** @typedef {import("./types.js").Buffer} Buffer */
 
@@ -57,4 +58,32 @@ export function joinBuffers(value, buffers) {
   const out = {};
   for (const [k, v] of Object.entries(value)) out[k] = joinBuffers(v, buffers);
   return out;
+}
+
+/**
+ * The bytes that `text` holds in base64.
+ * @param {string} text
+ * @returns {ArrayBuffer}
+ */
+export function fromBase64(text) {
+  const raw = atob(text);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  return bytes.buffer;
+}
+
+/**
+ * Buffers put back into `state` where the Jupyter widget protocol took them out: buffer `k`
+ * replaces the value at `paths[k]` (keys and list indices), as a DataView, as the widget
+ * manager's `put_buffers` puts them. `state` is changed in place.
+ * @param {Record<string, any>} state
+ * @param {(string | number)[][]} paths
+ * @param {ArrayBuffer[]} buffers
+ */
+export function putBuffers(state, paths, buffers) {
+  paths.forEach((path, k) => {
+    let at = state;
+    for (const key of path.slice(0, -1)) at = at[key];
+    at[path[path.length - 1]] = new DataView(buffers[k]);
+  });
 }
