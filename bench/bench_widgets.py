@@ -93,13 +93,14 @@ def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
         }
       }).observe(document, { childList: true, subtree: true });
     """
-    return paint_times(html, probe.replace("VIEW_HOST", VIEW_HOST), rounds, root=".ragtt-timeline", timeout_ms=30_000)
+    return paint_times(html, probe, rounds, root=".ragtt-timeline", timeout_ms=30_000)
 
 
 def paint_times(html: Path, probe: str, rounds: int, *, root: str, timeout_ms: int) -> list[tuple[float, float]]:
     """(navigation -> painted, view start -> painted) in seconds, per round, offline.
 
-    ``probe`` is an init script that sets ``window.__painted`` and ``window.__viewStart``.
+    ``probe`` is an init script that sets ``window.__painted`` and ``window.__viewStart``; the
+    word VIEW_HOST in it stands for ``VIEW_HOST``, the selector of a widget view's host.
     """
     from playwright.sync_api import sync_playwright
 
@@ -109,7 +110,7 @@ def paint_times(html: Path, probe: str, rounds: int, *, root: str, timeout_ms: i
         for _ in range(rounds):
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.route(lambda u: not u.startswith(("file:", "data:", "blob:")), lambda r: r.abort())
-            page.add_init_script(probe)
+            page.add_init_script(probe.replace("VIEW_HOST", VIEW_HOST))
             page.goto(html.as_uri())
             page.wait_for_function("window.__painted", timeout=timeout_ms)
             painted, start = page.evaluate("[window.__painted, window.__viewStart]")

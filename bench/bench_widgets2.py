@@ -29,7 +29,7 @@ import numpy as np
 import ragtt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_widgets import CHROMIUM_ARGS, VIEW_HOST, paint_times, report_page  # the sibling bench's helpers
+from bench_widgets import CHROMIUM_ARGS, paint_times, report_page  # the sibling bench's helpers
 
 REPO = Path(__file__).resolve().parents[1]
 PDF = REPO.parent / "shared" / "corpora" / "pdfs" / "docling__normal_4pages.pdf"
@@ -64,7 +64,7 @@ def scatter_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
         if (root) { obs.disconnect(); requestAnimationFrame(() => { window.__painted = performance.now(); }); }
       }).observe(document, { childList: true, subtree: true, attributes: true });
     """
-    return paint_times(html, probe.replace("VIEW_HOST", VIEW_HOST), rounds, root=".ragtt-drift-scatter", timeout_ms=60_000)
+    return paint_times(html, probe, rounds, root=".ragtt-drift-scatter", timeout_ms=60_000)
 
 
 def overlay_switches(html: Path, passes: int) -> list[float]:

@@ -30,7 +30,7 @@ import numpy as np
 import ragtt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_widgets import VIEW_HOST, paint_times, report_page  # the sibling bench's helpers
+from bench_widgets import paint_times, report_page  # the sibling bench's helpers
 
 PAINT_TARGET_S = 1.0
 METRICS = ("context_recall", "context_precision", "ndcg@10")
@@ -74,7 +74,7 @@ def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
         }
       }).observe(document, { childList: true, subtree: true, attributes: true });
     """
-    return paint_times(html, probe.replace("VIEW_HOST", VIEW_HOST), rounds, root=".ragtt-history-matrix", timeout_ms=60_000)
+    return paint_times(html, probe, rounds, root=".ragtt-history-matrix", timeout_ms=60_000)
 
 
 def main() -> int:

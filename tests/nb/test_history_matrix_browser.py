@@ -2,7 +2,9 @@
 request aborted: the heatmap paints, hover names the cell, a click on a cell whose chunks
 changed shows its ChunkDiff, on an unchanged one says so, a click on a question opens its
 Timeline, the metric picker recolours; what the state's bound left out says so; and a
-question that is a script payload stays text."""
+question that is a script payload stays text. A report of ragtt's widgets alone renders them
+with ragtt's bootstrap, no widget manager in it; one that also shows an ipywidgets slider
+carries the manager, which renders both."""
 
 from __future__ import annotations
 
@@ -17,20 +19,28 @@ from playwright.sync_api import expect
 import ragtt
 from ragtt.views import history_matrix as hm
 
-from .conftest import Offline, export, screenshot, write_notebook
+from .conftest import REPO, Offline, export, screenshot, write_notebook
 from .test_history_matrix import DATASET, build_flask
+
+STATIC = REPO / "ragtt_nb" / "templates" / "ragtt" / "static"
 
 EVIL = "<img src=x onerror=\"window.__pwned='question'\"> How do I install Flask?"
 QUESTIONS = [*DATASET, {"id": "evil", "question": EVIL, "reference_contexts": ["pip install Flask"]}]
+
+
+def _opening(project: Path) -> str:
+    return (
+        "import ragtt\nfrom ragtt_nb import HistoryMatrix\n"
+        f"proj = ragtt.Project.open({str(project)!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
+        f"m = proj.evaluate({QUESTIONS!r})"
+    )
 
 
 def matrix_notebook(folder: Path, project: Path) -> Path:
     return write_notebook(
         folder / "matrix.ipynb",
         [
-            "import ragtt\nfrom ragtt_nb import HistoryMatrix\n"
-            f"proj = ragtt.Project.open({str(project)!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
-            f"m = proj.evaluate({QUESTIONS!r})",
+            _opening(project),
             "HistoryMatrix(m, proj=proj)",
             "HistoryMatrix(m, proj=proj, embed_limit=1)",  # one diff, no timelines: the rest needs a kernel
         ],
@@ -38,9 +48,14 @@ def matrix_notebook(folder: Path, project: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+def flask_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_flask(tmp_path_factory.mktemp("hm-project") / "proj")
+
+
+@pytest.fixture(scope="module")
+def report(flask_project: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
     folder = tmp_path_factory.mktemp("hm-report")
-    project = build_flask(folder / "proj")
+    project = flask_project
     # allow_writes: the report's runs land in the project, so the test reads back the same cells
     out = export(matrix_notebook(folder, project), folder / "matrix.html", execute=True, timeout=300, allow_writes=True)
     with ragtt.Project.open(project, embedder=ragtt.HashEmbedder(), progress=False) as proj:
@@ -66,6 +81,70 @@ def _open(offline: Offline, out: Path) -> Any:
     expect(page.locator(".ragtt-history-matrix[data-painted]")).to_have_count(2, timeout=30_000)
     assert page.locator(".ragtt-history-matrix").count() == 2
     return page
+
+
+MANAGER = ("require.js", "embed-amd.js", "anywidget.js")
+
+
+def _inlined(html: str) -> list[str]:
+    """Which of the widget manager's scripts (its embed bundle, RequireJS, anywidget) the report inlines."""
+    return [name for name in MANAGER if (STATIC / name).read_text(encoding="utf-8") in html]
+
+
+def test_a_report_of_ragtt_widgets_alone_carries_no_widget_manager(
+    report: tuple[Path, dict[str, Any]], offline: Offline
+) -> None:
+    out, _ = report
+    assert _inlined(out.read_text(encoding="utf-8")) == []
+    page = _open(offline, out)
+    # ragtt's bootstrap mounted both views, from the saved state, and nothing defined AMD modules
+    hosts = page.locator(".ragtt-report-view")
+    expect(hosts).to_have_count(2)
+    assert [hosts.nth(i).get_attribute("data-state") for i in range(2)] == ["ready", "ready"]
+    assert page.locator(".widget-subarea").count() == 0
+    assert page.evaluate("typeof window.define") == "undefined"
+    assert offline.aborted == [] and offline.errors == []
+
+
+@pytest.fixture(scope="module")
+def mixed_report(
+    flask_project: Path, report: tuple[Path, dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A slider beside a matrix (after ``report``: its evaluation is read back, not run again)."""
+    folder = tmp_path_factory.mktemp("hm-mixed")
+    notebook = write_notebook(
+        folder / "mixed.ipynb",
+        [
+            _opening(flask_project),
+            "import ipywidgets\nipywidgets.IntSlider(value=7, max=9, description='top k')",
+            "HistoryMatrix(m, proj=proj)",
+        ],
+    )
+    return export(notebook, folder / "mixed.html", execute=True, timeout=300, allow_writes=True)
+
+
+def test_a_report_that_also_shows_an_ipywidget_renders_both_through_the_manager(
+    mixed_report: Path, report: tuple[Path, dict[str, Any]], offline: Offline
+) -> None:
+    assert _inlined(mixed_report.read_text(encoding="utf-8")) == list(MANAGER)
+    states = report[1]["states"]
+    page = offline.open(mixed_report)
+    slider = page.locator(".widget-subarea .widget-slider")
+    expect(slider).to_have_count(1, timeout=30_000)
+    assert slider.locator(".widget-label").first.inner_text() == "top k"
+    assert slider.locator(".widget-readout").inner_text() == "7"
+    widget = page.locator(".widget-subarea .ragtt-history-matrix[data-painted]")
+    expect(widget).to_have_count(1, timeout=30_000)
+    assert page.locator(".ragtt-report-view").count() == 0
+    # the manager's ragtt view works as the bootstrap's does: a changed cell's click shows its diff
+    q, c = (int(x) for x in np.argwhere(states == hm.CHANGED)[0])
+    widget.scroll_into_view_if_needed()
+    _click(page, widget, q, c)
+    page.wait_for_function(
+        "() => document.querySelector('.ragtt-history-matrix').dataset.panel === 'diff'", timeout=30_000
+    )
+    assert widget.locator(".ragtt-chunk-diff .ragtt-chunk").count() > 0
+    assert offline.aborted == [] and offline.errors == []
 
 
 def test_cell_click_shows_the_diff_offline(
