@@ -60,6 +60,9 @@ def test_shared_helpers_exist_once() -> None:
         ("placeLabels", "labels.js"),
         ("slotText", "labels.js"),
         ("joinBuffers", "wire.js"),
+        ("fromBase64", "wire.js"),
+        ("putBuffers", "wire.js"),
+        ("createModel", "model_shim.js"),
     ):
         defined = [name for name, text in sources.items() if re.search(rf"^(export )?function {helper}\(", text, re.M)]
         assert defined == [home], (helper, defined)
@@ -75,7 +78,7 @@ def test_no_third_party_imports_or_urls() -> None:
     for path in SRC.glob("*.js"):
         for spec in re.findall(r"""^import .*?from\s+["']([^"']+)["']""", path.read_text(), re.M):
             assert spec.startswith("./"), f"{path.name} imports {spec}"
-    for name in WIDGETS:
+    for name in (*WIDGETS, "report"):  # and the report's bootstrap, inlined in every report of ragtt's widgets
         built = (BUILT / f"{name}.js").read_text()
         assert not re.search(r"^\s*import ", built, re.M), f"{name}.js is not self-contained"
         assert "https://" not in built and "http://" not in built
@@ -118,3 +121,4 @@ def test_js_holds_sources_only() -> None:
     assert "ragtt/views/static/" in (REPO / ".gitignore").read_text().splitlines()
     for name in (*WIDGETS, "dashboard"):
         assert (BUILT / f"{name}.js").is_file() and (BUILT / f"{name}.css").is_file()
+    assert (BUILT / "report.js").is_file()
