@@ -3,9 +3,10 @@
 The ``ragtt`` nbconvert template (``templates/ragtt``) extends ``lab`` and inlines the
 scripts that render the widgets: ragtt's own bootstrap when every widget shown is ragtt's,
 else require.js, the widget html-manager and anywidget's AMD build (the recipe measured in
-``shared/design/RECIPES.md``); ``ragtt_nb.report_widgets`` decides. Notebook HTML is untrusted: ``ReportSanitizer`` strips
-scripts, event handlers and ``javascript:`` URLs from HTML and Markdown outputs and drops
-JavaScript outputs, unless the notebook is trusted (``trusted=True``, ``--trust``).
+``shared/design/RECIPES.md``); ``ragtt_nb.report_widgets`` decides. Notebook HTML is
+untrusted: ``ReportSanitizer`` strips scripts, event handlers and ``javascript:`` URLs from
+HTML and Markdown outputs and drops JavaScript outputs, unless the notebook is trusted
+(``trusted=True``, ``--trust``).
 
 Widget state is rendered as saved. An anywidget's state includes its front-end code, so
 rendering widgets means running the code their notebook saved: export notebooks whose
