@@ -1,9 +1,12 @@
 """Which widget code a report carries, decided at export from the saved widget state: ragtt's
 bootstrap when every view shown is a ragtt widget's (its layout model does not count, nor a
-model saved but never shown), the widget manager as soon as anything else is shown."""
+model saved but never shown), the widget manager as soon as anything else is shown. And the
+bootstrap puts each binary buffer back where the widget manager would: a DriftScatter's
+typed arrays and a PdfOverlay's page images render offline."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,18 +15,21 @@ import ipywidgets
 import nbformat
 import pytest
 from ipywidgets.embed import dependency_state, embed_data
+from playwright.sync_api import expect
 
 import ragtt
 from ragtt.views.wire import static_file
 from ragtt_nb import Timeline
 from ragtt_nb.report_widgets import needs_manager
+from tests.conftest import corpus
 
-from .conftest import REPO, export
+from .conftest import REPO, Offline, export, write_notebook
 
 VIEW = "application/vnd.jupyter.widget-view+json"
 STATE = "application/vnd.jupyter.widget-state+json"
 EMBED = (REPO / "ragtt_nb" / "templates" / "ragtt" / "static" / "embed-amd.js").read_text(encoding="utf-8")
 BOOTSTRAP = static_file("report.js").read_text(encoding="utf-8")
+PDF = "docling__normal_4pages.pdf"
 
 
 @pytest.fixture
@@ -88,3 +94,42 @@ def test_anything_else_shown_brings_the_manager(case: str, timeline: Timeline, t
     assert EMBED in html and BOOTSTRAP not in html
     box.close()
     slider.close()
+
+
+@pytest.fixture(scope="module")
+def pdf_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A report of a DriftScatter and a PdfOverlay (its pages PNG buffers in the state)."""
+    folder = tmp_path_factory.mktemp("pdf-report")
+    notebook = write_notebook(
+        folder / "pdf.ipynb",
+        [
+            "import ragtt\nfrom ragtt_nb import DriftScatter, PdfOverlay\n"
+            f"proj = ragtt.Project.open({str(folder / 'proj')!r}, embedder=ragtt.HashEmbedder(), progress=False)\n"
+            f"proj.ingest({str(corpus('pdfs', PDF))!r})\n"
+            "proj.ingest_texts({'notes.md': '# Notes\\n\\nThe evaluation table moved to the appendix.'})\n"
+            "res = proj.query('table of results and the evaluation of the model', top_k=8, generate=False)",
+            "DriftScatter(proj, 1, proj.version)",
+            f"PdfOverlay(proj, {PDF!r}, query_id=res.query_id)",
+        ],
+    )
+    return export(notebook, folder / "pdf.html", execute=True, timeout=300, allow_writes=True)
+
+
+def test_buffers_come_back_where_they_were_in_a_report_of_ragtt_widgets(pdf_report: Path, offline: Offline) -> None:
+    html = pdf_report.read_text(encoding="utf-8")
+    assert BOOTSTRAP in html and EMBED not in html
+    page = offline.open(pdf_report)
+    expect(page.locator(".ragtt-report-view[data-state=ready]")).to_have_count(2, timeout=30_000)
+    scatter = page.locator(".ragtt-drift-scatter[data-painted]")
+    expect(scatter).to_have_count(1)
+    assert json.loads(scatter.get_attribute("data-view") or "{}")["k"] > 0  # the points' bounds, from typed buffers
+    overlay = page.locator(".ragtt-pdf-overlay[data-page]")
+    expect(overlay).to_have_count(1, timeout=30_000)
+    # the page image decoded from its PNG buffer (state path _pages/<n>/png)
+    size = overlay.locator("img.ragtt-po-image").evaluate("i => [i.naturalWidth, i.naturalHeight]")
+    assert size[0] > 100 and size[1] > 100
+    regions = overlay.locator(".ragtt-region")  # the page's chunks, from the state's typed arrays
+    assert regions.count() > 0
+    regions.last.click()  # the smallest, on top
+    expect(overlay.locator(".ragtt-region.ragtt-selected")).to_have_count(1)
+    assert offline.aborted == [] and offline.errors == []
