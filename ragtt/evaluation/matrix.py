@@ -116,7 +116,11 @@ class HistoryMatrix(Result):
             f"metrics {', '.join(self.metrics) or 'none'})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
+        """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
+        every regression the views' "got worse" lists, each with its reason, computed once per
+        matrix (about as long as a deeper search per question that lost a passage); False: none,
+        for a view that draws the cells only (the widget, ``/ui``)."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -130,8 +134,7 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-            "regressions": self._worse_rows,
-        }
+        } | ({"regressions": self._worse_rows} if regressions else {})
 
     @functools.cached_property
     def _worse_rows(self) -> list[dict[str, Any]]:

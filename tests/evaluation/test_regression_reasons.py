@@ -5,6 +5,7 @@ was removed (renamed), a relevant id that left, and ``ragtt eval --json`` carryi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 import ragtt
 from ragtt.cli import main
+from ragtt.evaluation.matrix import Fall
 from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, shingles, text_shingles
 from tests.conftest import flask_releases
 
@@ -188,3 +190,18 @@ def test_a_matrix_read_back_from_the_log_alone_falls_back_to_the_lineage(
     rows = {r["question_id"]: r for r in logged.to_dict()["regressions"]}
     assert "docs/installation.rst was re-ingested at flask-2.0.0" in rows["python"]["reason"]
     assert rows["python"]["reason"].startswith("chunk ")
+
+
+def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
+    """The widget and /ui draw the cells: they never pay for every regression's reason."""
+    from ragtt.views.history_matrix import model
+
+    def refuse(falls: list[Fall]) -> list[str | None]:
+        raise AssertionError(f"a cell view explained {len(falls)} regressions")
+
+    quiet = dataclasses.replace(matrix, explain=refuse)
+    data = model(proj, quiet)["_data"]
+    assert data["questions"]["ids"] == [r["id"] for r in ROWS]
+    assert "regressions" not in quiet.to_dict(regressions=False)
+    with pytest.raises(AssertionError, match="explained 3 regressions"):
+        quiet.to_dict()
