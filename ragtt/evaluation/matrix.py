@@ -107,7 +107,7 @@ class HistoryMatrix(Result):
     computed_versions: int = 0  # versions this call searched; the rest were read back from the log
     reused_versions: int = 0
     gate: Gate | None = None
-    # the regressions to explain -> why each happened (``ragtt.evaluation.reasons``); None: a reason per run absent
+    # the regressions to explain -> why each fell (``ragtt.evaluation.reasons``); None: no reasons
     explain: Callable[[list[Fall]], list[str | None]] | None = field(default=None, metadata=TRANSIENT, repr=False)
 
     def __repr__(self) -> str:
