@@ -82,14 +82,18 @@ class HistoryMatrix(anywidget.AnyWidget):
         self.embed_limit = int(embed_limit)
         if embed_timelines is None:
             embed_timelines = bool(os.environ.get("RAGTT_REPORT"))
-        data = build(proj, matrix.to_dict(), limit=self.embed_limit, metric=metric, timelines=embed_timelines)
+        data = build(
+            proj, matrix.to_dict(regressions=False), limit=self.embed_limit, metric=metric, timelines=embed_timelines
+        )
         super().__init__(_data=data, metric=pick_metric(data, metric))
         self.on_msg(self._on_request)
 
     def embed_timelines(self) -> int:
         """Put the questions' timelines in the state (up to ``embed_limit``), for a notebook you
         will save and export without ``--execute``; returns how many the bound left out."""
-        self._data = build(self._proj, self.matrix.to_dict(), limit=self.embed_limit, metric=self.metric)
+        self._data = build(
+            self._proj, self.matrix.to_dict(regressions=False), limit=self.embed_limit, metric=self.metric
+        )
         return int(self._data["embed"]["timelines_left_out"])
 
     @t.validate("metric")
@@ -131,7 +135,7 @@ class HistoryMatrix(anywidget.AnyWidget):
             "question": d["questions"]["texts"][question],
             "version": self.versions[column],
             "values": values,
-            "query_id": None if state == hm.NO_RUN else self.matrix.to_dict()["query_ids"][question][column],
+            "query_id": None if state == hm.NO_RUN else self.matrix.query_ids[question][column],
             "state": names.get(state, "unknown"),
         }
 
@@ -140,7 +144,7 @@ class HistoryMatrix(anywidget.AnyWidget):
         return self.matrix.frame()
 
     def _on_request(self, _widget: Any, content: dict[str, Any], _buffers: list[Any]) -> None:
-        reply = answer(self._proj, content, self.matrix.to_dict()["query_ids"])
+        reply = answer(self._proj, content, self.matrix.query_ids)
         if reply is not None:
             self.send(*split_buffers(reply))
 

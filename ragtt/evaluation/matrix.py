@@ -9,6 +9,7 @@ holds the raw reply). ``query_ids`` name each cell's logged run: replay, diff or
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from ragtt.values import shorten
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Column", "Gate", "HistoryMatrix"]
+__all__ = ["Column", "Fall", "Gate", "HistoryMatrix"]
 
 _TEXT_ROWS, _TEXT_COLUMNS = 20, 8
 _TEXT_LABEL = 16  # the widest column label the text view prints whole
@@ -79,6 +80,16 @@ class Gate(Result):
         )
 
 
+@dataclass(frozen=True)
+class Fall:
+    """A regression to explain (``HistoryMatrix.explain``): a question's ``metric`` fell between two of its runs."""
+
+    question_id: str
+    metric: str
+    good_query_id: str
+    bad_query_id: str
+
+
 @dataclass(frozen=True, eq=False)
 class HistoryMatrix(Result):
     """``proj.evaluate(dataset)``: ``frame()``, ``wide(metric)``, ``regressions()``, ``to_dict()``."""
@@ -96,8 +107,8 @@ class HistoryMatrix(Result):
     computed_versions: int = 0  # versions this call searched; the rest were read back from the log
     reused_versions: int = 0
     gate: Gate | None = None
-    # (good query id, bad query id) -> the lineage sentence between the two runs
-    explain: Callable[[str, str], str] | None = field(default=None, metadata=TRANSIENT, repr=False)
+    # the regressions to explain -> why each fell (``ragtt.evaluation.reasons``); None: no reasons
+    explain: Callable[[list[Fall]], list[str | None]] | None = field(default=None, metadata=TRANSIENT, repr=False)
 
     def __repr__(self) -> str:
         return (
@@ -105,7 +116,11 @@ class HistoryMatrix(Result):
             f"metrics {', '.join(self.metrics) or 'none'})"
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
+        """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
+        every regression the views' "got worse" lists, each with its reason, computed once per
+        matrix (about as long as a deeper search per question that lost a passage); False: none,
+        for a view that draws the cells only (the widget, ``/ui``)."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -119,7 +134,14 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-        }
+        } | ({"regressions": self._worse_rows} if regressions else {})
+
+    @functools.cached_property
+    def _worse_rows(self) -> list[dict[str, Any]]:
+        """The views' "got worse" (``_worse()``) as ``to_dict()`` carries it: every regression, each with
+        its reason (once per matrix: a reason reads the log and the index)."""
+        worse = self._worse(explained=None)
+        return [] if worse is None else worse[2].to_dicts()
 
     # -- frames ----------------------------------------------------------------------------------
 
@@ -168,7 +190,10 @@ class HistoryMatrix(Result):
 
     def regressions(self, metric: str = "context_recall", threshold: float = 0.5) -> pl.DataFrame:
         """Each time a question's ``metric`` fell below ``threshold`` after being at or above it:
-        the last good and first bad columns, their runs, and the lineage sentence between them."""
+        the last good and first bad columns, their runs, and the ``reason``
+        (``ragtt.evaluation.reasons``): what happened to the reference passages the good run found
+        (edited out, its source removed, ranked below the top-k), the relevant ids that left, the
+        strings the answer lost, else the lineage sentence between the two runs."""
         return self._regressions(metric, threshold, explained=None)
 
     def _regressions(self, metric: str, threshold: float, *, explained: int | None) -> pl.DataFrame:
@@ -176,7 +201,7 @@ class HistoryMatrix(Result):
         each reason reads the log, and a view shows a few."""
         import polars as pl
 
-        rows: list[tuple[Any, ...]] = []
+        rows: list[list[Any]] = []
         for qi, values in enumerate(self._values(metric)):
             good: int | None = None
             for ci, value in enumerate(values):
@@ -185,14 +210,22 @@ class HistoryMatrix(Result):
                 if value >= threshold:
                     good = ci
                 elif good is not None:
-                    rows.append(
-                        self._regression(qi, good, ci, metric, explain=explained is None or len(rows) < explained)
-                    )
+                    rows.append(self._regression(qi, good, ci, metric, threshold))
                     good = None
+        # the reasons of the first ``explained``, asked together (their runs read in one go)
+        falls = [
+            (row, Fall(row[0], metric, row[10], row[11]))
+            for row in rows[:explained]
+            if row[10] is not None and row[11] is not None
+        ]
+        if self.explain is not None and falls:
+            for (row, _), reason in zip(falls, self.explain([f for _, f in falls]), strict=True):
+                row[-1] = reason
         schema = {
             "question_id": pl.String,
             "question": pl.String,
             "metric": pl.String,
+            "threshold": pl.Float64,
             "last_good_version": pl.Int64,
             "last_good_label": pl.String,
             "last_good_value": pl.Float64,
@@ -240,25 +273,25 @@ class HistoryMatrix(Result):
             )
         return self.cells[metric]
 
-    def _regression(self, qi: int, good: int, bad: int, metric: str, *, explain: bool = True) -> tuple[Any, ...]:
+    def _regression(self, qi: int, good: int, bad: int, metric: str, threshold: float) -> list[Any]:
+        """A ``regressions()`` row, its reason (the last) still None."""
         g, b = self.columns[good], self.columns[bad]
-        good_id, bad_id = self.query_ids[qi][good], self.query_ids[qi][bad]
-        reason = self.explain(good_id, bad_id) if explain and self.explain and good_id and bad_id else None
         values = self.cells[metric][qi]
-        return (
+        return [
             self.question_ids[qi],
             self.questions[qi],
             metric,
+            float(threshold),
             g.version,
             g.label,
             values[good],
             b.version,
             b.label,
             values[bad],
-            good_id,
-            bad_id,
-            reason,
-        )
+            self.query_ids[qi][good],
+            self.query_ids[qi][bad],
+            None,
+        ]
 
     # -- text and HTML ---------------------------------------------------------------------------
 
@@ -291,13 +324,14 @@ class HistoryMatrix(Result):
     def __str__(self) -> str:
         return self.to_text()
 
-    def _worse(self) -> tuple[str, float, Any] | None:
+    def _worse(self, *, explained: int | None = _TEXT_ROWS) -> tuple[str, float, Any] | None:
         """The default ``regressions()`` (context_recall below 0.5, else the first metric's), for
-        the text and HTML views: which questions got worse, since when, and why."""
+        the text and HTML views (which explain the ``_TEXT_ROWS`` they print) and ``to_dict()``
+        (every one): which questions got worse, since when, and why."""
         if not self.metrics:
             return None
         metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
-        return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=_TEXT_ROWS)
+        return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=explained)
 
     def _worse_lines(self) -> list[str]:
         worse = self._worse()

@@ -29,13 +29,23 @@ from typing import TYPE_CHECKING
 
 from ragtt.errors import ConfigError
 from ragtt.index.retrieve import tokens
-from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, score_passages, shingles
+from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, PassageScore, containment, score_passages, shingles
 
 if TYPE_CHECKING:
     from ragtt.evaluation.dataset import EvalDataset, EvalItem
     from ragtt.results import RetrievedChunk
 
-__all__ = ["ANSWER_METRICS", "JUDGED_METRICS", "metric_order", "needs_answer", "score", "wanted_metrics"]
+__all__ = [
+    "ANSWER_METRICS",
+    "JUDGED_METRICS",
+    "found_passages",
+    "holds",
+    "judged_id",
+    "metric_order",
+    "needs_answer",
+    "score",
+    "wanted_metrics",
+]
 
 RANKED = ("ndcg", "recall")  # named with their cut-off: ndcg@10
 BASES = ("context_recall", "context_precision", "ndcg", "recall", "mrr", "answer_match", "contains")
@@ -112,7 +122,7 @@ def score(
     relevance: list[bool] | None = None
     if item.reference_contexts and ("context_recall" in metrics or "context_precision" in metrics):
         passages = item.reference_contexts
-        found = score_passages(passages, chunks, lambda _: None, DEFAULT_MATCH, source_shingles=source_shingles)
+        found = found_passages(item, chunks, source_shingles)
         out["context_recall"] = found.recall
         passage_ids = {p.chunk_id for p in passages if p.chunk_id}
         carried = [(shingles(p.text), src) for p, src in zip(passages, found.found_in, strict=True) if src]
@@ -141,9 +151,21 @@ def score(
     if answer is not None and "answer_match" in metrics and item.reference:
         out["answer_match"] = answer_match(answer, item.reference)
     if answer is not None and "contains" in metrics and item.must_contain:
-        folded = _fold(answer)
-        out["contains"] = sum(_fold(s) in folded for s in item.must_contain) / len(item.must_contain)
+        out["contains"] = sum(holds(answer, s) for s in item.must_contain) / len(item.must_contain)
     return {k: out[k] for k in metrics if k in out}
+
+
+def found_passages(item: EvalItem, chunks: Sequence[RetrievedChunk], source_shingles: SourceShingles) -> PassageScore:
+    """Which of ``item``'s reference passages ``chunks`` found, and in which source (``found_in``):
+    the golden-passage matching of ``ragtt test run``, against the sources' text at the run's version."""
+    return score_passages(
+        item.reference_contexts, chunks, lambda _: None, DEFAULT_MATCH, source_shingles=source_shingles
+    )
+
+
+def holds(answer: str, text: str) -> bool:
+    """Whether ``answer`` holds ``text`` (a ``must_contain`` string), case and spacing folded."""
+    return _fold(text) in _fold(answer)
 
 
 def answer_match(answer: str, reference: str) -> float:

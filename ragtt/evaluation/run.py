@@ -15,9 +15,7 @@ versions already logged under that name back and searches only the others.
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from os import PathLike
@@ -29,6 +27,8 @@ from ragtt.evaluation.dataset import EvalDataset, EvalItem, as_dataset
 from ragtt.evaluation.judge import LiteLLMJudge, as_judge
 from ragtt.evaluation.matrix import Column, HistoryMatrix
 from ragtt.evaluation.metrics import JUDGED_METRICS, metric_order, needs_answer, score, wanted_metrics
+from ragtt.evaluation.reasons import Reasons
+from ragtt.evaluation.sources import Shingled
 from ragtt.events import types as ev
 from ragtt.events.store import Event
 
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["build_matrix", "evaluate", "resolve_columns"]
 
-_SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchanged one is one document)
 _PROGRESS_MIN_CELLS = 200
 _NAMED = ("snapshots", "versions", "latest")
 _PROGRESS_DELAY_S = 2.0
@@ -191,7 +190,7 @@ def _search(
     vectors: dict[str, Any] = {}
     if plan.mode in ("vector", "hybrid"):  # each distinct question embedded (or read from the cache) once
         vectors = dict(zip(texts, ctx.cache.embed(ctx.embedder, texts)[0], strict=True))
-    shingled = _Shingled(ctx)
+    shingled = Shingled(ctx)
     progress = _progress(ctx, len(versions) * len(data.items))
     out: dict[int, list[dict[str, Any]]] = {}
     pool = ThreadPoolExecutor(1, thread_name_prefix="ragtt-evaluate")
@@ -277,38 +276,6 @@ def _search(
     return out
 
 
-class _Shingled:
-    """Each source's parsed text, shingled once per document (a source unchanged across
-    versions is one document, ``doc_key``), the last ``_SHINGLED_DOCS`` of them kept.
-    ``keys(version)`` reads a version's document keys in one scan (on any thread);
-    ``of(keys)`` looks sources up in them (on the thread that owns the log)."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-        self._docs: OrderedDict[str, AbstractSet[tuple[str, ...]]] = OrderedDict()
-
-    def keys(self, version: int) -> dict[str, str]:
-        """source -> doc_key at ``version``."""
-        table = self._ctx.table.scan(version, ["source", "doc_key"])
-        return dict(zip(table["source"].to_pylist(), table["doc_key"].to_pylist(), strict=True))
-
-    def of(self, keys: dict[str, str]) -> Callable[[str], AbstractSet[tuple[str, ...]]]:
-        return lambda source: self._shingles(keys.get(source))
-
-    def _shingles(self, doc_key: str | None) -> AbstractSet[tuple[str, ...]]:
-        from ragtt.timetravel.golden import text_shingles
-
-        if doc_key is None:
-            return frozenset()
-        if doc_key not in self._docs:
-            row = self._ctx.log.documents.get(doc_key)
-            self._docs[doc_key] = text_shingles(str(row.text)) if row is not None else frozenset()
-            if len(self._docs) > _SHINGLED_DOCS:
-                self._docs.popitem(last=False)
-        self._docs.move_to_end(doc_key)
-        return self._docs[doc_key]
-
-
 def _progress(ctx: Context, cells: int) -> Any:
     if not ctx.progress:
         return None
@@ -365,18 +332,5 @@ def build_matrix(
         unparseable=unparseable,
         computed_versions=computed,
         reused_versions=reused,
-        explain=lambda good, bad: _reason(ctx, good, bad),
+        explain=Reasons(ctx, items),
     )
-
-
-def _reason(ctx: Context, good: str, bad: str) -> str:
-    """The lineage sentence between a question's last good run and its first bad one: what left
-    the top-k and why (a re-ingest that changed the passage, a removal), else what else moved."""
-    from ragtt.timetravel.lineage import lineage
-
-    report = lineage(ctx, good, bad)
-    left = [e for e in report.entries if e.change == "left" and e.cause != "ranking"]
-    chosen = left or [e for e in report.entries if e.cause != "ranking"] or report.entries
-    if not chosen:
-        return "the same chunks were retrieved at both versions; the evidence changed inside its source's text"
-    return "; ".join(e.statement(report.labels) for e in chosen[:3])

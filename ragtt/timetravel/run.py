@@ -35,6 +35,7 @@ __all__ = [
     "execute_many",
     "last_query",
     "load_run",
+    "load_runs",
     "record",
     "resolve_in_log",
     "resolve_pair",
@@ -253,10 +254,8 @@ def load_run(ctx: Context, query_id: str) -> LoggedRun:
     from ragtt.errors import NotFoundError
 
     query_id = resolve_query_id(ctx, query_id)
-    events = ctx.log.query(query_id=query_id)
-    by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
-    retrieval = by_type.get(ev.RETRIEVAL_EXECUTED)
-    if retrieval is None:  # never run, or pruned
+    run = _logged_run(query_id, ctx.log.query(query_id=query_id))
+    if run is None:  # never run, or pruned
         from ragtt.retention import pruned_error
 
         pruned = pruned_error(ctx, query_id)
@@ -266,6 +265,28 @@ def load_run(ctx: Context, query_id: str) -> LoggedRun:
             f"no query or replay with id {query_id!r} in this project's event log "
             "(list them with proj.events.frame(types=['query.received']))"
         )
+    return run
+
+
+def load_runs(ctx: Context, query_ids: Sequence[str]) -> dict[str, LoggedRun]:
+    """Many logged runs by their full ids, read in a few statements; an id with no run logged
+    (never run, or pruned) is left out."""
+    kinds = [
+        p + t
+        for p in ("", ev.REPLAY_PREFIX)
+        for t in (ev.RETRIEVAL_EXECUTED, ev.GENERATION_EXECUTED, ev.QUERY_COMPLETED)
+    ]
+    found = {
+        q: _logged_run(q, events) for q, events in ctx.log.runs(list(dict.fromkeys(query_ids)), types=kinds).items()
+    }
+    return {q: run for q, run in found.items() if run is not None}
+
+
+def _logged_run(query_id: str, events: Sequence[Event]) -> LoggedRun | None:
+    by_type = {e.type.removeprefix(ev.REPLAY_PREFIX): e for e in events}
+    retrieval = by_type.get(ev.RETRIEVAL_EXECUTED)
+    if retrieval is None:
+        return None
     generation = by_type.get(ev.GENERATION_EXECUTED)
     completed = by_type.get(ev.QUERY_COMPLETED)
     payload = retrieval.payload

@@ -456,6 +456,24 @@ class Gate(TypedDict):
     fallen: list[dict[str, Any]]  # question_id, question, baseline, now, query_id
 
 
+class Regression(TypedDict):
+    """A question whose ``metric`` fell below ``threshold`` after being at or above it, and why."""
+
+    question_id: str
+    question: str
+    metric: str
+    threshold: float
+    last_good_version: int
+    last_good_label: str | None
+    last_good_value: float
+    first_bad_version: int
+    first_bad_label: str | None
+    first_bad_value: float
+    last_good_query_id: str | None
+    first_bad_query_id: str | None
+    reason: str | None  # None: a run is no longer in the log
+
+
 class HistoryMatrix(TypedDict):
     """A question set at each evaluated version (``ragtt.HistoryMatrix``): ``cells[metric]`` and
     ``query_ids`` are [question][column], None where absent."""
@@ -472,6 +490,8 @@ class HistoryMatrix(TypedDict):
     computed_versions: int  # versions searched by this call; the rest were read back from the log
     reused_versions: int
     gate: Gate | None
+    # context_recall's regressions at 0.5 (else the first metric's), every one with its reason
+    regressions: list[Regression]
 
 
 class FusionSettings(TypedDict):

@@ -1,9 +1,9 @@
 """The HistoryMatrix widget's model state (``_data``), from a ``ragtt.HistoryMatrix`` and its Project.
 
 No widget stack here: the notebook's ``HistoryMatrix`` widget and ``ragtt serve``'s ``/ui``
-both build on it. The matrix is read through its ``to_dict()`` only (metrics, questions,
-columns, cells, query_ids, unparseable). Wire format, for ``Q`` questions and ``C`` columns
-(cells row-major, question by question: cell ``q * C + c``):
+both build on it. The matrix is read through its ``to_dict(regressions=False)`` only (metrics,
+questions, columns, cells, query_ids, unparseable: the regressions' reasons are not drawn
+here). Wire format, for ``Q`` questions and ``C`` columns (cells row-major, question by question: cell ``q * C + c``):
 
 - ``questions``: ``{"ids", "texts"}``; ``columns``: ``{"version"`` (int32), ``"labels"``,
   ``"at"}``; ``names``: version (as a string) -> the snapshot label that names it;
@@ -85,7 +85,7 @@ def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMB
     """The HistoryMatrix widget's traits as ``/ui`` shows it: ``_data``, ``metric``, ``selected``.
     Every cell's query id travels (the server's answers need them), timelines come from the
     server when a question is clicked."""
-    data = build(proj, matrix.to_dict(), limit=limit, metric=metric, ids_limit=None, timelines=False)
+    data = build(proj, matrix.to_dict(regressions=False), limit=limit, metric=metric, ids_limit=None, timelines=False)
     return {"_data": data, "metric": pick_metric(data, metric), "selected": []}
 
 

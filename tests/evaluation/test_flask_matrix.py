@@ -4,6 +4,7 @@ whose reference passages come from the LATEST release, evaluated across all of t
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,8 @@ def test_to_dict_is_the_wire_contract(matrix: ragtt.HistoryMatrix) -> None:
         assert len(rows) == n_q and all(len(r) == n_c for r in rows)
     assert len(data["query_ids"]) == n_q and all(len(r) == n_c for r in data["query_ids"])
     assert data["unparseable"] == []
+    assert data["regressions"] == matrix.regressions().to_dicts()
+    assert json.loads(json.dumps(data)) == data
 
 
 def test_a_passage_that_left_is_a_regression_with_its_reason(history: ragtt.Project) -> None:
@@ -188,4 +191,5 @@ def test_a_passage_that_left_is_a_regression_with_its_reason(history: ragtt.Proj
     assert row["first_bad_label"] == "flask-2.0.0"
     assert row["last_good_value"] == 1.0 and row["first_bad_value"] == 0.0
     assert "docs/installation.rst was re-ingested at flask-2.0.0" in row["reason"], row["reason"]
-    assert "this passage changed" in row["reason"]
+    assert row["reason"].startswith('the reference passage "We recommend using the latest version of Python …"')
+    assert "and no longer holds it" in row["reason"]

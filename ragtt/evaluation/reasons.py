@@ -1,0 +1,327 @@
+"""Why a question got worse between two of its runs: the ``reason`` of ``HistoryMatrix.regressions()``.
+
+By what the question is scored against:
+
+* reference passages (``context_recall``, ``context_precision``): what happened to each
+  passage the good run found and the bad one does not, matched as the metric matches them
+  (``found_passages``): its source was removed, or re-ingested without it (at which version),
+  or it still holds it and a deeper search at the bad version ranks it below the top-k (its
+  rank there). For a passage gone from its source, the deeper search also says which other
+  document holds it now, if one among its results does;
+* qrels (``ndcg@k``, ``recall@k``, ``mrr``): the relevant ids that left the top k (with the
+  lineage of their chunk) or fell in rank;
+* answers (``contains``, ``answer_match``, the judge's metrics): the ``must_contain`` strings
+  the answer lost, then the retrieval reason above.
+
+When none of these says anything (or the matrix was read back from the log alone, which
+keeps the runs and not the dataset's references), the lineage sentence between the two runs:
+which chunks left the top-k and why. Cost, for the regressions asked at once: their runs in
+a few reads of the log, their chunks' texts in one scan per version, the sources' text at the
+versions involved (each document shingled once), and one search ``_DEEP`` results deep per
+question that lost a passage, the questions of one version searched together.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ragtt.evaluation.matrix import Fall
+from ragtt.evaluation.metrics import ANSWER_METRICS, JUDGED_METRICS, found_passages, holds, judged_id
+from ragtt.evaluation.sources import Shingled
+from ragtt.events import types as ev
+from ragtt.results import RetrievedChunk, version_label
+from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, containment, shingles
+
+if TYPE_CHECKING:
+    from ragtt.context import Context
+    from ragtt.evaluation.dataset import EvalItem
+    from ragtt.events.store import Event
+    from ragtt.index.retrieve import RetrievalPlan
+    from ragtt.timetravel.lineage import LineageReport
+    from ragtt.timetravel.run import LoggedRun
+
+__all__ = ["Reasons"]
+
+_DEEP = 50  # how many results the search for a passage that left the top-k looks through
+_NAMED = 3  # passages or ids one reason names; the rest are counted
+_VERSIONS_KEPT = 8  # versions whose source -> document keys are kept
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A logged run with its chunks' texts (read back from its version of the index)."""
+
+    logged: LoggedRun
+    chunks: list[RetrievedChunk]
+
+    @property
+    def version(self) -> int:
+        return self.logged.index_version
+
+
+class Reasons:
+    """``reasons(falls)``: one sentence per fall (None where a run is no longer in the log)."""
+
+    def __init__(self, ctx: Context, items: Sequence[EvalItem]) -> None:
+        self._ctx = ctx
+        self._items = {i.id: i for i in items}
+        self._shingled = Shingled(ctx)
+        self._keys: OrderedDict[int, dict[str, str]] = OrderedDict()
+        self._labels: dict[int, str] | None = None
+        # for one call: (question, bad query id) -> the deeper search; (kind, low, high) -> the log's changes
+        self._deeps: dict[tuple[str, str], list[RetrievedChunk]] = {}
+        self._changes: dict[tuple[str, int, int], list[Event]] = {}
+
+    def __call__(self, falls: Sequence[Fall]) -> list[str | None]:
+        runs = self._runs([q for f in falls for q in (f.good_query_id, f.bad_query_id)])
+        pairs = [(f, runs.get(f.good_query_id), runs.get(f.bad_query_id)) for f in falls]
+        try:
+            self._search_deep([(f, bad) for f, good, bad in pairs if good is not None and bad is not None])
+            return [None if g is None or b is None else self._reason(f, g, b) for f, g, b in pairs]
+        finally:
+            self._deeps.clear()
+            self._changes.clear()
+
+    def _search_deep(self, falls: list[tuple[Fall, _Run]]) -> None:
+        """The deeper searches the passage reasons need, the questions of one version and plan
+        searched together (``execute_many``): a question that lost a passage needs one."""
+        from ragtt.timetravel.run import execute_many
+
+        groups: dict[tuple[int, str], tuple[RetrievalPlan, dict[str, list[str]]]] = {}
+        for fall, bad in falls:
+            item = self._items.get(fall.question_id)
+            if item is None or not item.reference_contexts or _is_qrels(fall.metric):
+                continue
+            plan = replace(bad.logged.plan, top_k=max(_DEEP, bad.logged.plan.top_k))
+            key = (bad.version, json.dumps(plan.to_dict(), sort_keys=True))
+            groups.setdefault(key, (plan, {}))[1].setdefault(item.question, []).append(bad.logged.query_id)
+        for (version, _), (plan, asked) in groups.items():
+            questions = list(asked)
+            n = len(questions)
+            found = execute_many(self._ctx, questions, plan, version, generate=[False] * n, vectors=[None] * n)
+            for question, run in zip(questions, found, strict=True):
+                for query_id in asked[question]:
+                    self._deeps[(question, query_id)] = run.chunks
+
+    def _runs(self, query_ids: list[str]) -> dict[str, _Run]:
+        """The runs, their chunks' texts read in one scan per version."""
+        from ragtt.timetravel.run import load_runs
+
+        logged = load_runs(self._ctx, query_ids)
+        wanted: dict[int, set[str]] = {}
+        for run in logged.values():
+            wanted.setdefault(run.index_version, set()).update(c["chunk_id"] for c in run.chunks)
+        texts = {v: self._ctx.table.texts(v, ids) for v, ids in wanted.items()}
+        return {q: _Run(run, [_chunk(c, texts[run.index_version]) for c in run.chunks]) for q, run in logged.items()}
+
+    def _reason(self, fall: Fall, good: _Run, bad: _Run) -> str:
+        item = self._items.get(fall.question_id)
+        answer: list[str] = []
+        retrieval: list[str] = []
+        if item is not None:  # a matrix read back from the log alone knows its questions' texts only
+            if fall.metric in ANSWER_METRICS or fall.metric in JUDGED_METRICS:
+                answer = _lost_strings(item, good, bad)
+            if item.reference_contexts and not _is_qrels(fall.metric):
+                retrieval = self._passages(item, good, bad)
+            elif item.relevant:
+                retrieval = self._qrels(item, fall.metric, good, bad)
+        return "; ".join(answer + (retrieval or [self._lineage(good, bad)]))
+
+    # -- reference passages ----------------------------------------------------------------------
+
+    def _passages(self, item: EvalItem, good: _Run, bad: _Run) -> list[str]:
+        then = found_passages(item, good.chunks, self._shingled.of(self._sources(good.version)))
+        now = found_passages(item, bad.chunks, self._shingled.of(self._sources(bad.version)))
+        lost = [
+            (p, source)
+            for p, source, found in zip(item.reference_contexts, then.found_in, now.found_in, strict=True)
+            if source is not None and found is None
+        ]
+        said = [self._lost(item, p, source, good, bad) for p, source in lost[:_NAMED]]
+        if len(lost) > _NAMED:
+            said.append(f"and {len(lost) - _NAMED} more reference passages")
+        return said
+
+    def _lost(self, item: EvalItem, passage: GoldenPassage, source: str, good: _Run, bad: _Run) -> str:
+        """What happened to one reference passage ``good`` found in ``source`` and ``bad`` does not."""
+        own = shingles(passage.text)
+        head = f"the reference passage {_quote(passage.first_words)}"
+        was = f"{head} was in {source} at {self._label(good.version)}"
+        doc_key = self._sources(bad.version).get(source)
+        if doc_key is not None and containment(own, self._shingled.document(doc_key)) >= DEFAULT_MATCH:
+            # still in its source: retrieval no longer ranks it in the top-k
+            rank = self._rank(item.question, replace(passage, source=source), bad)
+            k = bad.logged.plan.top_k
+            deep = len(self._deep(item.question, bad))
+            where = f"rank {rank}" if rank is not None else f"not among the first {deep} results either"
+            return f"{head} is still in {source} at {self._label(bad.version)} but ranked below the top {k} ({where})"
+        if doc_key is None:
+            removed = self._changed(source, ev.DOCUMENT_REMOVED, good.version, bad.version, own)
+            at = self._label(removed if removed is not None else bad.version)
+            cause = f"{source} was removed at {at}"
+        else:
+            edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
+            at = self._label(edited if edited is not None else bad.version)
+            cause = f"{source} was re-ingested at {at} and no longer holds it"
+        return f"{was}; {cause}; {self._elsewhere(item.question, passage, bad)}"
+
+    def _changed(self, source: str, kind: str, low: int, high: int, own: frozenset[tuple[str, ...]]) -> int | None:
+        """The version in (low, high] where ``source`` was removed (``kind`` DOCUMENT_REMOVED), or
+        first re-ingested without the passage (DOCUMENT_INGESTED); None: the log has no such event."""
+        if (kind, low, high) not in self._changes:
+            self._changes[(kind, low, high)] = self._ctx.log.query(types=[kind], version_range=(low, high))
+        for event in self._changes[(kind, low, high)]:
+            p = event.payload
+            if p.get("source") != source:
+                continue
+            if (
+                kind == ev.DOCUMENT_REMOVED
+                or containment(own, self._shingled.document(p.get("doc_key"))) < DEFAULT_MATCH
+            ):
+                return event.index_version
+        return None
+
+    def _elsewhere(self, question: str, passage: GoldenPassage, bad: _Run) -> str:
+        """Which document holds the passage at ``bad``'s version, among a deeper search's results."""
+        deep = self._deep(question, bad)
+        anywhere = replace(passage, chunk_id="", source="")
+        rank = self._first_rank(anywhere, deep, bad.version)
+        if rank is None:
+            return f"no document among the first {len(deep)} results at {self._label(bad.version)} holds it"
+        source = found_passages(_item(anywhere), deep[:rank], self._shingled.of(self._sources(bad.version)))
+        return f"it is in {source.found_in[0]} at {self._label(bad.version)} (rank {rank})"
+
+    def _rank(self, question: str, passage: GoldenPassage, bad: _Run) -> int | None:
+        """The rank at which a deeper search at ``bad``'s version finds ``passage`` (None: not in it)."""
+        return self._first_rank(passage, self._deep(question, bad), bad.version)
+
+    def _first_rank(self, passage: GoldenPassage, chunks: list[RetrievedChunk], version: int) -> int | None:
+        """The fewest of ``chunks`` that find ``passage`` (None: all of them do not). Found stays found
+        as chunks are added (the matching pools a source's chunks), so a binary search finds it."""
+        sources = self._shingled.of(self._sources(version))
+        item = _item(passage)
+        k = bisect.bisect_left(
+            range(1, len(chunks) + 1),
+            True,
+            key=lambda r: found_passages(item, chunks[:r], sources).found_in[0] is not None,
+        )
+        return k + 1 if k < len(chunks) else None
+
+    def _deep(self, question: str, bad: _Run) -> list[RetrievedChunk]:
+        """``bad``'s search again, ``_DEEP`` results deep: the same plan at the same version."""
+        return self._deeps[(question, bad.logged.query_id)]
+
+    # -- qrels -----------------------------------------------------------------------------------
+
+    def _qrels(self, item: EvalItem, metric: str, good: _Run, bad: _Run) -> list[str]:
+        """The relevant ids ``good`` ranked within the metric's cut-off that ``bad`` ranks lower or not at all."""
+        base, _, cut = metric.partition("@")
+        k = int(cut) if cut and base in ("ndcg", "recall") else good.logged.plan.top_k
+        then, now = _ranked(good.chunks, item.relevant), _ranked(bad.chunks, item.relevant)
+        statements = {}
+        left = [(i, r) for i, r in then.items() if r <= k and item.relevant.get(i, 0.0) > 0 and now.get(i, k + 1) > k]
+        if any(i not in now for i, _ in left):
+            report = self._lineage_report(good, bad)
+            statements = {e.chunk_id: e.statement(report.labels) for e in report.entries if e.change == "left"}
+        said = []
+        for judged, rank in left[:_NAMED]:
+            grade = f"relevant {judged} (grade {item.relevant[judged]:g}, was #{rank})"
+            chunk = next(c.chunk_id for c in good.chunks if judged_id(c, item.relevant) == judged)
+            if judged in now:
+                said.append(f"{grade} fell to #{now[judged]}, below the top {k}")
+            else:
+                said.append(f"{grade} left: {statements.get(chunk, f'it is not in the top {len(bad.chunks)}')}")
+        if len(left) > _NAMED:
+            said.append(f"and {len(left) - _NAMED} more relevant ids left the top {k}")
+        if not left:
+            fell = [
+                (i, r, now[i]) for i, r in then.items() if item.relevant.get(i, 0.0) > 0 and i in now and now[i] > r
+            ]
+            said += [f"relevant {i} fell from #{a} to #{b}" for i, a, b in fell[:_NAMED]]
+        return said
+
+    # -- lineage ---------------------------------------------------------------------------------
+
+    def _lineage_report(self, good: _Run, bad: _Run) -> LineageReport:
+        from ragtt.timetravel.lineage import runs_lineage
+
+        return runs_lineage(self._ctx, good.logged, bad.logged)
+
+    def _lineage(self, good: _Run, bad: _Run) -> str:
+        """The lineage sentence between the two runs: what left the top-k and why (a re-ingest
+        that changed the passage, a removal), else what else moved."""
+        report = self._lineage_report(good, bad)
+        left = [e for e in report.entries if e.change == "left" and e.cause != "ranking"]
+        chosen = left or [e for e in report.entries if e.cause != "ranking"] or report.entries
+        if not chosen:
+            return "the same chunks were retrieved at both versions; the evidence changed inside its source's text"
+        return "; ".join(e.statement(report.labels) for e in chosen[:_NAMED])
+
+    # -- versions --------------------------------------------------------------------------------
+
+    def _sources(self, version: int) -> dict[str, str]:
+        """source -> doc_key at ``version`` (the last ``_VERSIONS_KEPT`` versions kept)."""
+        if version not in self._keys:
+            self._keys[version] = self._shingled.keys(version)
+            if len(self._keys) > _VERSIONS_KEPT:
+                self._keys.popitem(last=False)
+        self._keys.move_to_end(version)
+        return self._keys[version]
+
+    def _label(self, version: int) -> str:
+        from ragtt.index.snapshots import version_labels
+
+        if self._labels is None:
+            self._labels = version_labels(self._ctx)
+        return version_label(version, self._labels)
+
+
+def _lost_strings(item: EvalItem, good: _Run, bad: _Run) -> list[str]:
+    """ "the answer lost "pip install"": the ``must_contain`` strings the good answer held and the bad one lacks."""
+    then, now = good.logged.answer, bad.logged.answer
+    if then is None or now is None:
+        return []
+    lost = [s for s in item.must_contain if holds(then, s) and not holds(now, s)]
+    return [f"the answer lost {', '.join(_quote(s) for s in lost)}"] if lost else []
+
+
+def _is_qrels(metric: str) -> bool:
+    return metric.partition("@")[0] in ("ndcg", "recall", "mrr")
+
+
+def _ranked(chunks: Sequence[RetrievedChunk], relevant: dict[str, float]) -> dict[str, int]:
+    """Judged id -> the rank of its best chunk (ranks count documents, as the qrels metrics do)."""
+    out: dict[str, int] = {}
+    for c in chunks:
+        out.setdefault(judged_id(c, relevant), len(out) + 1)
+    return out
+
+
+def _item(passage: GoldenPassage) -> EvalItem:
+    from ragtt.evaluation.dataset import EvalItem
+
+    return EvalItem("", "", reference_contexts=[passage])
+
+
+def _chunk(logged: dict[str, Any], texts: dict[str, str]) -> RetrievedChunk:
+    """A logged chunk (its id, source and rank) with its text at the run's version."""
+    span = logged.get("charspan") or (0, 0)
+    return RetrievedChunk(
+        chunk_id=str(logged["chunk_id"]),
+        doc_id=str(logged.get("doc_id", "")),
+        source=str(logged["source"]),
+        text=texts.get(str(logged["chunk_id"]), ""),
+        rank=int(logged["rank"]),
+        score=float(logged["score"]),
+        scores=dict(logged.get("scores") or {}),
+        charspan=(int(span[0]), int(span[1])),
+    )
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', "'") + '"'

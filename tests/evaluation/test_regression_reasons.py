@@ -1,0 +1,207 @@
+"""Why a question got worse, on Flask's real history: a reference passage edited out of its
+source by a re-ingest, one still in its source but ranked below the top-k, one whose source
+was removed (renamed), a relevant id that left, and ``ragtt eval --json`` carrying the same
+``regressions`` as the matrix's frame."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import ragtt
+from ragtt.cli import main
+from ragtt.evaluation.matrix import Fall
+from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, shingles, text_shingles
+from tests.conftest import flask_releases
+
+RELEASES = ("flask-0.12", "flask-1.0", "flask-1.1.2", "flask-2.0.0", "flask-3.0.0", "flask-3.0.3")
+MODE, TOP_K = "bm25", 5
+# In installation.rst up to 1.1.2; 2.0.0 rewrote it ("Flask supports Python 3.6 and newer").
+EDITED = "We recommend using the latest version of Python 3. Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+# In config.rst at every one of these releases, verbatim.
+KEPT = (
+    "This first loads the configuration from the `yourapplication.default_settings` module and then overrides the "
+    "values with the contents of the file the :envvar:`YOURAPPLICATION_SETTINGS` environment variable points to."
+)
+# In security.rst until 3.0.0; 3.0.3 renamed the file web-security.rst.
+MOVED = "Flask configures Jinja2 to automatically escape all values unless explicitly told otherwise."
+ROWS: list[dict[str, Any]] = [
+    {"id": "python", "question": "Which Python versions does Flask support?", "reference_contexts": [EDITED]},
+    {
+        "id": "settings",
+        "question": "settings from environment",
+        "reference_contexts": [{"text": KEPT, "source": "docs/config.rst"}],
+    },
+    {
+        "id": "escaping",
+        "question": "Does Flask escape values in templates automatically?",
+        "reference_contexts": [{"text": MOVED, "source": "docs/security.rst"}],
+    },
+    {"id": "xss", "question": "cross-site scripting XSS", "relevant": {"docs/security.rst": 1}},
+]
+
+
+def label_of(release: Path) -> str:
+    return release.name.split("_", 1)[1]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("reasons") / "proj"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        for release in flask_releases():
+            if label_of(release) in RELEASES:
+                proj.ingest(release)
+                proj.snapshot(label_of(release))
+    return path
+
+
+@pytest.fixture(scope="module")
+def dataset(folder: Path) -> Path:
+    path = folder.parent / "questions.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in ROWS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def cli_json(folder: Path, dataset: Path) -> dict[str, Any]:
+    """``ragtt eval --json`` through the real entry point, before the API reads the matrix back."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            [
+                "--project",
+                str(folder),
+                "--embedder",
+                "hash",
+                "eval",
+                str(dataset),
+                "--mode",
+                MODE,
+                "--top-k",
+                "5",
+                "--json",
+            ]
+        )
+    assert code == 0, out.getvalue()
+    return dict(json.loads(out.getvalue()))
+
+
+@pytest.fixture(scope="module")
+def proj(folder: Path, cli_json: dict[str, Any]) -> Iterator[ragtt.Project]:
+    with ragtt.Project.open(folder, embedder=ragtt.HashEmbedder(), progress=False) as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def matrix(proj: ragtt.Project, dataset: Path) -> ragtt.HistoryMatrix:
+    found = proj.evaluate(dataset, mode=MODE, top_k=TOP_K)
+    assert found.computed_versions == 0  # read back from what the CLI logged: the same runs
+    return found
+
+
+def regression(matrix: ragtt.HistoryMatrix, question_id: str, metric: str = "context_recall") -> dict[str, Any]:
+    rows = matrix.regressions(metric).filter(pl.col("question_id") == question_id).to_dicts()
+    assert len(rows) == 1, matrix.to_text()
+    return rows[0]
+
+
+def held(proj: ragtt.Project, passage: str, source: str, at: str) -> float:
+    return containment(shingles(passage), text_shingles(proj.document(source, at=at).text))
+
+
+def test_a_passage_edited_out_by_a_re_ingest_names_the_re_ingest(
+    proj: ragtt.Project, matrix: ragtt.HistoryMatrix
+) -> None:
+    row = regression(matrix, "python")
+    assert (row["last_good_label"], row["first_bad_label"]) == ("flask-1.1.2", "flask-2.0.0")
+    assert held(proj, EDITED, "docs/installation.rst", "flask-1.1.2") >= DEFAULT_MATCH
+    assert held(proj, EDITED, "docs/installation.rst", "flask-2.0.0") < DEFAULT_MATCH
+    bad = f"flask-2.0.0 (v{row['first_bad_version']})"
+    assert row["reason"].startswith(
+        'the reference passage "We recommend using the latest version of Python …" was in docs/installation.rst at '
+        f"flask-1.1.2 (v{row['last_good_version']}); docs/installation.rst was re-ingested at {bad} and no longer "
+        "holds it; "
+    ), row["reason"]
+
+
+def test_a_passage_still_in_its_source_says_its_rank(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
+    row = regression(matrix, "settings")
+    assert (row["last_good_label"], row["first_bad_label"]) == ("flask-1.0", "flask-1.1.2")
+    assert held(proj, KEPT, "docs/config.rst", "flask-1.1.2") == 1.0
+    prefix = (
+        'the reference passage "This first loads the configuration from the `yourapplication.default_settings` …" '
+        f"is still in docs/config.rst at flask-1.1.2 (v{row['first_bad_version']}) but ranked below the top 5 (rank "
+    )
+    assert row["reason"].startswith(prefix), row["reason"]
+    rank = int(row["reason"].removeprefix(prefix).rstrip(")"))
+    assert rank > TOP_K
+    # the chunk at that rank of a deeper replay is the first of config.rst to carry the passage
+    deeper = proj.replay_text("settings from environment", at="flask-1.1.2", mode=MODE, top_k=50).chunks
+    own = shingles(KEPT)
+    carrying = [c.rank for c in deeper if c.source == "docs/config.rst" and containment(own, shingles(c.text)) >= REACH]
+    assert carrying and carrying[0] == rank
+
+
+def test_a_passage_whose_source_was_removed_says_so_and_where_it_is_now(matrix: ragtt.HistoryMatrix) -> None:
+    row = regression(matrix, "escaping")
+    assert (row["last_good_label"], row["first_bad_label"]) == ("flask-3.0.0", "flask-3.0.3")
+    bad = f"flask-3.0.3 (v{row['first_bad_version']})"
+    assert row["reason"].startswith(
+        'the reference passage "Flask configures Jinja2 to automatically escape all values …" was in '
+        f"docs/security.rst at flask-3.0.0 (v{row['last_good_version']}); docs/security.rst was removed at {bad}; "
+        f"it is in docs/web-security.rst at {bad} (rank "
+    ), row["reason"]
+
+
+def test_a_relevant_id_that_left_is_named_with_its_lineage(matrix: ragtt.HistoryMatrix) -> None:
+    row = regression(matrix, "xss", metric=f"ndcg@{TOP_K}")
+    assert row["first_bad_label"] == "flask-3.0.3"
+    assert row["reason"].startswith("relevant docs/security.rst (grade 1, was #1) left: chunk "), row["reason"]
+    assert f"docs/security.rst was removed at flask-3.0.3 (v{row['first_bad_version']})" in row["reason"]
+
+
+def test_json_carries_the_regressions_of_the_frame(cli_json: dict[str, Any], matrix: ragtt.HistoryMatrix) -> None:
+    assert cli_json["regressions"] == matrix.regressions().to_dicts()
+    assert {r["question_id"] for r in cli_json["regressions"]} == {"python", "settings", "escaping"}
+    assert all(
+        r["metric"] == "context_recall" and r["threshold"] == 0.5 and r["reason"] for r in cli_json["regressions"]
+    )
+    assert matrix.to_dict()["regressions"] == cli_json["regressions"]
+    # the text view says the same reasons
+    for r in cli_json["regressions"]:
+        assert f"why: {r['reason']}" in matrix.to_text()
+
+
+def test_a_matrix_read_back_from_the_log_alone_falls_back_to_the_lineage(
+    proj: ragtt.Project, matrix: ragtt.HistoryMatrix
+) -> None:
+    """The log keeps the runs, not the dataset's references: the reason is the lineage sentence."""
+    logged = proj.read_evaluation(matrix.evaluation_id)
+    rows = {r["question_id"]: r for r in logged.to_dict()["regressions"]}
+    assert "docs/installation.rst was re-ingested at flask-2.0.0" in rows["python"]["reason"]
+    assert rows["python"]["reason"].startswith("chunk ")
+
+
+def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
+    """The widget and /ui draw the cells: they never pay for every regression's reason."""
+    from ragtt.views.history_matrix import model
+
+    def refuse(falls: list[Fall]) -> list[str | None]:
+        raise AssertionError(f"a cell view explained {len(falls)} regressions")
+
+    quiet = dataclasses.replace(matrix, explain=refuse)
+    data = model(proj, quiet)["_data"]
+    assert data["questions"]["ids"] == [r["id"] for r in ROWS]
+    assert "regressions" not in quiet.to_dict(regressions=False)
+    with pytest.raises(AssertionError, match="explained 3 regressions"):
+        quiet.to_dict()
