@@ -116,13 +116,9 @@ class EvalDataset(Result):
                     raise ValidationError(f"{path.name} is JSON but neither a golden suite nor a list of objects")
                 return cls.from_records(data, name=path.stem)
             if suffix == ".jsonl":
-                lines = path.read_text(encoding="utf-8").splitlines()
-                return cls.from_records([json.loads(line) for line in lines if line.strip()], name=path.stem)
+                return cls.from_records(_jsonl(path), name=path.stem)
             if suffix in (".csv", ".parquet"):
-                import polars as pl
-
-                frame = pl.read_csv(path, infer_schema=False) if suffix == ".csv" else pl.read_parquet(path)
-                return cls.from_frame(frame, name=path.stem)
+                return cls.from_frame(_table(path), name=path.stem)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValidationError(f"cannot read dataset {path}: {exc}") from None
         raise ValidationError(f"cannot read {path.name} as a dataset: expected {_FORMS}")
@@ -172,6 +168,30 @@ class EvalDataset(Result):
             more = f" (and {len(errors) - _MAX_ERRORS} more)" if len(errors) > _MAX_ERRORS else ""
             raise ValidationError("; ".join(errors[:_MAX_ERRORS]) + more, errors)
         return cls(name, items)
+
+
+def _jsonl(path: Path) -> list[Any]:
+    """One object per line; a line that does not parse is named by its number in the file."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"cannot read dataset {path}: line {number} is not JSON ({exc.msg})") from None
+    return rows
+
+
+def _table(path: Path) -> pl.DataFrame:
+    """A CSV (every cell as text) or Parquet file; one that Polars cannot read (empty, cut
+    short, another format under the suffix) is a ValidationError, not Polars's own error."""
+    import polars as pl
+
+    try:
+        return pl.read_csv(path, infer_schema=False) if path.suffix.lower() == ".csv" else pl.read_parquet(path)
+    except pl.exceptions.PolarsError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValidationError(f"cannot read dataset {path}: {reason}") from None
 
 
 def _columns(keys: Sequence[str]) -> dict[str, str | None]:

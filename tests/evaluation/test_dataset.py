@@ -146,3 +146,23 @@ def test_a_golden_suite_carries_references(project: ragtt.Project, tmp_path: Pat
     assert refund.reference_contexts and all(p.source and p.chunk_id for p in refund.reference_contexts)
     with pytest.raises(ragtt.ConfigError, match="one per query"):
         project.regression.capture(["a", "b"], "x", references=["only one"])
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("empty.csv", b"", r"cannot read dataset .*empty\.csv: empty CSV"),
+        ("cut.parquet", b"PAR1 cut short", r"cannot read dataset .*cut\.parquet: "),
+        ("text.parquet", b"question\nq\n", r"cannot read dataset .*text\.parquet: "),
+        ("broken.jsonl", b'{"question": "a"}\n\n{"question": "b",\n', r"broken\.jsonl: line 3 is not JSON"),
+    ],
+)
+def test_a_file_that_does_not_parse_is_a_validation_error(
+    tmp_path: Path, name: str, content: bytes, expected: str
+) -> None:
+    # an empty CSV or a damaged Parquet file raised Polars's own error (a traceback and exit 1
+    # from `ragtt eval`), and a bad JSONL line was reported as "line 1" whatever its number
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ragtt.ValidationError, match=expected):
+        ragtt.EvalDataset.load(path)
