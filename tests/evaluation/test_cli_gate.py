@@ -76,6 +76,7 @@ def test_a_threshold_lets_a_small_fall_pass(folder: Path, tmp_path: Path) -> Non
         ("eval", "{qs}", "--baseline", "release-9"),
         ("eval", "{qs}", "--metric", "ndgc"),
         ("eval", "{bad}"),
+        ("eval", "{qs}", "--at", "latest", "--judge", "no-such-provider/judge-model"),  # was litellm's traceback
     ],
 )
 def test_bad_input_exits_2(
