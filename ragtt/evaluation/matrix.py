@@ -31,8 +31,9 @@ _HTML_ROWS, _HTML_COLUMNS = 100, 60
 
 @dataclass(frozen=True)
 class Column(Result):
-    """One evaluated version: its number, the snapshot label naming it (None: none), and when
-    it was committed (ISO 8601, UTC)."""
+    """One evaluated version: its number, the snapshot label naming it (None: none), and its
+    time (ISO 8601, UTC): its ingest's ``as_of`` date where one was given, else when it was
+    committed, as the Timeline places it."""
 
     version: int
     label: str | None
