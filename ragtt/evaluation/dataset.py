@@ -270,6 +270,10 @@ def _item(number: int, values: dict[str, Any], errors: list[str]) -> EvalItem | 
     raw_relevant = _decoded(values.get("relevant", {}))
     if isinstance(raw_relevant, list) and all(isinstance(r, str) for r in raw_relevant):
         raw_relevant = dict.fromkeys(raw_relevant, 1)
+    if isinstance(raw_relevant, Mapping):
+        # A mapping column of a frame or Parquet file is a struct of every row's ids: an id
+        # another row judged is null here, so a null grade means "not judged".
+        raw_relevant = {k: g for k, g in raw_relevant.items() if not _missing(g)}
     if not isinstance(raw_relevant, Mapping) or not all(
         isinstance(g, int | float) and not isinstance(g, bool) for g in raw_relevant.values()
     ):

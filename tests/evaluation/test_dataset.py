@@ -166,3 +166,17 @@ def test_a_file_that_does_not_parse_is_a_validation_error(
     path.write_bytes(content)
     with pytest.raises(ragtt.ValidationError, match=expected):
         ragtt.EvalDataset.load(path)
+
+
+def test_a_relevant_column_of_a_frame_or_parquet_file_reads(tmp_path: Path) -> None:
+    # Polars, PyArrow and pandas store a column of mappings as a struct of every row's keys,
+    # null where a row has none: each row was refused for its neighbours' ids ("got dict
+    # {'x.md': 1, 'y.md': None}").
+    import pandas as pd
+
+    rows = [{"question": "a", "relevant": {"x.md": 1}}, {"question": "b", "relevant": {"y.md": 2, "z.md": 0}}]
+    frame = pl.DataFrame(rows)
+    frame.write_parquet(tmp_path / "qrels.parquet")
+    for source in (frame, pa.Table.from_pylist(rows), pd.DataFrame(rows), tmp_path / "qrels.parquet"):
+        dataset = ragtt.EvalDataset.load(source) if isinstance(source, Path) else ragtt.EvalDataset.from_frame(source)
+        assert [i.relevant for i in dataset.items] == [{"x.md": 1.0}, {"y.md": 2.0, "z.md": 0.0}], type(source)
