@@ -10,11 +10,13 @@ Columns: ``question`` (required), ``id``, ``reference`` (a reference answer),
 "chunk_id"}`` objects), ``relevant`` (qrels: source or chunk id -> grade) and
 ``must_contain`` (strings the answer must hold). RAGAS's ``user_input`` is ``question``;
 its ``retrieved_contexts`` and ``response`` are accepted and not used (ragtt retrieves and
-answers at each version itself). In CSV, list and mapping cells are JSON text.
+answers at each version itself). In CSV, list and mapping cells are JSON text (or Python
+literals, as pandas writes them).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -224,12 +226,19 @@ def _missing(value: Any) -> bool:
 
 
 def _decoded(value: Any) -> Any:
-    """JSON text in a CSV cell (a list or an object) as the value it spells."""
+    """JSON text in a CSV cell (a list or an object) as the value it spells, or a Python
+    literal (what pandas's ``to_csv``, and so RAGAS's, writes for a list: single quotes);
+    any other text is itself (a passage may start with "[")."""
     if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
         try:
             return json.loads(value)
         except json.JSONDecodeError:
+            pass
+        try:
+            literal = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return value
+        return literal if isinstance(literal, list | dict) else value
     return value
 
 

@@ -180,3 +180,20 @@ def test_a_relevant_column_of_a_frame_or_parquet_file_reads(tmp_path: Path) -> N
     for source in (frame, pa.Table.from_pylist(rows), pd.DataFrame(rows), tmp_path / "qrels.parquet"):
         dataset = ragtt.EvalDataset.load(source) if isinstance(source, Path) else ragtt.EvalDataset.from_frame(source)
         assert [i.relevant for i in dataset.items] == [{"x.md": 1.0}, {"y.md": 2.0, "z.md": 0.0}], type(source)
+
+
+def test_a_csv_written_by_pandas_keeps_its_lists(tmp_path: Path) -> None:
+    # pandas's to_csv (and so RAGAS's EvaluationDataset.to_csv) writes a list as a Python
+    # literal; the cell was read as ONE passage, brackets and quotes included, silently.
+    import pandas as pd
+
+    passages = ["You can ask for a full refund within 30 days", "Write to billing@nimbus-notes.example"]
+    pd.DataFrame([{"user_input": "refund?", "reference_contexts": passages, "relevant": {"refunds.md": 2}}]).to_csv(
+        tmp_path / "ragas.csv", index=False
+    )
+    (item,) = ragtt.EvalDataset.load(tmp_path / "ragas.csv").items
+    assert [p.text for p in item.reference_contexts] == passages and item.relevant == {"refunds.md": 2.0}
+    markdown = "[WSGI]: https://wsgi.readthedocs.io/ is the interface"  # a passage that starts with "["
+    pl.DataFrame({"question": ["q"], "reference_contexts": [markdown]}).write_csv(tmp_path / "md.csv")
+    (item,) = ragtt.EvalDataset.load(tmp_path / "md.csv").items
+    assert [p.text for p in item.reference_contexts] == [markdown]
