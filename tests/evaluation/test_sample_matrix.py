@@ -145,6 +145,13 @@ def test_at_takes_lists_latest_and_versions(sample: ragtt.Project) -> None:
         sample.evaluate(ROWS, metrics=["ndgc"])
     with pytest.raises(ragtt.ConfigError, match="judge"):
         sample.evaluate(ROWS, metrics=["faithfulness"])
+    # a metric no question can be scored on, or none at all, searched every cell for an empty matrix
+    with pytest.raises(ragtt.ConfigError, match=r"mrr is scored against relevant, and no question of 'records'"):
+        sample.evaluate(ROWS, metrics="mrr")
+    with pytest.raises(ragtt.ConfigError, match="names no metric"):
+        sample.evaluate(ROWS, metrics=[])
+    with pytest.raises(ragtt.ConfigError, match="correctness is scored against reference"):
+        sample.evaluate([{"question": "q", "must_contain": ["x"]}], metrics=["correctness"], judge="openai/gpt-4o-mini")
 
 
 def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
