@@ -103,7 +103,7 @@ def wanted_metrics(dataset: EvalDataset, metrics: Sequence[str] | None, top_k: i
             raise ConfigError(f"{base} is an LLM judge's verdict: pass judge='<litellm model>'")
         k = int(cut) if cut else top_k
         if base in RANKED and not 1 <= k <= top_k:
-            raise ConfigError(f"{name} needs the top {k}, but runs retrieve {top_k}: pass top_k={k}")
+            raise ConfigError(f"{name} needs the top {k}, but runs retrieve {top_k}: pass top_k={k} (--top-k {k})")
         needed = SCORED_AGAINST.get(base, ())
         if needed and not has & set(needed):
             # every row would leave it absent: a matrix of nothing, not an answer
