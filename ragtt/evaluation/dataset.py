@@ -104,12 +104,12 @@ class EvalDataset(Result):
     def load(cls, path: str | Path) -> EvalDataset:
         """Read a golden suite, a JSONL / CSV / Parquet table, or a BEIR folder."""
         path = Path(path).expanduser()
-        if path.is_dir():
-            return _beir(path)
-        if not path.is_file():
+        if not path.is_dir() and not path.is_file():
             raise ValidationError(f"no dataset at {path}: expected {_FORMS}")
         suffix = path.suffix.lower()
         try:
+            if path.is_dir():
+                return _beir(path)
             if suffix == ".json":
                 data = json.loads(path.read_text(encoding="utf-8"))
                 if isinstance(data, dict) and "queries" in data and "plan" in data:
@@ -332,12 +332,14 @@ def _beir(folder: Path) -> EvalDataset:
                 raise ValidationError(f"{file.name} line {number}: expected query-id, corpus-id, score; got {line!r}")
             qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
     rows = []
-    for line in queries_file.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            query = json.loads(line)
-            qid = str(query["_id"])
-            if qid in qrels:
-                rows.append({"id": qid, "question": query["text"], "relevant": qrels[qid]})
+    for number, query in enumerate(_jsonl(queries_file), start=1):
+        if not isinstance(query, dict) or "_id" not in query or not isinstance(query.get("text"), str):
+            raise ValidationError(
+                f"{queries_file.name} query {number}: expected an object with '_id' and 'text'; got {query!r:.80}"
+            )
+        qid = str(query["_id"])
+        if qid in qrels:
+            rows.append({"id": qid, "question": query["text"], "relevant": qrels[qid]})
     if not rows:
         raise ValidationError(f"no query in {queries_file} has a judgment in {', '.join(f.name for f in files)}")
     return EvalDataset.from_records(rows, name=folder.name)

@@ -197,3 +197,26 @@ def test_a_csv_written_by_pandas_keeps_its_lists(tmp_path: Path) -> None:
     pl.DataFrame({"question": ["q"], "reference_contexts": [markdown]}).write_csv(tmp_path / "md.csv")
     (item,) = ragtt.EvalDataset.load(tmp_path / "md.csv").items
     assert [p.text for p in item.reference_contexts] == [markdown]
+
+
+@pytest.mark.parametrize(
+    ("queries", "qrels", "expected"),
+    [
+        (b'{"_id": "1", "text": "a"}\n{broken\n', b"1\td1\t1\n", r"queries\.jsonl: line 2 is not JSON"),
+        (b'{"id": "1", "text": "a"}\n', b"1\td1\t1\n", r"queries\.jsonl query 1: expected an object with '_id'"),
+        (b'{"_id": "1"}\n', b"1\td1\t1\n", r"query 1: expected an object with '_id' and 'text'"),
+        (b'["1", "a"]\n', b"1\td1\t1\n", r"query 1: expected an object"),
+        (b'{"_id": "1", "text": "a"}\n', b"1\td\xe91\t1\n", r"cannot read dataset .*beir.*utf-8"),
+    ],
+)
+def test_a_beir_folder_that_does_not_parse_is_a_validation_error(
+    tmp_path: Path, queries: bytes, qrels: bytes, expected: str
+) -> None:
+    # each was Python's own error (JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+    # a traceback and exit 1 from `ragtt eval FOLDER`
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_bytes(queries)
+    (folder / "qrels" / "test.tsv").write_bytes(qrels)
+    with pytest.raises(ragtt.ValidationError, match=expected):
+        ragtt.EvalDataset.load(folder)
