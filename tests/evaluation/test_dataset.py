@@ -220,3 +220,11 @@ def test_a_beir_folder_that_does_not_parse_is_a_validation_error(
     (folder / "qrels" / "test.tsv").write_bytes(qrels)
     with pytest.raises(ragtt.ValidationError, match=expected):
         ragtt.EvalDataset.load(folder)
+
+
+def test_a_golden_suite_missing_a_field_names_it(tmp_path: Path) -> None:
+    # the message was "cannot read golden suite g.json: 'name'" (a KeyError's bare key)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"queries": [{"text": "q"}], "plan": {}}), encoding="utf-8")
+    with pytest.raises(ragtt.ConfigError, match=r"g\.json: it has no 'name' field"):
+        ragtt.EvalDataset.load(path)
