@@ -10,11 +10,13 @@ Columns: ``question`` (required), ``id``, ``reference`` (a reference answer),
 "chunk_id"}`` objects), ``relevant`` (qrels: source or chunk id -> grade) and
 ``must_contain`` (strings the answer must hold). RAGAS's ``user_input`` is ``question``;
 its ``retrieved_contexts`` and ``response`` are accepted and not used (ragtt retrieves and
-answers at each version itself). In CSV, list and mapping cells are JSON text.
+answers at each version itself). In CSV, list and mapping cells are JSON text (or Python
+literals, as pandas writes them).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -102,12 +104,12 @@ class EvalDataset(Result):
     def load(cls, path: str | Path) -> EvalDataset:
         """Read a golden suite, a JSONL / CSV / Parquet table, or a BEIR folder."""
         path = Path(path).expanduser()
-        if path.is_dir():
-            return _beir(path)
-        if not path.is_file():
+        if not path.is_dir() and not path.is_file():
             raise ValidationError(f"no dataset at {path}: expected {_FORMS}")
         suffix = path.suffix.lower()
         try:
+            if path.is_dir():
+                return _beir(path)
             if suffix == ".json":
                 data = json.loads(path.read_text(encoding="utf-8"))
                 if isinstance(data, dict) and "queries" in data and "plan" in data:
@@ -116,13 +118,9 @@ class EvalDataset(Result):
                     raise ValidationError(f"{path.name} is JSON but neither a golden suite nor a list of objects")
                 return cls.from_records(data, name=path.stem)
             if suffix == ".jsonl":
-                lines = path.read_text(encoding="utf-8").splitlines()
-                return cls.from_records([json.loads(line) for line in lines if line.strip()], name=path.stem)
+                return cls.from_records(_jsonl(path), name=path.stem)
             if suffix in (".csv", ".parquet"):
-                import polars as pl
-
-                frame = pl.read_csv(path, infer_schema=False) if suffix == ".csv" else pl.read_parquet(path)
-                return cls.from_frame(frame, name=path.stem)
+                return cls.from_frame(_table(path), name=path.stem)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValidationError(f"cannot read dataset {path}: {exc}") from None
         raise ValidationError(f"cannot read {path.name} as a dataset: expected {_FORMS}")
@@ -174,6 +172,30 @@ class EvalDataset(Result):
         return cls(name, items)
 
 
+def _jsonl(path: Path) -> list[Any]:
+    """One object per line; a line that does not parse is named by its number in the file."""
+    rows = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValidationError(f"cannot read dataset {path}: line {number} is not JSON ({exc.msg})") from None
+    return rows
+
+
+def _table(path: Path) -> pl.DataFrame:
+    """A CSV (every cell as text) or Parquet file; one that Polars cannot read (empty, cut
+    short, another format under the suffix) is a ValidationError, not Polars's own error."""
+    import polars as pl
+
+    try:
+        return pl.read_csv(path, infer_schema=False) if path.suffix.lower() == ".csv" else pl.read_parquet(path)
+    except pl.exceptions.PolarsError as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValidationError(f"cannot read dataset {path}: {reason}") from None
+
+
 def _columns(keys: Sequence[str]) -> dict[str, str | None]:
     """Column name -> our name (None: accepted, unused); an unknown or missing column raises."""
     rename: dict[str, str | None] = {}
@@ -204,12 +226,19 @@ def _missing(value: Any) -> bool:
 
 
 def _decoded(value: Any) -> Any:
-    """JSON text in a CSV cell (a list or an object) as the value it spells."""
+    """JSON text in a CSV cell (a list or an object) as the value it spells, or a Python
+    literal (what pandas's ``to_csv``, and so RAGAS's, writes for a list: single quotes);
+    any other text is itself (a passage may start with "[")."""
     if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
         try:
             return json.loads(value)
         except json.JSONDecodeError:
+            pass
+        try:
+            literal = ast.literal_eval(value.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             return value
+        return literal if isinstance(literal, list | dict) else value
     return value
 
 
@@ -250,6 +279,10 @@ def _item(number: int, values: dict[str, Any], errors: list[str]) -> EvalItem | 
     raw_relevant = _decoded(values.get("relevant", {}))
     if isinstance(raw_relevant, list) and all(isinstance(r, str) for r in raw_relevant):
         raw_relevant = dict.fromkeys(raw_relevant, 1)
+    if isinstance(raw_relevant, Mapping):
+        # A mapping column of a frame or Parquet file is a struct of every row's ids: an id
+        # another row judged is null here, so a null grade means "not judged".
+        raw_relevant = {k: g for k, g in raw_relevant.items() if not _missing(g)}
     if not isinstance(raw_relevant, Mapping) or not all(
         isinstance(g, int | float) and not isinstance(g, bool) for g in raw_relevant.values()
     ):
@@ -299,12 +332,14 @@ def _beir(folder: Path) -> EvalDataset:
                 raise ValidationError(f"{file.name} line {number}: expected query-id, corpus-id, score; got {line!r}")
             qrels.setdefault(parts[0], {})[parts[1]] = float(parts[2])
     rows = []
-    for line in queries_file.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            query = json.loads(line)
-            qid = str(query["_id"])
-            if qid in qrels:
-                rows.append({"id": qid, "question": query["text"], "relevant": qrels[qid]})
+    for number, query in enumerate(_jsonl(queries_file), start=1):
+        if not isinstance(query, dict) or "_id" not in query or not isinstance(query.get("text"), str):
+            raise ValidationError(
+                f"{queries_file.name} query {number}: expected an object with '_id' and 'text'; got {query!r:.80}"
+            )
+        qid = str(query["_id"])
+        if qid in qrels:
+            rows.append({"id": qid, "question": query["text"], "relevant": qrels[qid]})
     if not rows:
         raise ValidationError(f"no query in {queries_file} has a judgment in {', '.join(f.name for f in files)}")
     return EvalDataset.from_records(rows, name=folder.name)

@@ -4,7 +4,8 @@ One call per cell: the question, the retrieved chunks, the answer and the refere
 go in; one JSON object comes back, ``{"faithfulness": 0..1, "correctness": 0..1}``. The
 prompt, the model and the raw reply are logged with the cell (``judge.verdict``), so a
 re-evaluation reads the verdict back and never calls the model again. A reply that does not
-parse leaves those metrics unparseable, with the raw text kept, never a silent NaN.
+parse leaves those metrics unparseable, with the raw text kept, never a silent NaN. A call
+that fails (an unknown model, a refused key, the network) is a ``ConfigError`` naming the model.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import sha256_hex
+from ragtt.errors import ConfigError
 
 if TYPE_CHECKING:
     from ragtt.results import RetrievedChunk
@@ -65,8 +67,17 @@ class LiteLLMJudge:
         from ragtt._lazy import import_litellm
 
         litellm = import_litellm()
+        from openai import APIError  # litellm's errors (bad model, auth, network, limits) all derive from it
+
         messages = prompt(question, answer, chunks, reference)
-        response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
+        try:
+            response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
+        except APIError as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ConfigError(
+                f"the judge {self.model_id!r} could not be called: {reason}; the versions evaluated before "
+                "this one are logged, and evaluating again resumes from it"
+            ) from exc
         raw = str(response.choices[0].message.content or "")
         return Verdict(self.model_id, messages, raw, parse(raw, wanted))
 

@@ -57,7 +57,7 @@ def read_evaluation(ctx: Context, evaluation_id: str) -> HistoryMatrix:
     """The matrix of ``evaluation_id`` at every version the log holds for it, from the log alone
     (no retrieval, no scoring, nothing written). ``NotFoundError`` for an id never logged."""
     from ragtt.evaluation.dataset import EvalDataset, EvalItem
-    from ragtt.evaluation.run import build_matrix
+    from ragtt.evaluation.run import build_matrix, version_times
     from ragtt.index.retrieve import RetrievalPlan
     from ragtt.index.snapshots import version_labels
 
@@ -90,9 +90,9 @@ def read_evaluation(ctx: Context, evaluation_id: str) -> HistoryMatrix:
             elif not plan:
                 plan = dict(event.payload.get("plan") or {})
     items = [EvalItem(q, texts.get(q, "")) for q in dict.fromkeys(c["question_id"] for v in versions for c in done[v])]
-    committed = {v: ts for v, ts, _ in ctx.log.versions.rows()}
+    times = version_times(ctx)
     labels = version_labels(ctx)
-    columns = [Column(v, labels.get(v), committed.get(v, "")) for v in versions]
+    columns = [Column(v, labels.get(v), times.get(v, "")) for v in versions]
     data = EvalDataset(dataset or evaluation_id, items)
     return build_matrix(
         ctx, data, RetrievalPlan.from_dict(plan), metrics, evaluation_id, columns, done, 0, len(versions)

@@ -28,12 +28,15 @@ _TEXT_ROWS, _TEXT_COLUMNS = 20, 8
 _TEXT_LABEL = 16  # the widest column label the text view prints whole
 _WORSE_THRESHOLD = 0.5  # what the text and HTML views call "got worse" (regressions()' default)
 _HTML_ROWS, _HTML_COLUMNS = 100, 60
+# A fall of exactly the threshold passes the gate: 0.8 - 0.7 is 0.10000000000000009 in floats.
+_FALL_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
 class Column(Result):
-    """One evaluated version: its number, the snapshot label naming it (None: none), and when
-    it was committed (ISO 8601, UTC)."""
+    """One evaluated version: its number, the snapshot label naming it (None: none), and its
+    time (ISO 8601, UTC): its ingest's ``as_of`` date where one was given, else when it was
+    committed, as the Timeline places it."""
 
     version: int
     label: str | None
@@ -250,7 +253,7 @@ class HistoryMatrix(Result):
         fallen = []
         for qi, row in enumerate(rows):
             then, now = row[base], row[last]
-            if then is not None and now is not None and now < then - threshold:
+            if then is not None and now is not None and then - now > threshold + _FALL_TOLERANCE:
                 fallen.append(
                     {
                         "question_id": self.question_ids[qi],

@@ -53,6 +53,17 @@ ANSWER_METRICS = ("answer_match", "contains")
 JUDGED_METRICS = ("faithfulness", "correctness")
 ORDER = (*BASES, *JUDGED_METRICS)
 _ARTICLES = frozenset({"a", "an", "the"})
+# what each metric is scored against: a question without any of these leaves it absent
+SCORED_AGAINST = {
+    "context_recall": ("reference_contexts",),
+    "context_precision": ("reference_contexts", "relevant"),
+    "ndcg": ("relevant",),
+    "recall": ("relevant",),
+    "mrr": ("relevant",),
+    "answer_match": ("reference",),
+    "contains": ("must_contain",),
+    "correctness": ("reference",),
+}
 
 SourceShingles = Callable[[str], AbstractSet[tuple[str, ...]]]
 
@@ -65,22 +76,21 @@ def metric_order(name: str) -> tuple[int, str]:
 
 def wanted_metrics(dataset: EvalDataset, metrics: Sequence[str] | None, top_k: int, judge: bool) -> list[str]:
     """The metrics to compute, by name (``ndcg`` -> ``ndcg@top_k``); None: every one the data supports."""
+    has = {c for c in {c for cs in SCORED_AGAINST.values() for c in cs} if any(getattr(i, c) for i in dataset.items)}
     if metrics is None:
-        has = {c: any(getattr(i, c) for i in dataset.items) for c in ("reference", "reference_contexts")}
-        has.update(relevant=any(i.relevant for i in dataset.items), must=any(i.must_contain for i in dataset.items))
         chosen = []
-        if has["reference_contexts"]:
+        if "reference_contexts" in has:
             chosen.append("context_recall")
-        if has["reference_contexts"] or has["relevant"]:
+        if has & {"reference_contexts", "relevant"}:
             chosen.append("context_precision")
-        if has["relevant"]:
+        if "relevant" in has:
             chosen += [f"ndcg@{top_k}", f"recall@{top_k}", "mrr"]
-        if has["reference"]:
+        if "reference" in has:
             chosen.append("answer_match")
-        if has["must"]:
+        if "must_contain" in has:
             chosen.append("contains")
         if judge:
-            chosen += ["faithfulness", "correctness"] if has["reference"] else ["faithfulness"]
+            chosen += ["faithfulness", "correctness"] if "reference" in has else ["faithfulness"]
         if not chosen:
             raise ConfigError(
                 "the dataset has nothing to score against: give reference_contexts, relevant, reference or "
@@ -89,6 +99,8 @@ def wanted_metrics(dataset: EvalDataset, metrics: Sequence[str] | None, top_k: i
         return chosen
     if isinstance(metrics, str):
         metrics = [metrics]
+    if not metrics:
+        raise ConfigError("metrics names no metric; leave it out for every metric the dataset can be scored on")
     out = []
     for name in metrics:
         base, _, cut = str(name).partition("@")
@@ -101,7 +113,13 @@ def wanted_metrics(dataset: EvalDataset, metrics: Sequence[str] | None, top_k: i
             raise ConfigError(f"{base} is an LLM judge's verdict: pass judge='<litellm model>'")
         k = int(cut) if cut else top_k
         if base in RANKED and not 1 <= k <= top_k:
-            raise ConfigError(f"{name} needs the top {k}, but runs retrieve {top_k}: pass top_k={k}")
+            raise ConfigError(f"{name} needs the top {k}, but runs retrieve {top_k}: pass top_k={k} (--top-k {k})")
+        needed = SCORED_AGAINST.get(base, ())
+        if needed and not has & set(needed):
+            # every row would leave it absent: a matrix of nothing, not an answer
+            raise ConfigError(
+                f"{name} is scored against {' or '.join(needed)}, and no question of {dataset.name!r} has any"
+            )
         out.append(f"{base}@{k}" if base in RANKED else base)
     return sorted(dict.fromkeys(out), key=metric_order)
 

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["build_matrix", "evaluate", "resolve_columns"]
+__all__ = ["build_matrix", "evaluate", "resolve_columns", "version_times"]
 
 _PROGRESS_MIN_CELLS = 200
 _NAMED = ("snapshots", "versions", "latest")
@@ -109,7 +109,7 @@ def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
     versions, labels and datetimes (which may hold those three words too)."""
     from ragtt.index.snapshots import version_labels
 
-    committed = {v: ts for v, ts, _ in ctx.log.versions.rows()}
+    times = version_times(ctx)
     labels = version_labels(ctx)
     items = [at] if isinstance(at, int | str | datetime) else list(at)
     if not items:
@@ -125,7 +125,16 @@ def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
             tags = ctx.table.tags()
         pairs.append((version, item if isinstance(item, str) and item in tags else labels.get(version)))
     unique = sorted(dict.fromkeys(pairs), key=lambda p: p[0])  # stable: snapshots of one version keep their order
-    return [Column(v, label, committed.get(v, "")) for v, label in unique]
+    return [Column(v, label, times.get(v, "")) for v, label in unique]
+
+
+def version_times(ctx: Context) -> dict[int, str]:
+    """Each version's time as the Timeline places it and ``at=<datetime>`` finds it: its
+    ingest's ``as_of`` (a release date) where one was given, else when it was committed."""
+    from ragtt.events.time import format_ts
+
+    as_of = ctx.log.as_of_times()
+    return {v: format_ts(as_of[v]) if v in as_of else ts for v, ts, _ in ctx.log.versions.rows()}
 
 
 def _named(ctx: Context, name: str, labels: dict[int, str]) -> list[tuple[int, str | None]]:

@@ -106,7 +106,9 @@ class GoldenSuite(Result):
                 plan=data["plan"],
                 queries=[GoldenQuery.from_dict(q) for q in data["queries"]],
             )
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except KeyError as exc:  # str() of a KeyError is the bare key: "'name'"
+            raise ConfigError(f"cannot read golden suite {path}: it has no {exc} field") from None
+        except (OSError, ValueError, TypeError) as exc:
             raise ConfigError(f"cannot read golden suite {path}: {exc}") from None
 
 

@@ -75,7 +75,9 @@ def test_a_threshold_lets_a_small_fall_pass(folder: Path, tmp_path: Path) -> Non
         ("eval", "missing.jsonl"),
         ("eval", "{qs}", "--baseline", "release-9"),
         ("eval", "{qs}", "--metric", "ndgc"),
+        ("eval", "{qs}", "--metric", "ndcg@10"),  # names --top-k 10, not only Python's top_k=10
         ("eval", "{bad}"),
+        ("eval", "{qs}", "--at", "latest", "--judge", "no-such-provider/judge-model"),  # was litellm's traceback
     ],
 )
 def test_bad_input_exits_2(
@@ -88,6 +90,8 @@ def test_bad_input_exits_2(
     assert ragtt_cli(folder, *filled) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1  # one line, no traceback
+    if "ndcg@10" in args:
+        assert "--top-k 10" in err
 
 
 def test_a_wrong_out_suffix_is_refused_before_evaluating(folder: Path, tmp_path: Path) -> None:

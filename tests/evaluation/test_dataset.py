@@ -146,3 +146,85 @@ def test_a_golden_suite_carries_references(project: ragtt.Project, tmp_path: Pat
     assert refund.reference_contexts and all(p.source and p.chunk_id for p in refund.reference_contexts)
     with pytest.raises(ragtt.ConfigError, match="one per query"):
         project.regression.capture(["a", "b"], "x", references=["only one"])
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("empty.csv", b"", r"cannot read dataset .*empty\.csv: empty CSV"),
+        ("cut.parquet", b"PAR1 cut short", r"cannot read dataset .*cut\.parquet: "),
+        ("text.parquet", b"question\nq\n", r"cannot read dataset .*text\.parquet: "),
+        ("broken.jsonl", b'{"question": "a"}\n\n{"question": "b",\n', r"broken\.jsonl: line 3 is not JSON"),
+    ],
+)
+def test_a_file_that_does_not_parse_is_a_validation_error(
+    tmp_path: Path, name: str, content: bytes, expected: str
+) -> None:
+    # an empty CSV or a damaged Parquet file raised Polars's own error (a traceback and exit 1
+    # from `ragtt eval`), and a bad JSONL line was reported as "line 1" whatever its number
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ragtt.ValidationError, match=expected):
+        ragtt.EvalDataset.load(path)
+
+
+def test_a_relevant_column_of_a_frame_or_parquet_file_reads(tmp_path: Path) -> None:
+    # Polars, PyArrow and pandas store a column of mappings as a struct of every row's keys,
+    # null where a row has none: each row was refused for its neighbours' ids ("got dict
+    # {'x.md': 1, 'y.md': None}").
+    import pandas as pd
+
+    rows = [{"question": "a", "relevant": {"x.md": 1}}, {"question": "b", "relevant": {"y.md": 2, "z.md": 0}}]
+    frame = pl.DataFrame(rows)
+    frame.write_parquet(tmp_path / "qrels.parquet")
+    for source in (frame, pa.Table.from_pylist(rows), pd.DataFrame(rows), tmp_path / "qrels.parquet"):
+        dataset = ragtt.EvalDataset.load(source) if isinstance(source, Path) else ragtt.EvalDataset.from_frame(source)
+        assert [i.relevant for i in dataset.items] == [{"x.md": 1.0}, {"y.md": 2.0, "z.md": 0.0}], type(source)
+
+
+def test_a_csv_written_by_pandas_keeps_its_lists(tmp_path: Path) -> None:
+    # pandas's to_csv (and so RAGAS's EvaluationDataset.to_csv) writes a list as a Python
+    # literal; the cell was read as ONE passage, brackets and quotes included, silently.
+    import pandas as pd
+
+    passages = ["You can ask for a full refund within 30 days", "Write to billing@nimbus-notes.example"]
+    pd.DataFrame([{"user_input": "refund?", "reference_contexts": passages, "relevant": {"refunds.md": 2}}]).to_csv(
+        tmp_path / "ragas.csv", index=False
+    )
+    (item,) = ragtt.EvalDataset.load(tmp_path / "ragas.csv").items
+    assert [p.text for p in item.reference_contexts] == passages and item.relevant == {"refunds.md": 2.0}
+    markdown = "[WSGI]: https://wsgi.readthedocs.io/ is the interface"  # a passage that starts with "["
+    pl.DataFrame({"question": ["q"], "reference_contexts": [markdown]}).write_csv(tmp_path / "md.csv")
+    (item,) = ragtt.EvalDataset.load(tmp_path / "md.csv").items
+    assert [p.text for p in item.reference_contexts] == [markdown]
+
+
+@pytest.mark.parametrize(
+    ("queries", "qrels", "expected"),
+    [
+        (b'{"_id": "1", "text": "a"}\n{broken\n', b"1\td1\t1\n", r"queries\.jsonl: line 2 is not JSON"),
+        (b'{"id": "1", "text": "a"}\n', b"1\td1\t1\n", r"queries\.jsonl query 1: expected an object with '_id'"),
+        (b'{"_id": "1"}\n', b"1\td1\t1\n", r"query 1: expected an object with '_id' and 'text'"),
+        (b'["1", "a"]\n', b"1\td1\t1\n", r"query 1: expected an object"),
+        (b'{"_id": "1", "text": "a"}\n', b"1\td\xe91\t1\n", r"cannot read dataset .*beir.*utf-8"),
+    ],
+)
+def test_a_beir_folder_that_does_not_parse_is_a_validation_error(
+    tmp_path: Path, queries: bytes, qrels: bytes, expected: str
+) -> None:
+    # each was Python's own error (JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+    # a traceback and exit 1 from `ragtt eval FOLDER`
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "queries.jsonl").write_bytes(queries)
+    (folder / "qrels" / "test.tsv").write_bytes(qrels)
+    with pytest.raises(ragtt.ValidationError, match=expected):
+        ragtt.EvalDataset.load(folder)
+
+
+def test_a_golden_suite_missing_a_field_names_it(tmp_path: Path) -> None:
+    # the message was "cannot read golden suite g.json: 'name'" (a KeyError's bare key)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps({"queries": [{"text": "q"}], "plan": {}}), encoding="utf-8")
+    with pytest.raises(ragtt.ConfigError, match=r"g\.json: it has no 'name' field"):
+        ragtt.EvalDataset.load(path)

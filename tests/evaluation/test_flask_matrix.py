@@ -193,3 +193,39 @@ def test_a_passage_that_left_is_a_regression_with_its_reason(history: ragtt.Proj
     assert "docs/installation.rst was re-ingested at flask-2.0.0" in row["reason"], row["reason"]
     assert row["reason"].startswith('the reference passage "We recommend using the latest version of Python …"')
     assert "and no longer holds it" in row["reason"]
+
+
+def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
+    # Releases ingested with their dates (as_of): the matrix dated every column by when the
+    # ingest was committed (the same minute for all), while the Timeline and at=<datetime>
+    # place each at its release date.
+    import json
+    from datetime import UTC, datetime
+
+    root = flask_releases()[0].parent
+    dated = {
+        r["dir"]: datetime.fromisoformat(r["date"])
+        for r in json.loads((root / "manifest.json").read_text())["versions"]
+    }
+    releases = [flask_releases()[i] for i in (0, 7, 21)]
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        for release in releases:
+            proj.ingest(release, as_of=dated[release.name])
+            proj.snapshot(label_of(release))
+        proj.ingest_texts({"notes.md": "An undated note about Flask's secret keys."})  # no as_of: its commit time
+        proj.snapshot("undated")
+        rows = [
+            {
+                "question": "How do I rotate secret keys?",
+                "reference_contexts": [LATEST["How do I rotate secret keys?"][1]],
+            }
+        ]
+        matrix = proj.evaluate(rows, mode=MODE)
+        expected = [dated[r.name].astimezone(UTC) for r in releases]
+        ats = matrix.frame().unique("version", maintain_order=True)["at"].to_list()
+        assert ats[:3] == expected
+        assert abs((ats[3] - datetime.now(UTC)).total_seconds()) < 600
+        assert [c.at for c in proj.read_evaluation(matrix.evaluation_id).columns] == [c.at for c in matrix.columns]
+        asked = datetime(2021, 6, 1, tzinfo=UTC)  # after flask-2.0.0 (2021-05-11), before 3.1.3
+        (column,) = proj.evaluate(rows, mode=MODE, at=[asked]).columns
+        assert column.label == label_of(releases[1]) and column.at == matrix.columns[1].at

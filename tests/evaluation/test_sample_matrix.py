@@ -3,6 +3,7 @@ that dies mid-matrix, answers and the rendered matrix."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -152,6 +153,13 @@ def test_at_takes_lists_latest_and_versions(sample: ragtt.Project) -> None:
         sample.evaluate(ROWS, metrics=["ndgc"])
     with pytest.raises(ragtt.ConfigError, match="judge"):
         sample.evaluate(ROWS, metrics=["faithfulness"])
+    # a metric no question can be scored on, or none at all, searched every cell for an empty matrix
+    with pytest.raises(ragtt.ConfigError, match=r"mrr is scored against relevant, and no question of 'records'"):
+        sample.evaluate(ROWS, metrics="mrr")
+    with pytest.raises(ragtt.ConfigError, match="names no metric"):
+        sample.evaluate(ROWS, metrics=[])
+    with pytest.raises(ragtt.ConfigError, match="correctness is scored against reference"):
+        sample.evaluate([{"question": "q", "must_contain": ["x"]}], metrics=["correctness"], judge="openai/gpt-4o-mini")
 
 
 def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
@@ -175,3 +183,15 @@ def test_cells_whose_runs_were_pruned_are_searched_again(tmp_path: Path) -> None
         again = proj.evaluate(ROWS, mode="bm25")
         assert (again.computed_versions, again.reused_versions) == (3, 0)
         assert all(proj.replay(str(q)).matches_original for row in again.query_ids for q in row)
+
+
+def test_a_fall_of_exactly_the_threshold_passes_the_gate(sample: ragtt.Project) -> None:
+    # 8 of 10 passages at release-1, 7 of 10 at release-3: a fall of 0.1, which is not MORE
+    # than --threshold 0.1; in floats 0.8 - 0.7 > 0.1, and the gate failed it.
+    matrix = sample.evaluate(ROWS, mode="bm25")
+    cells = {m: [list(row) for row in rows] for m, rows in matrix.cells.items()}
+    cells["context_recall"][1] = [0.8, 0.8, 0.7]
+    changed = dataclasses.replace(matrix, cells=cells)
+    assert [f["question"] for f in changed.against("release-1", threshold=0.1).gate.fallen] == [ROWS[0]["question"]]
+    assert changed.against("release-1", threshold=0.0999).gate.exit_code == 1
+    assert [f["now"] for f in changed.against("release-1", threshold=0.0999).gate.fallen] == [0.0, 0.7]
