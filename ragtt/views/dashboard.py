@@ -15,7 +15,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import MissingArgumentError, NotFoundError
+from ragtt.errors import MissingArgumentError, NotFoundError, ValidationError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -158,7 +158,11 @@ def widget_model(
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
     if widget == "history_matrix" and args.get("evaluation"):  # by its id, read back from the log
-        matrix = proj.read_evaluation(need("evaluation"))
+        # at the versions it was opened on: the same id evaluated later at more versions has more
+        at = [part.strip() for part in (args.get("at") or "").split(",") if part.strip()]
+        if not all(part.isascii() and part.isdigit() for part in at):
+            raise ValidationError(f"history_matrix: at lists version numbers with an evaluation; got {args['at']!r}")
+        matrix = proj.read_evaluation(need("evaluation"), at=[int(part) for part in at] or None)
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
         from ragtt.server_paths import confine_path
