@@ -252,7 +252,14 @@ def test_the_sidebar_follows_the_kernels_writes_and_a_matrix_tab_keeps_its_evalu
             f"Matrix · {EVIL_DATASET} (@ 5 versions)",
             f"Matrix · {EVIL_DATASET} (@ {more} versions)",
         }
-        page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Matrix · ").first.click()
+        # the tab opened on 5 versions, current (clicked until it is: a restored layout may still move)
+        five = '.lm-DockPanel-tabBar .lm-TabBar-tab[title*="(@ 5 versions)"]'
+        deadline = time.monotonic() + 30
+        while page.locator(f"{five}.lm-mod-current").count() == 0 and time.monotonic() < deadline:
+            page.locator(five).click()
+            page.wait_for_timeout(500)
+        counts = tab(page, "history_matrix", ".ragtt-hm-counts")
+        assert counts.inner_text() == "2 questions × 5 versions"
         shot(page, screens / "lab_matrix_tab_restored.png")
 
         assert page.evaluate("window.__pwned") is None and dialogs == []
