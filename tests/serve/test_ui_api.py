@@ -105,6 +105,9 @@ def test_a_replay_is_listed_under_the_run_it_replays(client: TestClient) -> None
     past = client.post("/replay/as-of", json={"text": "gift cards", "at": 1, "generate": False}).json()["query_id"]
     listed = client.get("/ui/api/queries").json()
     assert [(q["query_id"], q["kind"]) for q in listed] == [(past, "replay"), (later, "live"), (first, "live")]
-    assert [(r["query_id"], r["kind"]) for r in listed[2]["replays"]] == [(now["query_id"], "replay"), (again, "replay")]
+    assert [(r["query_id"], r["kind"]) for r in listed[2]["replays"]] == [
+        (now["query_id"], "replay"),
+        (again, "replay"),
+    ]
     assert listed[2]["replays"][1]["original_query_id"] == first and listed[1]["replays"] == []
     assert [q["query_id"] for q in client.get("/ui/api/queries", params={"search": "refund"}).json()] == [first]
