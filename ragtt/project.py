@@ -8,7 +8,7 @@ Every method hands the project's ``Context`` (its stores and settings) to a func
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
@@ -586,11 +586,13 @@ class Project:
 
         return logged_evaluations(self._ctx)
 
-    def read_evaluation(self, evaluation_id: str) -> HistoryMatrix:
-        """An evaluation's matrix read back from the log alone: nothing is searched or written."""
+    def read_evaluation(self, evaluation_id: str, *, at: Sequence[int] | None = None) -> HistoryMatrix:
+        """An evaluation's matrix read back from the log alone: nothing is searched or written.
+        ``at``: only these versions (None: every version it was evaluated at, which grows when
+        the same dataset and plan are evaluated again at more versions)."""
         from ragtt.evaluation.logged import read_evaluation
 
-        return read_evaluation(self._ctx, evaluation_id)
+        return read_evaluation(self._ctx, evaluation_id, at)
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,

@@ -241,7 +241,12 @@ class RagttMagics(Magics):
             values = {**values, "mode": self.mode}
         if verb.alone is not None:  # needs no project: the current one's embedder, or the setting
             return verb.run_alone(self._proj.embedder if self._proj is not None else self._embedder(), values)
-        return verb.run(self.project_for(create=verb.creates), values)
+        proj = self.project_for(create=verb.creates)
+        try:
+            return verb.run(proj, values)
+        finally:  # even a failed write may have logged something (a query before its error)
+            if verb.writes:
+                _tell_changed(self, Path(proj.path).resolve(), verb.name)
 
     def _embedder(self) -> Any:
         import ragtt
@@ -474,6 +479,23 @@ def _tell_front_end(m: RagttMagics, path: Path) -> None:
     from IPython.display import publish_display_data
 
     publish_display_data({"text/plain": f"ragtt project: {path}", PROJECT_MIME: {"path": str(path)}})
+
+
+# What a kernel says after a magic wrote to a project (a query, a replay, an ingest, an
+# evaluation...): the sidebar showing that project lists it again. It is an update of a display
+# no output area shows (CHANGED_DISPLAY), so no front end draws it and no notebook keeps it; the
+# sidebar reads it on IOPub, as it reads PROJECT_MIME.
+CHANGED_MIME = "application/vnd.ragtt.changed+json"
+CHANGED_DISPLAY = "ragtt-project-changed"
+
+
+def _tell_changed(m: RagttMagics, path: Path, verb: str) -> None:
+    if getattr(m.shell, "kernel", None) is None:
+        return
+    from IPython.display import publish_display_data
+
+    data = {"text/plain": f"ragtt: {verb} wrote to {path}", CHANGED_MIME: {"path": str(path), "verb": verb}}
+    publish_display_data(data, transient={"display_id": CHANGED_DISPLAY}, update=True)
 
 
 @command(

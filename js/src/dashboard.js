@@ -9,7 +9,7 @@
 import { el, button } from "./dom.js";
 import { createModel, unwire } from "./model_shim.js";
 
-/** @typedef {{query_id: string, text: string, ts: string, index_version: number, kind: string, original_query_id: string | null}} LoggedQuery */
+/** @typedef {{query_id: string, text: string, ts: string, index_version: number, kind: string, original_query_id: string | null, replays?: LoggedQuery[]}} LoggedQuery */
 /** @typedef {{version: number, operation: string, label: string | null}} Version */
 /** @typedef {{source: string, pdf: boolean}} Source */
 
@@ -85,6 +85,11 @@ function fill(select, options) {
 /** A question as the runs of it are grouped: case and spacing do not matter. @param {string} text */
 const questionKey = (text) => text.trim().toLowerCase().replace(/\s+/g, " ");
 
+/** Every run the list names, newest first: each listed run and its replays (the server lists a
+ * replay under the run it belongs to). @param {LoggedQuery[]} listed */
+const allRuns = (listed) => listed.flatMap((q) => [q, ...(q.replays ?? [])])
+  .sort((a, b) => (a.ts < b.ts ? 1 : a.ts > b.ts ? -1 : 0));
+
 /** Runs grouped by question, newest question first, each group's runs newest first. @param {LoggedQuery[]} runs */
 function byQuestion(runs) {
   /** @type {Map<string, LoggedQuery[]>} */
@@ -135,7 +140,7 @@ function questionItem(ui, runs) {
  * @param {UI} ui @param {string} text */
 async function showQueries(ui, text) {
   const ticket = ++ui.listed;
-  const found = /** @type {LoggedQuery[]} */ (await api(`/ui/api/queries?${search({ search: text })}`));
+  const found = allRuns(/** @type {LoggedQuery[]} */ (await api(`/ui/api/queries?${search({ search: text })}`)));
   if (ticket !== ui.listed) return;
   ui.list.replaceChildren(...byQuestion(found).map((runs) => questionItem(ui, runs)));
   if (!found.length) ui.list.append(el("li", "ragtt-ui-dim", text ? "No logged query has all those words." : "No queries yet."));
@@ -144,7 +149,7 @@ async function showQueries(ui, text) {
 /** Reload the project's lists (queries, versions, snapshots, sources) into the pickers. @param {UI} ui @param {string} filter */
 async function refresh(ui, filter) {
   const [queries, versions, sources] = await Promise.all([api("/ui/api/queries"), api("/ui/api/versions"), api("/ui/api/sources")]);
-  ui.queries = queries; ui.versions = versions; ui.sources = sources;
+  ui.queries = allRuns(queries); ui.versions = versions; ui.sources = sources;
   const qs = ui.queries.map((q) => /** @type {[string, string]} */ ([q.query_id,
     `${q.text} · ${q.kind} ${q.query_id.slice(0, 10)} · v${q.index_version} · ${when(q.ts)}`]));
   fill(ui.pickers.left, qs);

@@ -80,6 +80,7 @@ export function keyed(parent, items, how) {
       if (how.update) how.update(kept, item);
       return kept;
     }
+    kept?.remove(); // its item changed: the new node takes its place
     const node = how.make(item);
     node.dataset.key = k;
     node.dataset.sig = s;

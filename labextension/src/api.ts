@@ -10,6 +10,9 @@ export interface LoggedQuery {
   index_version: number;
   mode: string | null;
   answer: string | null;
+  kind: 'live' | 'replay' | 'golden';
+  original_query_id: string | null;
+  replays: LoggedQuery[]; // the replays of this run, newest first (not rows of their own)
 }
 export interface QueryPage {
   total: number;

@@ -1,7 +1,8 @@
 // ragtt in JupyterLab: the "RAG history" sidebar, widgets in main-area tabs (restored on
 // reload), "Insert in notebook", palette commands, settings, and the sidebar following a
 // notebook's kernel after `%ragtt open PATH` (the magic publishes a display message of
-// PROJECT_MIME on IOPub; the sidebar listens to the notebooks' IOPub, never polls a kernel).
+// PROJECT_MIME on IOPub; the sidebar listens to the notebooks' IOPub, never polls a kernel),
+// and listing a project again after a magic wrote to it (CHANGED_MIME, the same way).
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, InputDialog, WidgetTracker } from '@jupyterlab/apputils';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
@@ -9,10 +10,11 @@ import { ISettingRegistry } from '@jupyterlab/settingregistry';
 
 import { Api, Listing } from './api';
 import { HistoryPanel } from './sidebar';
-import { RagttTab, TabSpec } from './tab';
+import { RagttTab, TabSpec, specKey } from './tab';
 
 const PLUGIN = 'ragtt:plugin';
 const PROJECT_MIME = 'application/vnd.ragtt.project+json';
+const CHANGED_MIME = 'application/vnd.ragtt.changed+json'; // ragtt_nb.magics.CHANGED_MIME
 const CMD = {
   history: 'ragtt:open-history',
   replay: 'ragtt:replay-query',
@@ -48,7 +50,7 @@ function activate(
   // when the tracker has saved it, and rebuilds the main area once the restoring commands
   // resolved, so a command that returned sooner let a restored tab drop out of the layout.
   const openTab = async (spec: TabSpec): Promise<RagttTab> => {
-    const existing = tabs.find((t) => JSON.stringify(t.spec) === JSON.stringify(spec));
+    const existing = tabs.find((t) => specKey(t.spec) === specKey(spec));
     if (existing) {
       if (!existing.isAttached) app.shell.add(existing, 'main'); // a layout restored without it left it detached
       app.shell.activateById(existing.id);
@@ -60,22 +62,24 @@ function activate(
     await tabs.add(tab);
     return tab;
   };
-  const open = (project: string, widget: string, args: Record<string, string>): Promise<unknown> =>
-    app.commands.execute(CMD.open, { project, widget, args });
+  const open = (project: string, widget: string, args: Record<string, string>, about?: string): Promise<unknown> =>
+    app.commands.execute(CMD.open, { project, widget, args, ...(about ? { about } : {}) });
 
   const replay = (project: string, queryId: string) =>
-    api.project<{ query_id: string }>(project, 'replay', {
+    api.project<{ query_id: string; text: string }>(project, 'replay', {
       method: 'POST', body: JSON.stringify({ query_id: queryId, generate: false }),
     });
 
   const panel = new HistoryPanel(api, {
-    open: (project, widget, args) => void open(project, widget, args).catch((err) => panel.say(String(err), true)),
+    open: (project, widget, args, about) =>
+      void open(project, widget, args, about).catch((err) => panel.say(String(err), true)),
     // "now": the same text replayed as of the newest version (a plain replay reruns the old one)
-    diffWithNow: async (project, queryId, text, latest) => {
+    diffWithNow: async (project, queryId, text, latest, about) => {
       const now = await api.project<{ query_id: string }>(project, 'replay/as-of', {
         method: 'POST', body: JSON.stringify({ text, at: latest, generate: false }),
       });
-      await open(project, 'chunk_diff', { left: queryId, right: now.query_id });
+      panel.changed(project); // the list shows the replay under the query it asked again
+      await open(project, 'chunk_diff', { left: queryId, right: now.query_id }, about);
     },
   });
   const panel_say = (text: string) => panel.say(text, true);
@@ -88,11 +92,12 @@ function activate(
   app.commands.addCommand(CMD.open, {
     label: 'ragtt: Open a widget',
     execute: (args) => {
-      const { project, widget, args: given } = args as Partial<TabSpec>;
-      if (typeof project !== 'string' || typeof widget !== 'string' || typeof given !== 'object' || given === null) {
-        throw new Error(`${CMD.open} takes {project, widget, args}; got ${JSON.stringify(args)}`);
+      const { project, widget, args: given, about } = args as Partial<TabSpec>;
+      if (typeof project !== 'string' || typeof widget !== 'string' || typeof given !== 'object' || given === null
+        || (about !== undefined && typeof about !== 'string')) {
+        throw new Error(`${CMD.open} takes {project, widget, args, about?}; got ${JSON.stringify(args)}`);
       }
-      return openTab({ project, widget, args: given });
+      return openTab({ project, widget, args: given, ...(about ? { about } : {}) });
     },
   });
   app.commands.addCommand(CMD.replay, {
@@ -104,7 +109,7 @@ function activate(
       try {
         const run = await replay(panel.project, id.value.trim());
         await panel.reload();
-        await open(panel.project, 'timeline', { query_id: run.query_id });
+        await open(panel.project, 'timeline', { query_id: run.query_id }, run.text);
       } catch (err) {
         panel.say(String(err), true);
       }
@@ -130,20 +135,37 @@ function activate(
     void restorer.restore(tabs, {
       command: CMD.open,
       args: (tab) => ({ ...tab.spec }) as any,
-      name: (tab) => JSON.stringify(tab.spec),
+      name: (tab) => specKey(tab.spec),
     });
   }
 
-  // Follow the kernel: `%ragtt open PATH` publishes PROJECT_MIME with the folder's path.
+  // Follow the kernel: `%ragtt open PATH` publishes PROJECT_MIME with the folder's path; a
+  // magic that wrote to a project (query, replay, ingest, eval...) updates a display of
+  // CHANGED_MIME with its path, and the sidebar lists that project again if it shows it.
+  const located = new Map<string, Promise<Listing>>(); // a kernel's path -> where it is under the root
+  const locate = (path: string): Promise<Listing> => {
+    let found = located.get(path);
+    if (!found) {
+      found = api.request<Listing>(`projects?locate=${encodeURIComponent(path)}`);
+      located.set(path, found);
+      found.catch(() => located.delete(path));
+    }
+    return found;
+  };
   const follow = (nb: NotebookPanel) => {
     nb.sessionContext.iopubMessage.connect((_, msg) => {
       const content = msg.content as { data?: Record<string, unknown> };
-      const data = content?.data?.[PROJECT_MIME] as { path?: string } | undefined;
-      if (!data?.path) return;
-      void api.request<Listing>(`projects?locate=${encodeURIComponent(data.path)}`).then((found) => {
-        if (found.located) void panel.refresh(found.located);
-        else panel.say(`The kernel opened ${data.path}, outside this server's root.`, true);
-      });
+      const opened = content?.data?.[PROJECT_MIME] as { path?: string } | undefined;
+      const changed = content?.data?.[CHANGED_MIME] as { path?: string } | undefined;
+      if (opened?.path) {
+        const path = opened.path;
+        void locate(path).then((found) => {
+          if (found.located) void panel.refresh(found.located);
+          else panel.say(`The kernel opened ${path}, outside this server's root.`, true);
+        });
+      } else if (changed?.path) {
+        void locate(changed.path).then((found) => { if (found.located) panel.changed(found.located); }, () => undefined);
+      }
     });
   };
   notebooks?.widgetAdded.connect((_, nb) => follow(nb));

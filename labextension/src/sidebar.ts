@@ -16,16 +16,25 @@ import { el, button, keyed } from '../../js/src/dom.js';
 const ROW = 52; // px, the list's fixed row height (sidebar.css)
 const PAGE = 100; // queries a request fetches
 
+/** Opens a tab; `about` says what it shows, in words (its title). */
 export interface Opener {
-  open(project: string, widget: string, args: Record<string, string>): void;
-  diffWithNow(project: string, queryId: string, text: string, latest: number): Promise<void>;
+  open(project: string, widget: string, args: Record<string, string>, about?: string): void;
+  diffWithNow(project: string, queryId: string, text: string, latest: number, about: string): Promise<void>;
+}
+
+/** "how do I… · v3 → v8" for two runs of one question, else "how do I… → what is…". */
+function pairAbout(left: { text: string; version: number }, right: { text: string; version: number | string }): string {
+  return left.text === right.text
+    ? `${left.text} · v${left.version} → v${right.version}`
+    : `${left.text} → ${right.text}`;
 }
 
 export class HistoryPanel extends Widget {
   project = '';
   selected: string | null = null;
   latest = 0; // the project's newest version: what "now" means
-  private texts = new Map<string, string>(); // query id -> its text, for the rows fetched
+  private runs = new Map<string, LoggedQuery>(); // query id -> the run, for the rows fetched
+  private versionNames = new Map<number, string>(); // version -> "v3 flask-0.10"
   private total = 0;
   private pages = new Map<number, LoggedQuery[]>();
   private pending = new Set<number>();
@@ -43,10 +52,12 @@ export class HistoryPanel extends Widget {
   private pdfs = el('ul', 'ragtt-history-pdfs');
   private pdfsHead = el('h3', '', 'PDF sources');
   private versionPicks: number[] = []; // two versions picked: their drift
-  private runPicks: { id: string; ts: string }[] = []; // two runs picked: their diff
+  private runPicks: LoggedQuery[] = []; // two runs picked: their diff
   private driftButton: HTMLButtonElement;
   private diffPicked: HTMLButtonElement;
   private diffNow: HTMLButtonElement;
+  private relisting: Promise<void> | null = null; // changed(): the listing under way
+  private relistAgain = false;
 
   constructor(private api: Api, private opener: Opener) {
     super();
@@ -164,8 +175,29 @@ export class HistoryPanel extends Widget {
     else this.say(`${project}: ${versions.status === 'fulfilled' ? versions.value.length : '?'} versions, ${this.total} queries`);
   }
 
+  /** Something wrote to `project` (a magic in a kernel): list it again if it is the one shown.
+   *  One listing at a time, and one more after it for whatever wrote meanwhile: a cell writing
+   *  in a loop costs two listings, not one per write. Unchanged rows keep their nodes. */
+  changed(project: string): void {
+    if (project !== this.project) return;
+    if (this.relisting) {
+      this.relistAgain = true;
+      return;
+    }
+    this.relisting = this.showProject(project)
+      .catch((err) => this.say(String(err), true))
+      .finally(() => {
+        this.relisting = null;
+        if (this.relistAgain) {
+          this.relistAgain = false;
+          this.changed(project);
+        }
+      });
+  }
+
   private showVersions(versions: Version[]): void {
     const project = this.project;
+    for (const v of versions) this.versionNames.set(v.version, `v${v.version}${v.label ? ` ${v.label}` : ''}`);
     keyed(this.snapshots, versions, {
       key: (v) => `${project}:${v.version}`,
       make: (v) => this.versionItem(v),
@@ -202,7 +234,8 @@ export class HistoryPanel extends Widget {
   openDrift(): void {
     if (this.versionPicks.length !== 2) return this.say('Pick two versions for a drift.', true);
     const [a, b] = this.versionPicks.slice().sort((x, y) => x - y);
-    this.opener.open(this.project, 'drift_scatter', { a: String(a), b: String(b) });
+    const name = (v: number) => this.versionNames.get(v) ?? `v${v}`;
+    this.opener.open(this.project, 'drift_scatter', { a: String(a), b: String(b) }, `${name(a)} → ${name(b)}`);
   }
 
   /** The matrices the log holds (read back when opened, never evaluated); none: no section. */
@@ -218,8 +251,10 @@ export class HistoryPanel extends Widget {
       if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
       const name = e.dataset ?? e.evaluation_id;
       item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
-        () => this.opener.open(project, 'history_matrix', args)));
-      item.append(el('span', 'ragtt-history-meta', ` ${e.questions} questions × ${e.versions.length} versions`));
+        () => this.opener.open(project, 'history_matrix', args, `${name} (@ ${e.versions.length} versions)`)));
+      const plan = [e.mode, e.top_k ? `top ${e.top_k}` : ''].filter(Boolean).join(' ');
+      item.append(el('span', 'ragtt-history-meta',
+        ` ${e.questions} questions × ${e.versions.length} versions${plan ? ` · ${plan}` : ''}`));
       return item;
     } });
   }
@@ -230,7 +265,7 @@ export class HistoryPanel extends Widget {
     keyed(this.pdfs, sources, { key: (source) => `${project}:${source}`, make: (source) => {
       const item = el('li', 'ragtt-history-pdf');
       item.append(button('ragtt-history-link', source, `open the PDF ${source}`,
-        () => this.opener.open(project, 'pdf_overlay', { source })));
+        () => this.opener.open(project, 'pdf_overlay', { source }, source)));
       return item;
     } });
   }
@@ -254,7 +289,7 @@ export class HistoryPanel extends Widget {
       this.pending.clear();
       this.total = first.total;
       this.pages.set(0, first.queries);
-      for (const q of first.queries) this.texts.set(q.query_id, q.text);
+      for (const q of first.queries) this.runs.set(q.query_id, q);
       this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
       this.spacer.style.height = `${first.total * ROW}px`;
       this.paint();
@@ -289,7 +324,7 @@ export class HistoryPanel extends Widget {
         row.style.top = `${r.index * ROW}px`;
         row.classList.toggle('ragtt-selected', r.q.query_id === this.selected);
         const pick = row.querySelector<HTMLInputElement>('.ragtt-history-pick');
-        if (pick) pick.checked = this.runPicks.some((p) => p.id === r.q.query_id);
+        if (pick) pick.checked = this.runPicks.some((p) => p.query_id === r.q.query_id);
       },
     });
   }
@@ -302,7 +337,7 @@ export class HistoryPanel extends Widget {
       .then((page) => {
         if (generation !== this.generation) return;
         this.pages.set(offset, page.queries);
-        for (const q of page.queries) this.texts.set(q.query_id, q.text);
+        for (const q of page.queries) this.runs.set(q.query_id, q);
         this.paint();
       })
       .catch((err) => this.say(String(err), true))
@@ -317,10 +352,20 @@ export class HistoryPanel extends Widget {
     row.setAttribute('role', 'listitem');
     row.tabIndex = 0;
     const when = String(q.ts).slice(0, 19).replace('T', ' ');
+    row.dataset.kind = q.kind;
+    // A replay is listed under the run it replays (the server's list): the row says how many.
+    const replays = q.replays.length;
+    const meta = el('div', 'ragtt-history-meta');
+    if (replays) { // first: the meta line is cut at the panel's edge
+      const marker = el('span', 'ragtt-history-replays', `↻ ${replays} ${replays === 1 ? 'replay' : 'replays'} · `);
+      marker.title = q.replays.map((r) => `replay at v${r.index_version}, ${String(r.ts).slice(0, 19).replace('T', ' ')}`).join('\n');
+      meta.append(marker);
+    }
+    meta.append(`${q.kind === 'replay' ? 'replay · ' : ''}${q.mode ?? '?'} · v${q.index_version} · ${when}`);
     row.append(
       el('div', 'ragtt-history-text', q.text),
-      el('div', 'ragtt-history-meta', `${q.mode ?? '?'} · v${q.index_version} · ${when}`),
-      el('div', 'ragtt-history-answer', q.answer ?? '(no answer)'),
+      meta,
+      el('div', 'ragtt-history-answer', q.answer ?? (q.kind === 'replay' ? '(retrieval only)' : '(no answer)')),
     );
     row.title = q.text;
     const pick = el('input', 'ragtt-history-pick');
@@ -328,8 +373,8 @@ export class HistoryPanel extends Widget {
     pick.setAttribute('aria-label', `pick this run for a diff: ${q.text}`);
     pick.addEventListener('click', (e) => e.stopPropagation());
     pick.addEventListener('change', () => {
-      const others = this.runPicks.filter((p) => p.id !== q.query_id);
-      this.runPicks = pick.checked ? [...others, { id: q.query_id, ts: String(q.ts) }].slice(-2) : others;
+      const others = this.runPicks.filter((p) => p.query_id !== q.query_id);
+      this.runPicks = pick.checked ? [...others, q].slice(-2) : others;
       this.paint();
       this.syncButtons();
     });
@@ -337,7 +382,7 @@ export class HistoryPanel extends Widget {
     row.addEventListener('click', () => {
       this.selected = q.query_id;
       this.paint();
-      this.opener.open(project, 'timeline', { query_id: q.query_id });
+      this.opener.open(project, 'timeline', { query_id: q.query_id }, q.text);
     });
     return row;
   }
@@ -346,19 +391,23 @@ export class HistoryPanel extends Widget {
   openDiff(): void {
     if (this.runPicks.length !== 2) return this.say('Pick two runs for a diff.', true);
     const [left, right] = this.runPicks.slice().sort((x, y) => (x.ts < y.ts ? -1 : x.ts > y.ts ? 1 : 0));
-    this.opener.open(this.project, 'chunk_diff', { left: left.id, right: right.id });
+    const about = pairAbout({ text: left.text, version: left.index_version }, { text: right.text, version: right.index_version });
+    this.opener.open(this.project, 'chunk_diff', { left: left.query_id, right: right.query_id }, about);
   }
 
   openSelected(): void {
     const id = this.selected ?? this.row(0)?.query_id;
-    if (id) this.opener.open(this.project, 'timeline', { query_id: id });
+    if (id) this.opener.open(this.project, 'timeline', { query_id: id }, this.runs.get(id)?.text);
   }
 
   /** The selected (else newest) query asked again at the newest version, diffed with how it ran. */
   async diffWithNow(): Promise<void> {
     const id = this.current();
     if (!id) return this.say('No logged query to diff yet.', true);
-    await this.opener.diffWithNow(this.project, id, this.texts.get(id) ?? '', this.latest);
+    const run = this.runs.get(id);
+    const text = run?.text ?? '';
+    const about = pairAbout({ text, version: run?.index_version ?? 0 }, { text, version: `${this.latest} (now)` });
+    await this.opener.diffWithNow(this.project, id, text, this.latest, about);
   }
 
   /** The newest logged query's id (what the palette's commands act on without a selection). */
@@ -367,15 +416,16 @@ export class HistoryPanel extends Widget {
   }
 
   private async runQuery(input: HTMLInputElement): Promise<void> {
-    if (!input.value.trim() || !this.project) return;
+    const text = input.value;
+    if (!text.trim() || !this.project) return;
     try {
       const res = await this.api.project<{ query_id: string; index_version: number }>(this.project, 'query', {
-        method: 'POST', body: JSON.stringify({ text: input.value, generate: false }),
+        method: 'POST', body: JSON.stringify({ text, generate: false }),
       });
       this.say(`Logged query ${res.query_id} at v${res.index_version}.`);
       this.selected = res.query_id;
       await this.reload();
-      this.opener.open(this.project, 'timeline', { query_id: res.query_id });
+      this.opener.open(this.project, 'timeline', { query_id: res.query_id }, text);
     } catch (err) {
       this.say(String(err), true);
     }

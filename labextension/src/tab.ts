@@ -23,14 +23,60 @@ const VIEWS: Record<string, View> = {
   history_matrix: historyMatrix as View,
 };
 const TITLES: Record<string, string> = {
-  timeline: 'Timeline', chunk_diff: 'Chunk diff', drift_scatter: 'Drift', pdf_overlay: 'PDF',
-  history_matrix: 'History matrix',
+  timeline: 'Timeline', chunk_diff: 'Diff', drift_scatter: 'Drift', pdf_overlay: 'PDF',
+  history_matrix: 'Matrix',
 };
+// A tab's label holds at most LABEL_CHARS of what it shows: its start and its end (where two
+// diffs or matrices of one question or dataset differ: "… v3 → v9 (now)", "… (@ 6 versions)").
+// The caption (the tooltip) holds the whole.
+const LABEL_CHARS = 40;
+const LABEL_TAIL = 15;
+
+/** `text` cut in the middle to LABEL_CHARS, "…" where the cut is. */
+export function cutMiddle(text: string): string {
+  if (text.length <= LABEL_CHARS) return text;
+  const head = text.slice(0, LABEL_CHARS - LABEL_TAIL - 1).trimEnd();
+  return `${head}…${text.slice(-LABEL_TAIL).trimStart()}`;
+}
 
 export interface TabSpec {
   project: string;
   widget: string;
   args: Record<string, string>;
+  /** What the tab shows, in words (a query's text, "v3 flask-0.10 → v8"...), from whoever
+   *  opened it: its title. Not part of what the tab is (`specKey`). */
+  about?: string;
+}
+
+/** What a tab is: two specs of one key show the same thing (one tab), whatever they are called. */
+export function specKey(spec: TabSpec): string {
+  return JSON.stringify({ project: spec.project, widget: spec.widget, args: spec.args });
+}
+
+/** What a tab shows, in words, from its arguments alone (when its opener said nothing). */
+function aboutFromArgs(spec: TabSpec): string {
+  const a = spec.args;
+  const id = (x: string | undefined) => (x ?? '?').slice(0, 10);
+  switch (spec.widget) {
+    case 'timeline': return a.query_id ? `query ${id(a.query_id)}` : 'index history';
+    case 'chunk_diff': return `${id(a.left)} → ${id(a.right)}`;
+    case 'drift_scatter': return `v${a.a} → v${a.b}`;
+    case 'pdf_overlay': return a.source ?? '';
+    case 'history_matrix': {
+      const name = a.dataset ? a.dataset.split('/').pop()!.replace(/\.jsonl?$/, '') : a.evaluation ?? '';
+      return a.at ? `${name} (@ ${a.at.split(',').length} versions)` : name;
+    }
+    default: return Object.values(a).join(' ');
+  }
+}
+
+/** The tab's label ("Timeline · how do I…a blueprint") and caption (the whole text, the project and
+ *  the %ragtt line). Lumino draws both as text: no markup in a query or a name is parsed. */
+export function tabTitle(spec: TabSpec, line: string | null): { label: string; caption: string } {
+  const kind = TITLES[spec.widget] ?? spec.widget;
+  const about = (spec.about || aboutFromArgs(spec)).replace(/\s+/g, ' ').trim();
+  const caption = [`${kind} · ${about}`, `project: ${spec.project}`, line].filter(Boolean).join('\n');
+  return { label: `${kind} · ${cutMiddle(about)}`, caption };
 }
 
 /** One word of a %ragtt line as the magic's shlex.split reads it back: bare when plain, else
@@ -77,9 +123,8 @@ export class RagttTab extends Widget {
     this.id = `ragtt-${spec.widget}-${Object.values(spec.args).join('-')}`.replace(/[^\w-]/g, '_');
     this.addClass('ragtt-tab');
     this.node.tabIndex = -1; // focusable: an activated tab takes the focus (below)
-    this.title.label = `${TITLES[spec.widget] ?? spec.widget} · ${spec.project}`;
     const line = (this.line = magicLine(spec));
-    this.title.caption = line ?? this.title.label;
+    Object.assign(this.title, tabTitle(spec, line));
     this.title.closable = true;
     const bar = el('div', 'ragtt-tab-bar');
     const insertButton = button('jp-Button jp-mod-styled ragtt-insert', 'Insert in notebook',

@@ -9,6 +9,7 @@ whatever dataset file it came from, even one that is gone.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import NotFoundError
@@ -53,9 +54,12 @@ def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
     return sorted(found.values(), key=lambda e: e["ts"], reverse=True)
 
 
-def read_evaluation(ctx: Context, evaluation_id: str) -> HistoryMatrix:
-    """The matrix of ``evaluation_id`` at every version the log holds for it, from the log alone
-    (no retrieval, no scoring, nothing written). ``NotFoundError`` for an id never logged."""
+def read_evaluation(ctx: Context, evaluation_id: str, at: Sequence[int] | None = None) -> HistoryMatrix:
+    """The matrix of ``evaluation_id`` at the versions ``at`` (None: every version the log holds for
+    it), from the log alone (no retrieval, no scoring, nothing written). An evaluation's id
+    names its dataset and plan, not its versions: evaluating it later at more versions adds
+    columns to the same id, so a view of one evaluation names its versions too.
+    ``NotFoundError`` for an id never logged, or a version it was never evaluated at."""
     from ragtt.evaluation.dataset import EvalDataset, EvalItem
     from ragtt.evaluation.run import build_matrix, version_times
     from ragtt.index.retrieve import RetrievalPlan
@@ -70,6 +74,14 @@ def read_evaluation(ctx: Context, evaluation_id: str) -> HistoryMatrix:
             done.setdefault(int(p["version"]), p["cells"])
             metrics = list(p["metrics"])
             dataset = p.get("dataset") or dataset
+    if done and at is not None:
+        missing = [v for v in at if v not in done]
+        if missing:
+            raise NotFoundError(
+                f"evaluation {evaluation_id!r} was never evaluated at version(s) {', '.join(map(str, missing))} "
+                f"(logged at {', '.join(map(str, sorted(done)))})"
+            )
+        done = {v: done[v] for v in at}
     if not done:
         known = ", ".join(e["evaluation_id"] for e in logged_evaluations(ctx)[:5]) or "none yet"
         raise NotFoundError(

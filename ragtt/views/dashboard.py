@@ -15,7 +15,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import MissingArgumentError, NotFoundError
+from ragtt.errors import MissingArgumentError, NotFoundError, ValidationError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -44,10 +44,14 @@ def wire(value: Any) -> Any:
 def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
 ) -> tuple[int, list[dict[str, Any]]]:
-    """``(total, page)``: the logged runs a person asked for (live queries, replays and golden
-    runs; not an evaluation's cells, which the history matrix shows), newest first, each with
-    its kind, retrieval mode and the start of its answer (None without one). ``search`` keeps
-    the runs whose text holds every one of its words, in any order, case-insensitive."""
+    """``(total, page)``: the runs a person asked for (live queries, golden runs), newest first,
+    each with its kind, retrieval mode, the start of its answer (None without one) and its
+    ``replays``: the replays of it, newest first, in the same form. A replay belongs to the run
+    it replays (``original_query_id``); a question asked of the past (``replay --text``, the
+    sidebar's "Diff with now") to the newest run of the same question before it. A replay
+    that belongs to none is a row of its own (kind ``replay``). An evaluation's cells are not
+    listed (the history matrix shows them). ``search`` keeps the runs whose text holds every
+    one of its words, in any order, case-insensitive; ``total`` counts rows."""
     import polars as pl
 
     from ragtt.events import types as ev
@@ -61,11 +65,58 @@ def logged_queries(
     frame = frame.filter(pl.col("purpose").is_null() | (pl.col("purpose") != "evaluation"))
     for word in search.lower().split():
         frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
-    total = frame.height
-    page = frame.sort("seq", descending=True).slice(offset, limit)
+    owners = _replay_owners(frame, replayed)
+    rows = frame.filter(~pl.col("query_id").is_in(list(owners))).sort("seq", descending=True)
+    total = rows.height
+    page = rows.slice(offset, limit)
     ids = page["query_id"].to_list()
+    owned: dict[str, list[str]] = {}
+    for replay_id, owner in owners.items():  # oldest first
+        owned.setdefault(owner, []).insert(0, replay_id)
+    children = [r for i in ids for r in owned.get(i, [])]
+    described = _describe(proj, frame.filter(pl.col("query_id").is_in(ids + children)), replayed)
+    return total, [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
+
+
+def _question(text: Any) -> Any:
+    """A question's text as two runs of it compare: case and spacing aside (polars expression)."""
+    return text.str.to_lowercase().str.replace_all(r"\s+", " ").str.strip_chars()
+
+
+def _replay_owners(frame: Any, replayed: str) -> dict[str, str]:
+    """replay id -> the listed run it belongs to, oldest replay first (``logged_queries``)."""
+    import polars as pl
+
+    replays = frame.filter(pl.col("type") == replayed).sort("seq").with_columns(_question(pl.col("text")).alias("q"))
+    if replays.is_empty():
+        return {}
+    logged = set(frame["query_id"].to_list())
+    asked = frame.filter(pl.col("type") != replayed).with_columns(_question(pl.col("text")).alias("q"))
+    by_question: dict[str, list[tuple[int, str]]] = {}
+    questions = replays["q"].unique().to_list()
+    for seq, query_id, q in (
+        asked.filter(pl.col("q").is_in(questions)).sort("seq").select("seq", "query_id", "q").iter_rows()
+    ):
+        by_question.setdefault(q, []).append((seq, query_id))
+    owners: dict[str, str] = {}
+    for seq, query_id, original, q in replays.select("seq", "query_id", "original_query_id", "q").iter_rows():
+        if original is not None:  # a replay of a run: that run's (of a replay: what that one belongs to)
+            owner = owners.get(original, original) if original in logged else None
+        else:  # a question asked of the past: the newest run of it before
+            before = [i for s, i in by_question.get(q, []) if s < seq]
+            owner = before[-1] if before else None
+        if owner is not None:
+            owners[query_id] = owner
+    return owners
+
+
+def _describe(proj: Project, runs: Any, replayed: str) -> dict[str, dict[str, Any]]:
+    """query id -> the list's fields of each run in ``runs`` (its mode and answer read by id)."""
+    from ragtt.events import types as ev
+
+    ids = runs["query_id"].to_list()
     kinds = (ev.RETRIEVAL_EXECUTED, ev.GENERATION_EXECUTED)
-    # Only the page's runs are read (by id, in SQL): reading every retrieval of a long history
+    # Only the listed runs are read (by id, in SQL): reading every retrieval of a long history
     # to keep a hundred cost the sidebar's first paint most of a second at 10,000 queries.
     details = proj.events.runs(ids, types=[*kinds, *(ev.REPLAY_PREFIX + k for k in kinds)])
     modes: dict[str, str | None] = {}
@@ -78,8 +129,8 @@ def logged_queries(
             else:
                 answer = event.payload.get("answer")
                 answers[query_id] = answer if answer is None else " ".join(str(answer).split())[:PREVIEW]
-    return total, [
-        {
+    return {
+        r["query_id"]: {
             "query_id": r["query_id"],
             "text": r["text"],
             "ts": r["ts"],
@@ -89,8 +140,8 @@ def logged_queries(
             "mode": modes.get(r["query_id"]),
             "answer": answers.get(r["query_id"]),
         }
-        for r in page.iter_rows(named=True)
-    ]
+        for r in runs.iter_rows(named=True)
+    }
 
 
 def versions(proj: Project) -> list[dict[str, Any]]:
@@ -158,7 +209,11 @@ def widget_model(
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
     if widget == "history_matrix" and args.get("evaluation"):  # by its id, read back from the log
-        matrix = proj.read_evaluation(need("evaluation"))
+        # at the versions it was opened on: the same id evaluated later at more versions has more
+        at = [part.strip() for part in (args.get("at") or "").split(",") if part.strip()]
+        if not all(part.isascii() and part.isdigit() for part in at):
+            raise ValidationError(f"history_matrix: at lists version numbers with an evaluation; got {args['at']!r}")
+        matrix = proj.read_evaluation(need("evaluation"), at=[int(part) for part in at] or None)
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
         from ragtt.server_paths import confine_path

@@ -385,8 +385,8 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         assert states == ["ready"] * 6, page.locator(".ragtt-tab-host[data-state=error]").all_inner_texts()
         # A click while the restored layout still settles can land on a moving tab bar: click
         # until the tab is the current one (bounded), then its widget must paint.
-        matrix_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="History matrix")
-        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="History matrix")
+        matrix_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Matrix · ")
+        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="Matrix · ")
         deadline = time.monotonic() + 30
         while current.count() == 0 and time.monotonic() < deadline:
             matrix_tab.click()

@@ -91,3 +91,23 @@ def test_evaluation_cells_do_not_flood_the_list(client: TestClient) -> None:
         [{"id": "refund", "question": "refund days", "reference_contexts": ["Refunds within 30 days."]}], at="latest"
     )
     assert [q["query_id"] for q in client.get("/ui/api/queries").json()] == [asked]
+
+
+def test_a_replay_is_listed_under_the_run_it_replays(client: TestClient) -> None:
+    """A replay (of a run, or its question asked of the past, as "Diff with now" does) is not a
+    question of its own: it is listed in the replays of the run it belongs to, newest first. A
+    question asked of the past that nobody asked live is a row, of kind replay."""
+    first = _asked(client, "refund days")
+    again = client.post("/replay", json={"query_id": first, "generate": False}).json()["query_id"]
+    now = client.post("/replay/as-of", json={"text": "Refund  days", "at": 2, "generate": False}).json()
+    assert "query_id" in now, now
+    later = _asked(client, "shipping costs")
+    past = client.post("/replay/as-of", json={"text": "gift cards", "at": 1, "generate": False}).json()["query_id"]
+    listed = client.get("/ui/api/queries").json()
+    assert [(q["query_id"], q["kind"]) for q in listed] == [(past, "replay"), (later, "live"), (first, "live")]
+    assert [(r["query_id"], r["kind"]) for r in listed[2]["replays"]] == [
+        (now["query_id"], "replay"),
+        (again, "replay"),
+    ]
+    assert listed[2]["replays"][1]["original_query_id"] == first and listed[1]["replays"] == []
+    assert [q["query_id"] for q in client.get("/ui/api/queries", params={"search": "refund"}).json()] == [first]
