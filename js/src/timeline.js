@@ -28,7 +28,7 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { typed } from "./wire.js";
-import { LABEL_GAP, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
+import { LABEL_GAP, counted, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
 import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
@@ -742,7 +742,7 @@ function hover(V, x, y) {
     const i = slot - d.layout.first, run = runAt(d.layout, slot);
     tip = i < 0 ? "before the first index version"
       : run ? `v${d.versions[run[0] - d.layout.first]} to v${d.versions[run[1] - 1 - d.layout.first]}: `
-        + `${run[1] - run[0]} versions with no snapshot or query (compressed) · at the pointer `
+        + `${counted(run[1] - run[0], "version")} with no snapshot or query (compressed) · at the pointer `
         + versionLabel(d.versions[i], d.names)
       : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
   }
