@@ -9,7 +9,8 @@ export interface LoggedQuery {
   ts: string;
   index_version: number;
   mode: string | null;
-  answer: string | null;
+  answer: string | null; // its start; an extractive answer's quoted text, without the label
+  extractive: boolean;
 }
 export interface QueryPage {
   total: number;
@@ -20,6 +21,7 @@ export interface Version {
   version: number;
   operation: string;
   committed_at: string;
+  as_of: string | null; // the date its ingest carried (a release's), if any
   label: string | null;
   changed: { documents: string[]; removed: string[]; chunks_added: number; chunks_removed: number } | null;
 }

@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { Api, Evaluation, Listing, LoggedQuery, QueryPage, Source, Version, query } from './api';
 import { el, button, keyed } from '../../js/src/dom.js';
+import { counted } from '../../js/src/labels.js';
 
 const ROW = 52; // px, the list's fixed row height (sidebar.css)
 const PAGE = 100; // queries a request fetches
@@ -115,6 +116,7 @@ export class HistoryPanel extends Widget {
 
   say(text: string, error = false): void {
     this.status.textContent = text;
+    this.status.title = text; // one line, cut with an ellipsis (sidebar.css): the whole of it on hover
     this.status.classList.toggle('ragtt-history-error', error);
   }
 
@@ -161,7 +163,7 @@ export class HistoryPanel extends Widget {
     if (queries.status === 'fulfilled') queries.value();
     const failed = [versions, evaluations, sources, queries].find((r) => r.status === 'rejected');
     if (failed) this.say(String(failed.reason), true);
-    else this.say(`${project}: ${versions.status === 'fulfilled' ? versions.value.length : '?'} versions, ${this.total} queries`);
+    else this.say(`${project}: ${versions.status === 'fulfilled' ? counted(versions.value.length, 'version') : '? versions'}, ${counted(this.total, 'query', 'queries')}`);
   }
 
   private showVersions(versions: Version[]): void {
@@ -179,9 +181,10 @@ export class HistoryPanel extends Widget {
   private versionItem(v: Version): HTMLElement {
     const item = el('li', v.label ? 'ragtt-history-snapshot' : 'ragtt-history-version');
     item.dataset.version = String(v.version);
-    const when = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
+    const committed = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
+    const when = v.as_of ? `as of ${String(v.as_of).slice(0, 10)}` : committed;
     let what = v.operation;
-    if (v.changed) what += ` +${v.changed.chunks_added}/−${v.changed.chunks_removed} chunks (${v.changed.documents.length} documents)`;
+    if (v.changed) what += ` +${v.changed.chunks_added}/−${counted(v.changed.chunks_removed, 'chunk')} (${counted(v.changed.documents.length, 'document')})`;
     const pick = el('input', 'ragtt-history-pick');
     pick.type = 'checkbox';
     pick.setAttribute('aria-label', `pick v${v.version} for a drift`);
@@ -193,7 +196,9 @@ export class HistoryPanel extends Widget {
       this.syncButtons();
     });
     const label = el('label', '');
-    label.append(pick, document.createTextNode(`v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`));
+    const text = `v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`;
+    label.append(pick, document.createTextNode(text));
+    label.title = v.as_of ? `${text} (committed ${committed} UTC)` : text; // one line, cut (sidebar.css)
     item.append(label);
     return item;
   }
@@ -219,7 +224,7 @@ export class HistoryPanel extends Widget {
       const name = e.dataset ?? e.evaluation_id;
       item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
         () => this.opener.open(project, 'history_matrix', args)));
-      item.append(el('span', 'ragtt-history-meta', ` ${e.questions} questions × ${e.versions.length} versions`));
+      item.append(el('span', 'ragtt-history-meta', ` ${counted(e.questions, 'question')} × ${counted(e.versions.length, 'version')}`));
       return item;
     } });
   }
@@ -255,7 +260,7 @@ export class HistoryPanel extends Widget {
       this.total = first.total;
       this.pages.set(0, first.queries);
       for (const q of first.queries) this.texts.set(q.query_id, q.text);
-      this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
+      this.count.textContent = `${counted(first.total, this.search ? 'matching query' : 'query', this.search ? 'matching queries' : 'queries')}, newest first`;
       this.spacer.style.height = `${first.total * ROW}px`;
       this.paint();
       this.node.dataset.painted = project; // a test and bench hook: this project's lists are up
@@ -320,7 +325,7 @@ export class HistoryPanel extends Widget {
     row.append(
       el('div', 'ragtt-history-text', q.text),
       el('div', 'ragtt-history-meta', `${q.mode ?? '?'} · v${q.index_version} · ${when}`),
-      el('div', 'ragtt-history-answer', q.answer ?? '(no answer)'),
+      answerPreview(q),
     );
     row.title = q.text;
     const pick = el('input', 'ragtt-history-pick');
@@ -380,4 +385,17 @@ export class HistoryPanel extends Widget {
       this.say(String(err), true);
     }
   }
+}
+
+/** A run's answer, as its row previews it: the start of what it says, an extractive answer
+ *  (quoted from the chunks, no model) marked by a badge before it. */
+function answerPreview(q: LoggedQuery): HTMLElement {
+  const line = el('div', 'ragtt-history-answer', q.answer ?? '(no answer)');
+  if (q.extractive) {
+    const badge = el('span', 'ragtt-history-badge', 'extractive');
+    badge.title = 'no generation model configured: quoted from the retrieved chunks';
+    line.prepend(badge, ' ');
+  }
+  line.title = q.answer ?? '';
+  return line;
 }

@@ -16,6 +16,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import MissingArgumentError, NotFoundError
+from ragtt.generate import answer_content
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -46,7 +47,8 @@ def logged_queries(
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(total, page)``: the logged runs a person asked for (live queries, replays and golden
     runs; not an evaluation's cells, which the history matrix shows), newest first, each with
-    its kind, retrieval mode and the start of its answer (None without one). ``search`` keeps
+    its kind, retrieval mode, the start of its answer (None without one; an extractive answer's
+    quoted text, without its label, with ``extractive`` true). ``search`` keeps
     the runs whose text holds every one of its words, in any order, case-insensitive."""
     import polars as pl
 
@@ -69,15 +71,15 @@ def logged_queries(
     # to keep a hundred cost the sidebar's first paint most of a second at 10,000 queries.
     details = proj.events.runs(ids, types=[*kinds, *(ev.REPLAY_PREFIX + k for k in kinds)])
     modes: dict[str, str | None] = {}
-    answers: dict[str, str | None] = {}
+    answers: dict[str, tuple[str, bool]] = {}
     for query_id, events in details.items():
         for event in events:
             if event.type.removeprefix(ev.REPLAY_PREFIX) == ev.RETRIEVAL_EXECUTED:
                 plan = event.payload.get("plan")
                 modes[query_id] = plan.get("mode") if isinstance(plan, dict) else None
-            else:
-                answer = event.payload.get("answer")
-                answers[query_id] = answer if answer is None else " ".join(str(answer).split())[:PREVIEW]
+            elif (answer := event.payload.get("answer")) is not None:
+                content, extractive = answer_content(str(answer))
+                answers[query_id] = (" ".join(content.split())[:PREVIEW], extractive)
     return total, [
         {
             "query_id": r["query_id"],
@@ -87,20 +89,23 @@ def logged_queries(
             "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
             "original_query_id": r["original_query_id"],
             "mode": modes.get(r["query_id"]),
-            "answer": answers.get(r["query_id"]),
+            "answer": answers[r["query_id"]][0] if r["query_id"] in answers else None,
+            "extractive": answers.get(r["query_id"], ("", False))[1],
         }
         for r in page.iter_rows(named=True)
     ]
 
 
 def versions(proj: Project) -> list[dict[str, Any]]:
-    """Every table version, oldest first: its operation, commit time, snapshot label (or
-    None) and, for an ingest, the documents and chunk counts it changed (else None)."""
+    """Every table version, oldest first: its operation, commit time, the date its ingest
+    carried (``as_of``, or None), snapshot label (or None) and, for an ingest, the documents
+    and chunk counts it changed (else None)."""
     import polars as pl
 
     from ragtt.events import types as ev
 
     labels = proj.version_labels()
+    as_of = proj.events.as_of_times()
     changed: dict[int, dict[str, Any]] = {}
     ingests = proj.events.frame(types=[ev.INGEST_COMPLETED])
     for payload in ingests.select(pl.col("payload")).to_series().to_list():
@@ -113,6 +118,7 @@ def versions(proj: Project) -> list[dict[str, Any]]:
             "version": int(r["version"]),
             "operation": r["operation"],
             "committed_at": r["committed_at"],
+            "as_of": as_of[int(r["version"])].isoformat() if int(r["version"]) in as_of else None,
             "label": labels.get(int(r["version"])),
             "changed": changed.get(int(r["version"])),
         }
