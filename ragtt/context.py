@@ -88,14 +88,10 @@ class Context:
 
     def _at_or_before(self, at: datetime) -> int | None:
         """The latest version whose time is at or before ``at``: its ingest's ``as_of`` where
-        one was given (a release date), else when it was committed."""
-        as_of = self.log.as_of_times()
-        if not as_of:
+        one was given (a release date), else when it was committed (``EventLog.version_times``)."""
+        if not self.log.as_of_times():
             return self.log.versions.at_or_before(at)
-        from ragtt.events.time import parse_ts
-
-        times = [(v, as_of.get(v) or parse_ts(committed)) for v, committed, _ in self.log.versions.rows()]
-        return max((v for v, when in times if when <= at), default=None)
+        return max((v for v, when in self.log.version_times().items() if when <= at), default=None)
 
     def check_embedder(self) -> None:
         """The index must still be embedded with this context's embedder: a re-embed by

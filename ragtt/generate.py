@@ -24,11 +24,23 @@ __all__ = [
     "Generation",
     "Generator",
     "LiteLLMGenerator",
+    "answer_content",
     "build_messages",
     "excerpt",
 ]
 
 EXTRACTIVE_LABEL = "[extractive answer: no generation model configured; quoted from the retrieved chunks]"
+
+
+def answer_content(answer: str) -> tuple[str, bool]:
+    """``(content, extractive)``: what an answer says, without the extractive answer's label,
+    and whether it is one. A preview shows the content and marks the kind (the label alone
+    filled a list's preview line)."""
+    if answer.startswith(EXTRACTIVE_LABEL):
+        return answer.removeprefix(EXTRACTIVE_LABEL).lstrip("\n"), True
+    return answer, False
+
+
 # A sentence ends at . ! ? before whitespace (not inside "a.b" like e-mail addresses).
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _BLOCK_END = re.compile(r"\n[ \t]*\n")

@@ -9,7 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragtt._html import BOX, STYLE, esc, table
+from ragtt.generate import answer_content
 from ragtt.ingest.types import PageRoute, Region
+from ragtt.values import counted
 
 __all__ = [
     "TRANSIENT",
@@ -132,7 +134,8 @@ class QueryResult(Result):
         ]
         lines += [f"  {c!r}" for c in self.chunks]
         if self.answer is not None:
-            lines.append(f"  answer [{self.model}]: {self.answer[:200]!r}")
+            content, _ = answer_content(self.answer)  # the model's name marks an extractive one
+            lines.append(f"  answer [{self.model}]: {content[:200]!r}")
         return "\n".join(lines)
 
     def to_text(self, at: str | None = None) -> str:
@@ -302,8 +305,8 @@ class Snapshot(Result):
 
     def __repr__(self) -> str:
         return (
-            f"Snapshot({self.label!r} = v{self.index_version}, {self.doc_count} docs, "
-            f"{self.chunk_count} chunks, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)"
+            f"Snapshot({self.label!r} = v{self.index_version}, {counted(self.doc_count, 'doc')}, "
+            f"{counted(self.chunk_count, 'chunk')}, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)"
         )
 
     def _repr_html_(self) -> str:

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from ragtt.errors import ConfigError
 
-__all__ = ["MAX_LABEL_CHARS", "check_label_length", "check_text", "printable", "quoted", "shorten", "unicode_problem"]
+__all__ = [
+    "MAX_LABEL_CHARS",
+    "check_label_length",
+    "check_text",
+    "counted",
+    "printable",
+    "quoted",
+    "shorten",
+    "unicode_problem",
+]
 
 # A snapshot label names a file in the index (``_refs/tags/<label>.json``): file systems allow
 # 255 bytes a name, so labels stay well under it.
@@ -38,6 +47,12 @@ def unicode_problem(value: str, fix: str = "pass text without it") -> str | None
             what = f"is not valid Unicode text: it holds a lone surrogate (\\u{code:04x})"
         return f"{what} at character {exc.start} of {quoted(value)}; {fix}"
     return None
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """A count with its noun, singular for one: "1 query", "2 queries" (``many`` defaults to
+    ``one`` + "s"; js/src/labels.js's ``counted`` is the same)."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def shorten(text: str, width: int) -> str:

@@ -24,6 +24,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from ragtt.values import counted
 from ragtt.views.history_matrix import EMBED_LIMIT, answer, build, pick_metric
 from ragtt.views.wire import split_buffers, static_file
 
@@ -152,7 +153,8 @@ class HistoryMatrix(anywidget.AnyWidget):
         d = self._data
         left = d["embed"]["diffs_left_out"]
         return (
-            f"HistoryMatrix({len(d['questions']['ids'])} questions x {len(self.versions)} versions, "
+            f"HistoryMatrix({counted(len(d['questions']['ids']), 'question')} x "
+            f"{counted(len(self.versions), 'version')}, "
             f"metric {self.metric!r} of {len(d['metrics'])}, {len(d['diffs']['data'])} diffs embedded"
             + (f", {left} left to the kernel)" if left else ")")
         )

@@ -32,6 +32,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from ragtt.values import counted
 from ragtt.views.pdf_overlay import SIGNALS, ZOOM, build, check_page, find_pdf, page_reply, png
 from ragtt.views.wire import static_file
 
@@ -163,6 +164,7 @@ class PdfOverlay(anywidget.AnyWidget):
         d = self._data
         q = f", query {d['query']['query_id']}" if d.get("query") else ""
         return (
-            f"PdfOverlay({d['source']!r}, page {self.page} of {d['page_count']}, {len(d['chunks']['ids'])} chunks"
-            f"{q}, {len(self._pages)} pages embedded, {len(self.selected)} selected)"
+            f"PdfOverlay({d['source']!r}, page {self.page} of {d['page_count']}, "
+            f"{counted(len(d['chunks']['ids']), 'chunk')}"
+            f"{q}, {counted(len(self._pages), 'page')} embedded, {len(self.selected)} selected)"
         )

@@ -27,6 +27,7 @@ import anywidget
 import numpy as np
 import traitlets as t
 
+from ragtt.values import counted
 from ragtt.views.timeline import build, epoch_ms, opening_version
 from ragtt.views.timeline_axis import AXES
 from ragtt.views.timeline_claims import LANE_ENTITY, read_claims
@@ -169,6 +170,7 @@ class Timeline(anywidget.AnyWidget):
         about = f" for {focal['text']!r}" if focal else ""
         claims = f", {len(self._claims.ids)} claims in {self._claims.namespace!r}" if self._claims else ""
         return (
-            f"Timeline({len(self._versions)} versions, {self._data['events']['kind']['shape'][0]} events"
+            f"Timeline({counted(len(self._versions), 'version')}, "
+            f"{counted(self._data['events']['kind']['shape'][0], 'event')}"
             f"{about}{claims}, cursor at v{self.version})"
         )

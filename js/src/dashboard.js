@@ -7,6 +7,7 @@
 // its time, id and kind; the diff opens on two runs of one question.
 
 import { el, button } from "./dom.js";
+import { counted } from "./labels.js";
 import { createModel, unwire } from "./model_shim.js";
 
 /** @typedef {{query_id: string, text: string, ts: string, index_version: number, kind: string, original_query_id: string | null, replays?: LoggedQuery[]}} LoggedQuery */
@@ -214,7 +215,7 @@ function showAnswer(ui, res) {
   ui.answer.replaceChildren(
     el("div", "ragtt-ui-answer-text", text === null ? "(no answer was generated)" : text),
     el("div", "ragtt-ui-dim", `${res.query_id.slice(0, 10)} · v${res.index_version}`
-      + `${res.chunks ? ` · ${res.chunks.length} chunks` : ""}`));
+      + `${res.chunks ? ` · ${counted(res.chunks.length, "chunk")}` : ""}`));
 }
 
 /** The evaluation form: a question set (a path on the server, as POST /evaluate takes it) at
@@ -234,7 +235,7 @@ function evaluation(ui) {
     try {
       say(ui, "Evaluating…");
       const res = await api("/evaluate", { method: "POST", body: JSON.stringify({ dataset: args.dataset, at: [args.at] }) });
-      say(ui, `Evaluated ${res.questions.length} questions at ${res.columns.length} versions.`);
+      say(ui, `Evaluated ${counted(res.questions.length, "question")} at ${counted(res.columns.length, "version")}.`);
       await mount(ui, "history_matrix", args);
     } catch (err) { say(ui, String(err), true); }
   });

@@ -96,3 +96,15 @@ export function keyed(parent, items, how) {
   }
   return nodes;
 }
+
+/** `text` appended to `parent` as text, with a line-break opportunity (<wbr>) after each
+ * "/", "_", "-" and ".": a path or name wraps at its separators, not mid-word (with CSS
+ * `overflow-wrap: break-word`, a part alone wider than its box still breaks inside).
+ * @param {HTMLElement} parent @param {string} text */
+export function appendBreakable(parent, text) {
+  text.split(/(?<=[/_.-])/).forEach((part, i) => {
+    if (i) parent.append(document.createElement("wbr"));
+    parent.append(part);
+  });
+  return parent;
+}

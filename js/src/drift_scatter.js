@@ -16,9 +16,9 @@
 // {k, ux, uy, w, h}: a point at projection coordinates (x, y) is drawn at
 // (w / 2 + (x - ux) * k, h / 2 - (y - uy) * k) CSS px from the plot's top-left corner.
 
-import { button, el, themeColors } from "./dom.js";
+import { appendBreakable, button, el, themeColors } from "./dom.js";
 import { strings, typed } from "./wire.js";
-import { versionLabel } from "./labels.js";
+import { counted, versionLabel } from "./labels.js";
 import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
@@ -395,7 +395,7 @@ function showTable(V) {
   for (const r of order) {
     const tr = el("tr", `ragtt-ds-row ragtt-ds-${r.status}${r.drifted ? " ragtt-ds-drifted" : ""}`);
     tr.dataset.source = r.source;
-    const name = el("td", "ragtt-ds-source", r.source);
+    const name = appendBreakable(el("td", "ragtt-ds-source"), r.source);
     if (r.renamed_from) name.append(el("div", "ragtt-ds-renamed-from", `renamed from ${r.renamed_from}`));
     tr.append(name,
       el("td", "ragtt-ds-num", r.cosine === null ? (r.status === "common" ? "n/a" : r.status) : r.cosine.toFixed(4)),
@@ -447,7 +447,7 @@ function showHead(V) {
   const pct = (/** @type {number} */ v) => (Number.isNaN(v) ? "" : ` ${Math.round(v * 100)}%`);
   const axes = d.method === "pca" ? ` · PCA axes${pct(d.explained[0])},${pct(d.explained[1])} of variance, equal units`
     : " · UMAP";
-  V.sub.textContent = `${d.n_left} → ${d.n_right} chunks, ${d.n_common} common${axes}`
+  V.sub.textContent = `${d.n_left} → ${counted(d.n_right, "chunk")}, ${d.n_common} common${axes}`
     + (L.embedder !== R.embedder ? ` · embedder ${L.embedder} → ${R.embedder}` : (L.embedder ? ` · ${L.embedder}` : ""));
   V.warn.textContent = d.comparable ? "" : `The versions' vectors have different sizes (${L.dim} and ${R.dim}): `
     + "each is placed in its own coordinates, so the gap between them only says that everything changed.";

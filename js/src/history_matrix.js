@@ -17,7 +17,7 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { joinBuffers, strings, typed } from "./wire.js";
-import { distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
+import { counted, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
 import { createModel } from "./model_shim.js";
 import chunkDiff from "./chunk_diff.js";
 import timelineView from "./timeline.js";
@@ -257,7 +257,7 @@ function drawQuestions(V, g, c) {
   const d = V.d, { cellH } = V.geo;
   g.fillStyle = c.dim;
   if (cellH < LABEL_ROW) {
-    g.fillText(`${d.nQ} questions`, 4, AXIS_H / 2);
+    g.fillText(counted(d.nQ, "question"), 4, AXIS_H / 2);
     return;
   }
   g.fillStyle = c.fg;
@@ -331,8 +331,11 @@ function onHover(V, e) {
   const r = V.plot.getBoundingClientRect();
   const x = e.clientX - r.left, y = e.clientY - r.top;
   V.tip.style.left = `${Math.min(x + 14, Math.max(0, r.width - 320))}px`;
-  V.tip.style.top = `${y + 16}px`;
   V.tip.hidden = false;
+  // below the pointer; above it when that would hang past the plot, over the readout and an
+  // opened cell's diff (its header is just below the plot)
+  const below = y + 16;
+  V.tip.style.top = `${below + V.tip.offsetHeight <= r.height ? below : y - 8 - V.tip.offsetHeight}px`;
 }
 
 /** The readout under the plot: the focused cell in words. @param {View} V */
@@ -521,6 +524,7 @@ function attach(V) {
     const at = hit(V, e);
     if (!at) return;
     if (at.c < 0) { select(V, { question: at.q }); return; }
+    V.tip.hidden = true; // the cell opens below: the pointer's next move shows the tip again
     focusCell(V, at.q, at.c);
     select(V, { question: at.q, column: at.c });
   });
@@ -553,7 +557,7 @@ function showHead(V) {
   const un = d.unparseable.get(metric)?.size || 0;
   V.legend.replaceChildren(el("span", "", "0"), ramp, el("span", "", "1"), el("span", "ragtt-hm-absent", ""),
     el("span", "", "absent"), ...(un ? [el("span", "ragtt-hm-bad", "×"), el("span", "", `unparseable (${un})`)] : []));
-  V.counts.textContent = `${d.nQ} questions × ${d.nC} versions`;
+  V.counts.textContent = `${counted(d.nQ, "question")} × ${counted(d.nC, "version")}`;
 }
 
 /** @param {import("./types.js").RenderProps} props */

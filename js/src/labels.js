@@ -2,12 +2,20 @@
 // Version labels: "flask-1.0 (v6)" where a snapshot names the version, plain "v6" otherwise;
 // the distinguishing part of labels that share a prefix ("flask-0.1", "flask-0.2" -> "0.1", "0.2");
 // and their placement on one line of a canvas axis without overlaps (the Timeline's and the
-// HistoryMatrix's version axes).
+// HistoryMatrix's version axes). And counts in words: "1 query", "2 queries".
 
 /** Where a shared prefix or suffix may be cut: after (or before) one of these. */
 const SEPARATORS = "-_ ./:@";
 /** CSS px between two labels on one line. */
 export const LABEL_GAP = 6;
+
+/**
+ * A count with its noun, singular for one (ragtt.values.counted's, in Python).
+ * @param {number} n @param {string} one @param {string} [many] the plural (default: `one` + "s")
+ */
+export function counted(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
 
 /**
  * The one form a version takes in every widget (ragtt.results.version_label's, in Python).

@@ -28,7 +28,7 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { typed } from "./wire.js";
-import { LABEL_GAP, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
+import { LABEL_GAP, counted, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
 import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
@@ -80,12 +80,17 @@ function decode(data) {
 
 /** @typedef {ReturnType<typeof decode>} Data */
 
-/** @param {Data} d @param {number} ticks */
+/** A time in UTC: a midnight (a dated ingest's `as_of`, e.g. a release date) as its date alone,
+ * whole seconds without milliseconds. Ticks land on whole seconds and midnights exactly (the
+ * unit and t0 are chosen so: ragtt/views/timeline.py's tick_frame).
+ * @param {Data} d @param {number} ticks */
 function fmtTime(d, ticks) {
   const ms = d.t0 + ticks * d.unit;
   const date = new Date(ms);
   if (Number.isNaN(date.getTime())) return `${(ms / 1000).toPrecision(12)} s`;  // beyond what Date holds
-  return date.toISOString().replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
+  const iso = date.toISOString();
+  if (ms % 86_400_000 === 0) return iso.slice(0, 10);
+  return iso.replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
 }
 
 /** Ticks to a position on the version axis (ragtt/views/timeline_axis.py's slot_positions): the
@@ -737,7 +742,7 @@ function hover(V, x, y) {
     const i = slot - d.layout.first, run = runAt(d.layout, slot);
     tip = i < 0 ? "before the first index version"
       : run ? `v${d.versions[run[0] - d.layout.first]} to v${d.versions[run[1] - 1 - d.layout.first]}: `
-        + `${run[1] - run[0]} versions with no snapshot or query (compressed) · at the pointer `
+        + `${counted(run[1] - run[0], "version")} with no snapshot or query (compressed) · at the pointer `
         + versionLabel(d.versions[i], d.names)
       : `${versionLabel(d.versions[i], d.names)} · ${fmtTime(d, d.vt[i])} · ${d.ops[i] || ""}`;
   }

@@ -9,7 +9,8 @@ export interface LoggedQuery {
   ts: string;
   index_version: number;
   mode: string | null;
-  answer: string | null;
+  answer: string | null; // its start; an extractive answer's quoted text, without the label
+  extractive: boolean;
   kind: 'live' | 'replay' | 'golden';
   original_query_id: string | null;
   replays: LoggedQuery[]; // the replays of this run, newest first (not rows of their own)
@@ -23,6 +24,7 @@ export interface Version {
   version: number;
   operation: string;
   committed_at: string;
+  as_of: string | null; // the date its ingest carried (a release's), if any
   label: string | null;
   changed: { documents: string[]; removed: string[]; chunks_added: number; chunks_removed: number } | null;
 }

@@ -12,6 +12,7 @@ import { Widget } from '@lumino/widgets';
 
 import { Api, Evaluation, Listing, LoggedQuery, QueryPage, Source, Version, query } from './api';
 import { el, button, keyed } from '../../js/src/dom.js';
+import { counted } from '../../js/src/labels.js';
 
 const ROW = 52; // px, the list's fixed row height (sidebar.css)
 const PAGE = 100; // queries a request fetches
@@ -126,6 +127,7 @@ export class HistoryPanel extends Widget {
 
   say(text: string, error = false): void {
     this.status.textContent = text;
+    this.status.title = text; // one line, cut with an ellipsis (sidebar.css): the whole of it on hover
     this.status.classList.toggle('ragtt-history-error', error);
   }
 
@@ -172,7 +174,7 @@ export class HistoryPanel extends Widget {
     if (queries.status === 'fulfilled') queries.value();
     const failed = [versions, evaluations, sources, queries].find((r) => r.status === 'rejected');
     if (failed) this.say(String(failed.reason), true);
-    else this.say(`${project}: ${versions.status === 'fulfilled' ? versions.value.length : '?'} versions, ${this.total} queries`);
+    else this.say(`${project}: ${versions.status === 'fulfilled' ? counted(versions.value.length, 'version') : '? versions'}, ${counted(this.total, 'query', 'queries')}`);
   }
 
   /** Something wrote to `project` (a magic in a kernel): list it again if it is the one shown.
@@ -211,9 +213,10 @@ export class HistoryPanel extends Widget {
   private versionItem(v: Version): HTMLElement {
     const item = el('li', v.label ? 'ragtt-history-snapshot' : 'ragtt-history-version');
     item.dataset.version = String(v.version);
-    const when = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
+    const committed = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
+    const when = v.as_of ? `as of ${String(v.as_of).slice(0, 10)}` : committed;
     let what = v.operation;
-    if (v.changed) what += ` +${v.changed.chunks_added}/−${v.changed.chunks_removed} chunks (${v.changed.documents.length} documents)`;
+    if (v.changed) what += ` +${v.changed.chunks_added}/−${counted(v.changed.chunks_removed, 'chunk')} (${counted(v.changed.documents.length, 'document')})`;
     const pick = el('input', 'ragtt-history-pick');
     pick.type = 'checkbox';
     pick.setAttribute('aria-label', `pick v${v.version} for a drift`);
@@ -225,7 +228,9 @@ export class HistoryPanel extends Widget {
       this.syncButtons();
     });
     const label = el('label', '');
-    label.append(pick, document.createTextNode(`v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`));
+    const text = `v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`;
+    label.append(pick, document.createTextNode(text));
+    label.title = v.as_of ? `${text} (committed ${committed} UTC)` : text; // one line, cut (sidebar.css)
     item.append(label);
     return item;
   }
@@ -254,7 +259,7 @@ export class HistoryPanel extends Widget {
         () => this.opener.open(project, 'history_matrix', args, `${name} (@ ${e.versions.length} versions)`)));
       const plan = [e.mode, e.top_k ? `top ${e.top_k}` : ''].filter(Boolean).join(' ');
       item.append(el('span', 'ragtt-history-meta',
-        ` ${e.questions} questions × ${e.versions.length} versions${plan ? ` · ${plan}` : ''}`));
+        ` ${counted(e.questions, 'question')} × ${counted(e.versions.length, 'version')}${plan ? ` · ${plan}` : ''}`));
       return item;
     } });
   }
@@ -290,7 +295,7 @@ export class HistoryPanel extends Widget {
       this.total = first.total;
       this.pages.set(0, first.queries);
       for (const q of first.queries) this.runs.set(q.query_id, q);
-      this.count.textContent = `${first.total} ${this.search ? 'matching ' : ''}queries, newest first`;
+      this.count.textContent = `${counted(first.total, this.search ? 'matching query' : 'query', this.search ? 'matching queries' : 'queries')}, newest first`;
       this.spacer.style.height = `${first.total * ROW}px`;
       this.paint();
       this.node.dataset.painted = project; // a test and bench hook: this project's lists are up
@@ -357,7 +362,7 @@ export class HistoryPanel extends Widget {
     const replays = q.replays.length;
     const meta = el('div', 'ragtt-history-meta');
     if (replays) { // first: the meta line is cut at the panel's edge
-      const marker = el('span', 'ragtt-history-replays', `↻ ${replays} ${replays === 1 ? 'replay' : 'replays'} · `);
+      const marker = el('span', 'ragtt-history-replays', `↻ ${counted(replays, 'replay')} · `);
       marker.title = q.replays.map((r) => `replay at v${r.index_version}, ${String(r.ts).slice(0, 19).replace('T', ' ')}`).join('\n');
       meta.append(marker);
     }
@@ -365,7 +370,7 @@ export class HistoryPanel extends Widget {
     row.append(
       el('div', 'ragtt-history-text', q.text),
       meta,
-      el('div', 'ragtt-history-answer', q.answer ?? (q.kind === 'replay' ? '(retrieval only)' : '(no answer)')),
+      answerPreview(q),
     );
     row.title = q.text;
     const pick = el('input', 'ragtt-history-pick');
@@ -430,4 +435,17 @@ export class HistoryPanel extends Widget {
       this.say(String(err), true);
     }
   }
+}
+
+/** A run's answer, as its row previews it: the start of what it says, an extractive answer
+ *  (quoted from the chunks, no model) marked by a badge before it. */
+function answerPreview(q: LoggedQuery): HTMLElement {
+  const line = el('div', 'ragtt-history-answer', q.answer ?? (q.kind === 'replay' ? '(retrieval only)' : '(no answer)'));
+  if (q.extractive) {
+    const badge = el('span', 'ragtt-history-badge', 'extractive');
+    badge.title = 'no generation model configured: quoted from the retrieved chunks';
+    line.prepend(badge, ' ');
+  }
+  line.title = q.answer ?? '';
+  return line;
 }

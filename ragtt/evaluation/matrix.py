@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt._html import BOX, STYLE, esc
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import TRANSIENT, Result
-from ragtt.values import shorten
+from ragtt.values import counted, shorten
 
 if TYPE_CHECKING:
     import polars as pl
@@ -115,7 +115,8 @@ class HistoryMatrix(Result):
 
     def __repr__(self) -> str:
         return (
-            f"HistoryMatrix({self.dataset!r}, {len(self.questions)} questions x {len(self.columns)} versions, "
+            f"HistoryMatrix({self.dataset!r}, {counted(len(self.questions), 'question')} x "
+            f"{counted(len(self.columns), 'version')}, "
             f"metrics {', '.join(self.metrics) or 'none'})"
         )
 
@@ -308,7 +309,9 @@ class HistoryMatrix(Result):
         widths = [max(6, min(len(c.name), _TEXT_LABEL)) for c in shown]
         for metric in self.metrics:
             rows = self.cells[metric]
-            lines.append(f"{metric}" + (f" (last {len(shown)} of {len(self.columns)} versions)" if offset else ""))
+            lines.append(
+                f"{metric}" + (f" (last {len(shown)} of {counted(len(self.columns), 'version')})" if offset else "")
+            )
             lines.append(
                 "  " + " ".join(f"{shorten(c.name, w):>{w}}" for c, w in zip(shown, widths, strict=True)) + "  question"
             )
@@ -366,8 +369,11 @@ class HistoryMatrix(Result):
         )
 
     def _repr_html_(self) -> str:
-        parts = [f"{STYLE}{BOX}<b>History matrix</b> {esc(self.dataset)}: {len(self.questions)} questions &times; "]
-        parts.append(f"{len(self.columns)} versions")
+        parts = [
+            f"{STYLE}{BOX}<b>History matrix</b> {esc(self.dataset)}: "
+            f"{counted(len(self.questions), 'question')} &times; "
+        ]
+        parts.append(counted(len(self.columns), "version"))
         shown = self.columns[-_HTML_COLUMNS:]
         offset = len(self.columns) - len(shown)
         for metric in self.metrics:
@@ -382,8 +388,8 @@ class HistoryMatrix(Result):
             )
         if len(self.questions) > _HTML_ROWS or offset:
             parts.append(
-                f"<div class='dim'>showing {min(len(self.questions), _HTML_ROWS)} questions and the last "
-                f"{len(shown)} versions; frame() has every cell</div>"
+                f"<div class='dim'>showing {counted(min(len(self.questions), _HTML_ROWS), 'question')} and the last "
+                f"{counted(len(shown), 'version')}; frame() has every cell</div>"
             )
         worse = self._worse_lines()
         if worse:

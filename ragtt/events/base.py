@@ -328,6 +328,21 @@ class EventLog(ABC):
                 found[int(event.index_version)] = parse_ts(when)
         return found
 
+    def version_times(self) -> dict[int, datetime]:
+        """Index version -> its time on the history's axis: the ``as_of`` its ingest carried
+        (a release date) where it had one, else when it was committed, and never later than a
+        later version's. A table created or compacted today before or between dated ingests
+        sits with the dated version after it, so times and versions run in one order (the
+        timeline's axis, and ``resolve_version(datetime)``'s latest version at or before)."""
+        as_of = self.as_of_times()
+        times = {v: as_of.get(v) or parse_ts(committed) for v, committed, _ in self.versions.rows()}
+        later: datetime | None = None
+        for v in sorted(times, reverse=True):
+            if later is not None and times[v] > later:
+                times[v] = later
+            later = times[v]
+        return times
+
     def last_ingest_of(self, source: str) -> Event | None:
         """The newest ``document.ingested`` event of ``source``."""
         row = self._conn.execute(

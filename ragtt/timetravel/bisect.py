@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.errors import ConfigError, NotFoundError
 from ragtt.results import ReplayResult, Result, version_label
+from ragtt.values import counted
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -56,8 +57,8 @@ class BisectReport(Result):
             )
         if self.first_version is None:
             return (
-                f"bisect {self.predicate} for {self.query!r}: no change over {self.versions_searched} versions"
-                + self._entered_text()
+                f"bisect {self.predicate} for {self.query!r}: "
+                f"no change over {counted(self.versions_searched, 'version')}" + self._entered_text()
             )
         return (
             f"bisect {self.predicate} for {self.query!r}: first changed at "
@@ -93,7 +94,7 @@ class BisectReport(Result):
         return (
             f"{STYLE}{BOX}<b>Bisect</b> <code>{esc(self.predicate)}</code> for <i>{esc(self.query)}</i>: "
             f"{first} ({esc(repr(self.start_value))} &rarr; {esc(repr(self.end_value))}); "
-            f"{self.replays_used} replays over {self.versions_searched} versions"
+            f"{counted(self.replays_used, 'replay')} over {counted(self.versions_searched, 'version')}"
             + table(["version tried", "value", ""], rows)
             + warnings
             + "</div>"

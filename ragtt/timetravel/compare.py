@@ -13,6 +13,7 @@ from ragtt.config import PipelineConfig
 from ragtt.errors import ConfigError
 from ragtt.results import Result
 from ragtt.timetravel.diff import rank_biased_overlap
+from ragtt.values import counted
 
 if TYPE_CHECKING:
     import polars as pl
@@ -52,7 +53,8 @@ class ConfigComparison(Result):
         changed = sorted(k for k, v in self.config_a.items() if self.config_b.get(k) != v)
         lines = [
             f"compare configs ({', '.join(changed) or 'identical'}): mean overlap@k {self.mean_overlap:.3f}, "
-            f"mean rank correlation {self.mean_rank_correlation:.3f} over {len(self.queries)} queries"
+            f"mean rank correlation {self.mean_rank_correlation:.3f} "
+            f"over {counted(len(self.queries), 'query', 'queries')}"
         ]
         lines += [f"  {q.overlap_at_k:.2f} overlap, tau {q.rank_correlation:+.2f}: {q.text!r}" for q in self.queries]
         return "\n".join(lines)

@@ -14,6 +14,7 @@ import numpy as np
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.events import types as ev
 from ragtt.results import TRANSIENT, Result, version_label
+from ragtt.values import counted
 
 if TYPE_CHECKING:
     import polars as pl
@@ -66,7 +67,7 @@ class DriftReport(Result):
     def to_text(self) -> str:
         lines = [
             f"drift {self._span()} (threshold {self.threshold}): "
-            f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"
+            f"{len(self.drifted_sources)} of {counted(len(self.sources), 'source')} drifted"
         ]
         if self.embedder_changed:
             lines.append(f"  embedder changed: {self.embedder_left} -> {self.embedder_right}")
@@ -104,7 +105,7 @@ class DriftReport(Result):
         ]
         head = (
             f"<b>Drift</b> {esc(self._span())} (threshold {self.threshold}): "
-            f"{len(self.drifted_sources)} of {len(self.sources)} sources drifted"
+            f"{len(self.drifted_sources)} of {counted(len(self.sources), 'source')} drifted"
         )
         if self.embedder_changed:
             head += f"; embedder changed: {esc(self.embedder_left)} &rarr; {esc(self.embedder_right)}"

@@ -28,6 +28,7 @@ from ragtt.events.store import format_ts, utc_now
 from ragtt.index.retrieve import RetrievalPlan
 from ragtt.results import Result
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, PassageRef, score_passages
+from ragtt.values import counted
 
 if TYPE_CHECKING:
     import polars as pl
@@ -85,7 +86,8 @@ class GoldenSuite(Result):
             for q in self.queries
         ]
         return (
-            f"{STYLE}{BOX}<b>Golden suite</b> {esc(self.name)}: {len(self.queries)} queries captured at "
+            f"{STYLE}{BOX}<b>Golden suite</b> {esc(self.name)}: "
+            f"{counted(len(self.queries), 'query', 'queries')} captured at "
             f"v{self.index_version}" + table(["query", "expected sources", "chunks", "passages"], rows) + "</div>"
         )
 

@@ -16,6 +16,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import MissingArgumentError, NotFoundError, ValidationError
+from ragtt.generate import answer_content
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,7 +46,8 @@ def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(total, page)``: the runs a person asked for (live queries, golden runs), newest first,
-    each with its kind, retrieval mode, the start of its answer (None without one) and its
+    each with its kind, retrieval mode, the start of its answer (None without one; an extractive answer's quoted text, without
+    its label, with ``extractive`` true) and its
     ``replays``: the replays of it, newest first, in the same form. A replay belongs to the run
     it replays (``original_query_id``); a question asked of the past (``replay --text``, the
     sidebar's "Diff with now") to the newest run of the same question before it. A replay
@@ -120,15 +122,15 @@ def _describe(proj: Project, runs: Any, replayed: str) -> dict[str, dict[str, An
     # to keep a hundred cost the sidebar's first paint most of a second at 10,000 queries.
     details = proj.events.runs(ids, types=[*kinds, *(ev.REPLAY_PREFIX + k for k in kinds)])
     modes: dict[str, str | None] = {}
-    answers: dict[str, str | None] = {}
+    answers: dict[str, tuple[str, bool]] = {}
     for query_id, events in details.items():
         for event in events:
             if event.type.removeprefix(ev.REPLAY_PREFIX) == ev.RETRIEVAL_EXECUTED:
                 plan = event.payload.get("plan")
                 modes[query_id] = plan.get("mode") if isinstance(plan, dict) else None
-            else:
-                answer = event.payload.get("answer")
-                answers[query_id] = answer if answer is None else " ".join(str(answer).split())[:PREVIEW]
+            elif (answer := event.payload.get("answer")) is not None:
+                content, extractive = answer_content(str(answer))
+                answers[query_id] = (" ".join(content.split())[:PREVIEW], extractive)
     return {
         r["query_id"]: {
             "query_id": r["query_id"],
@@ -138,20 +140,23 @@ def _describe(proj: Project, runs: Any, replayed: str) -> dict[str, dict[str, An
             "kind": "replay" if r["type"] == replayed else "golden" if r["purpose"] == "regression" else "live",
             "original_query_id": r["original_query_id"],
             "mode": modes.get(r["query_id"]),
-            "answer": answers.get(r["query_id"]),
+            "answer": answers[r["query_id"]][0] if r["query_id"] in answers else None,
+            "extractive": answers.get(r["query_id"], ("", False))[1],
         }
         for r in runs.iter_rows(named=True)
     }
 
 
 def versions(proj: Project) -> list[dict[str, Any]]:
-    """Every table version, oldest first: its operation, commit time, snapshot label (or
-    None) and, for an ingest, the documents and chunk counts it changed (else None)."""
+    """Every table version, oldest first: its operation, commit time, the date its ingest
+    carried (``as_of``, or None), snapshot label (or None) and, for an ingest, the documents
+    and chunk counts it changed (else None)."""
     import polars as pl
 
     from ragtt.events import types as ev
 
     labels = proj.version_labels()
+    as_of = proj.events.as_of_times()
     changed: dict[int, dict[str, Any]] = {}
     ingests = proj.events.frame(types=[ev.INGEST_COMPLETED])
     for payload in ingests.select(pl.col("payload")).to_series().to_list():
@@ -164,6 +169,7 @@ def versions(proj: Project) -> list[dict[str, Any]]:
             "version": int(r["version"]),
             "operation": r["operation"],
             "committed_at": r["committed_at"],
+            "as_of": as_of[int(r["version"])].isoformat() if int(r["version"]) in as_of else None,
             "label": labels.get(int(r["version"])),
             "changed": changed.get(int(r["version"])),
         }

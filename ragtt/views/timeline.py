@@ -32,6 +32,7 @@ __all__ = [
     "layout_wire",
     "model",
     "opening_version",
+    "tick_frame",
 ]
 
 
@@ -45,6 +46,9 @@ _KINDS = {
     ev.REPLAY_PREFIX + ev.QUERY_RECEIVED: KIND_REPLAY,
 }
 _INT32_MAX = 2**31 - 1
+_DAY_MS = 86_400_000
+# Tick units (ms): the divisors of a second, then the whole seconds that divide a day.
+_UNITS = [u for u in range(1, 1001) if 1000 % u == 0] + [s * 1000 for s in range(2, 86_401) if 86_400 % s == 0]
 # The events that happen to a version and so sit at its ``as_of`` date, where its ingest gave one.
 _DATED = frozenset({ev.DOCUMENT_INGESTED, ev.DOCUMENT_REMOVED, ev.SNAPSHOT_TAKEN})
 
@@ -76,12 +80,14 @@ def build(
     events = proj.events.frame(types=list(_KINDS)).with_columns(
         pl.col("payload").str.json_path_match("$.label").alias("label"),
     )
-    version_ms = epoch_ms(versions_frame["committed_at"])
     event_ms = epoch_ms(events["ts"])
+    # a version sits at its ingest's date (a release's), if it had one, with its events; the
+    # versions before or between dated ones never later than the next (EventLog.version_times)
+    placed = proj.events.version_times()
+    version_ms = np.array([placed[v].timestamp() * 1000.0 for v in versions])
     as_of = proj.events.as_of_times()
-    if as_of:  # a version whose ingest carried a date (a release's) sits at that date, with its events
+    if as_of:
         dated = {v: when.timestamp() * 1000.0 for v, when in as_of.items()}
-        version_ms = np.array([dated.get(v, t) for v, t in zip(versions, version_ms.tolist(), strict=True)])
         own = [k in _DATED for k in events["type"].to_list()]
         event_ms = np.array(
             [
@@ -93,10 +99,9 @@ def build(
     if claims is not None and claims.ids:  # the axis covers every claim's window too
         times.append(np.asarray(claims.valid_from, dtype=np.float64) * 1000.0)
         times.append(np.asarray([u for u in claims.valid_until if u is not None], dtype=np.float64) * 1000.0)
-    t0 = float(min(x.min() for x in times if len(x)))
-    span = float(max(x.max() for x in times if len(x)) - t0)
-    # int32 ticks of `unit` ms cover any span, below _INT32_MAX (the tick of an open end)
-    unit = max(1, int(np.ceil(span / (_INT32_MAX - 1))))
+    lo, hi = float(min(x.min() for x in times if len(x))), float(max(x.max() for x in times if len(x)))
+    t0, unit = tick_frame(lo, hi)
+    span = hi - lo
 
     docs: list[str] = []
     doc_index: dict[str, int] = {}
@@ -173,6 +178,17 @@ def opening_version(data: dict[str, Any], versions: list[int]) -> int:
         at = int(np.searchsorted(ticks, claims["open_at"], side="right")) - 1
         return versions[max(0, at)]
     return versions[-1]
+
+
+def tick_frame(lo_ms: float, hi_ms: float) -> tuple[float, int]:
+    """``(t0, unit)``: int32 ticks of ``unit`` ms from ``t0`` cover ``lo_ms``..``hi_ms`` below
+    _INT32_MAX (the tick of an open end). The unit divides a second, or is whole seconds that
+    divide a day, or whole days, and ``t0`` is a multiple of it: a whole second, and a date
+    (an ``as_of`` of 2021-05-11 is its midnight, UTC), falls on a tick exactly and reads back
+    as it was, never a few milliseconds before."""
+    need = max(1.0, (hi_ms - lo_ms) / (_INT32_MAX - 2))
+    unit = next((u for u in _UNITS if u >= need), None) or int(np.ceil(need / _DAY_MS)) * _DAY_MS
+    return float(np.floor(lo_ms / unit) * unit), unit
 
 
 def epoch_ms(column: pl.Series) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragtt.events import types as ev
-from ragtt.views.timeline import KIND_INGEST, KIND_QUERY, KIND_REPLAY, FocalResults, epoch_ms, layout_wire
+from ragtt.views.timeline import KIND_INGEST, KIND_QUERY, KIND_REPLAY, FocalResults, epoch_ms, layout_wire, tick_frame
 from ragtt.views.timeline_axis import version_layout
 from ragtt.views.wire import array
 
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from ragtt.federation import Federation
 
 __all__ = ["build_federation"]
-
-_INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -45,10 +43,7 @@ def build_federation(fed: Federation, query_id: str | None) -> tuple[dict[str, A
     names = list(fed.members)
     marks: list[tuple[float, int, int]] = []  # (ms, member, version)
     for m, proj in enumerate(fed.members.values()):
-        frame = proj.versions()
-        dated = {v: when.timestamp() * 1000.0 for v, when in proj.events.as_of_times().items()}
-        committed = epoch_ms(frame["committed_at"]).tolist()
-        marks += [(dated.get(int(v), t), m, int(v)) for v, t in zip(frame["version"].to_list(), committed, strict=True)]
+        marks += [(when.timestamp() * 1000.0, m, v) for v, when in proj.events.version_times().items()]
     if not marks:
         raise ValueError("no member of this federation has an index version yet: ingest something first")
     marks.sort()
@@ -57,9 +52,10 @@ def build_federation(fed: Federation, query_id: str | None) -> tuple[dict[str, A
     runs = fed.events.frame(types=[ev.QUERY_RECEIVED, ev.REPLAY_PREFIX + ev.QUERY_RECEIVED])
     run_ms = epoch_ms(runs["ts"])
     version_ms = np.array([t for t, _, _ in marks], dtype=np.float64)
-    t0 = float(min(version_ms.min(), run_ms.min() if len(run_ms) else np.inf))
-    span = float(max(version_ms.max(), run_ms.max() if len(run_ms) else -np.inf) - t0)
-    unit = max(1, int(np.ceil(span / (_INT32_MAX - 1))))
+    lo = float(min(version_ms.min(), run_ms.min() if len(run_ms) else np.inf))
+    hi = float(max(version_ms.max(), run_ms.max() if len(run_ms) else -np.inf))
+    t0, unit = tick_frame(lo, hi)
+    span = hi - lo
     run_slots = [_slot_at(version_ms, t) for t in run_ms.tolist()]
     event_ms = np.concatenate([version_ms, run_ms])
     kinds = [KIND_INGEST] * len(marks) + [

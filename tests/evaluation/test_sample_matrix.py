@@ -171,7 +171,7 @@ def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
     assert "release-3" in matrix.to_text()
     wide = matrix.wide("context_recall")
     assert wide.columns == ["question_id", "question", "release-1", "release-2", "release-3"]
-    assert repr(matrix).startswith("HistoryMatrix('records', 1 questions x 3 versions")
+    assert repr(matrix).startswith("HistoryMatrix('records', 1 question x 3 versions")
 
 
 def test_cells_whose_runs_were_pruned_are_searched_again(tmp_path: Path) -> None:

@@ -14,12 +14,14 @@ import shlex
 import shutil
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 import ragtt
 from tests.conftest import SCREENS_ENV, corpus, flask_releases
@@ -51,7 +53,7 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     root = home / "root"
     with ragtt.Project.open(root / "flask", embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
         for number, release in enumerate(flask_releases()[:4]):
-            proj.ingest(release)
+            proj.ingest(release, as_of=release_date(release))  # dated, as `--as-of-date` does
             proj.snapshot(release.name.split("_", 1)[1])
             if number == 0:  # asked at the first release: "Diff with now" has history to show
                 proj.query("how do I register a blueprint")
@@ -99,6 +101,11 @@ def lab(lab_root: dict[str, Any], tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+def release_date(release: Path) -> datetime:
+    """A release folder's date ("2013-06-13_flask-0.10"), midnight UTC: what `--as-of-date 2013-06-13` records."""
+    return datetime.fromisoformat(release.name.split("_")[0]).replace(tzinfo=UTC)
+
+
 def cells(page: Any) -> list[str]:
     return list(
         page.evaluate(
@@ -141,6 +148,33 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         assert panel.get_attribute("data-project") == "flask"
         screenshot(page, panel, screens / "lab_sidebar.png")
 
+        # the answer preview shows what the answer says, an extractive one marked by a badge
+        # (the label "[extractive answer: no generation mo…" filled the line)
+        answer = panel.locator(".ragtt-history-row", has_text="application context teardown").locator(
+            ".ragtt-history-answer"
+        )
+        assert answer.locator(".ragtt-history-badge").inner_text() == "extractive"
+        assert "[extractive answer" not in answer.inner_text() and len(answer.inner_text()) > len("extractive ") + 10
+        # the snapshot list is as tall as its one-line items (it showed 2-3 of them, wrapped)
+        versions = panel.locator(".ragtt-history-snapshots")
+        sized = versions.evaluate(
+            """(ul) => ({scroll: ul.scrollHeight, client: ul.clientHeight, items: ul.children.length,
+              heights: [...ul.querySelectorAll('label')].map((l) => l.getBoundingClientRect().height)})"""
+        )
+        line = page.evaluate(
+            "() => parseFloat(getComputedStyle(document.querySelector('#ragtt-history')).lineHeight) || 20"
+        )
+        assert sized["scroll"] <= sized["client"] and sized["items"] >= 8, sized
+        assert max(sized["heights"]) <= 1.6 * line, sized
+        # a long status line stays one line in the panel, cut, whole in its title
+        long = "flask: " + "a status line longer than the panel is wide " * 3
+        page.evaluate(f"(t) => {PANEL_JS}.say(t)", long)
+        status = panel.locator(".ragtt-history-status")
+        box, outer = status.bounding_box(), panel.bounding_box()
+        assert box["x"] + box["width"] <= outer["x"] + outer["width"] and box["height"] <= 1.6 * line, (box, outer)
+        assert status.get_attribute("title") == long
+        page.evaluate(f"() => {PANEL_JS}.refresh()")
+
         # the project's lists paint together, keyed: painting them again keeps every row's node,
         # so a click that began on a row is never lost to a repaint
         page.wait_for_selector("#ragtt-history[data-painted='flask']", timeout=60_000)
@@ -154,6 +188,11 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         panel.locator(".ragtt-history-row", has_text="register a blueprint").click()
         timeline = tab(page, "timeline", ".ragtt-timeline")
         timeline.locator(".ragtt-chunk").first.wait_for(timeout=60_000)
+        # dated versions: the query's (the first release's) at its date, shown as that date; the
+        # table's creation versions, committed today, no longer sit after every release
+        info = timeline.locator(".ragtt-tl-info").inner_text()
+        first_date = release_date(flask_releases()[0]).date().isoformat()
+        assert f"flask-0.10 (v3) · {first_date} · ingest" in info and "Before the first" not in info, info
         cursor = timeline.locator(".ragtt-timeline-cursor")
         before = cursor.get_attribute("aria-valuenow")
         timeline.locator("button[aria-label='previous version']").click()
@@ -195,6 +234,13 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
             ".some((e) => e.textContent === 'second project')",
             timeout=30_000,
         )
+        # one query: "1 query", not "1 queries"
+        page.wait_for_function(
+            "() => document.querySelector('#ragtt-history .ragtt-history-status').textContent.includes('1 query')",
+            timeout=30_000,
+        )
+        assert panel.locator(".ragtt-history-status").inner_text().endswith(" versions, 1 query")
+        assert panel.locator(".ragtt-history-search + .ragtt-history-meta").inner_text() == "1 query, newest first"
         screenshot(page, panel, screens / "lab_sidebar_second.png")
 
         # nothing ran from the payloads
@@ -288,6 +334,26 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         assert EVIL_QUESTION in matrix.inner_text()
         line_of("history_matrix")
         screenshot(page, matrix, screens / "lab_history_matrix_tab.png")
+        # a cell opened below the plot: hovering it again, the tip never covers what opened
+        canvas = matrix.locator(".ragtt-hm-canvas")
+        cbox = canvas.bounding_box()
+        geo = {k: float(canvas.get_attribute(f"data-{k}")) for k in ("left", "top", "cell-w", "cell-h")}
+        x, y = cbox["x"] + geo["left"] + 1.5 * geo["cell-w"], cbox["y"] + geo["top"] + 0.5 * geo["cell-h"]
+        page.mouse.click(x, y)
+        page.wait_for_function(
+            "() => ['diff', 'same', 'first'].includes(document.querySelector('.ragtt-tab:not(.lm-mod-hidden) "
+            ".ragtt-history-matrix')?.dataset.panel)",
+            timeout=60_000,
+        )
+        assert not matrix.locator(".ragtt-hm-tip").is_visible()  # hidden as the cell opens
+        page.mouse.move(x + 2, y + 1)
+        tip = matrix.locator(".ragtt-hm-tip")
+        expect(tip).to_be_visible()
+        opened = matrix.locator(".ragtt-hm-panel").bounding_box()
+        assert tip.bounding_box()["y"] + tip.bounding_box()["height"] <= opened["y"], (tip.bounding_box(), opened)
+        screenshot(page, matrix, screens / "lab_history_matrix_tip.png")
+        # every count in words agrees with its number
+        assert matrix.locator(".ragtt-hm-counts").inner_text() == "2 questions × 5 versions"
 
         # two versions picked: their drift
         drift_button = panel.get_by_role("button", name="open the drift between the two picked versions")
@@ -297,6 +363,29 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         drift_button.click()
         drift = tab(page, "drift_scatter", ".ragtt-drift-scatter[data-painted]")
         assert line_of("drift_scatter") == "%ragtt drift 3 8" and EVIL_SOURCE in drift.inner_text()
+        # source names wrap at their separators (or spaces), never mid-word ("docs/installatio" / "n.rst")
+        breaks = drift.locator(".ragtt-ds-source").evaluate_all(
+            """(cells) => cells.flatMap((cell) => {
+              const chars = [];
+              for (const node of [...cell.childNodes].filter((n) => n.nodeType === 3)) {
+                for (let i = 0; i < node.data.length; i++) chars.push([node, i]);
+              }
+              const out = [];
+              let top = null;
+              chars.forEach(([node, i], k) => {
+                const range = document.createRange();
+                range.setStart(node, i); range.setEnd(node, i + 1);
+                const t = range.getBoundingClientRect().top;
+                if (top !== null && t > top + 2) {
+                  const [pn, pi] = chars[k - 1];
+                  out.push({text: cell.textContent, after: pn.data[pi]});
+                }
+                top = t;
+              });
+              return out;
+            })"""
+        )
+        assert all(b["after"] in "/_.- " for b in breaks), breaks
         screenshot(page, drift, screens / "lab_drift_tab.png")
 
         # a PDF source: its pages with the chunks' regions

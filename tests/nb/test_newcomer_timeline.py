@@ -65,9 +65,32 @@ def test_the_timeline_places_versions_at_their_dates(dated: Path) -> None:
     t = np.frombuffer(data["versions"]["t"]["view"], dtype="<i4").astype(np.float64)
     ms = data["t0_ms"] + t * data["t_unit_ms"]
     at = {v: ms[i] for i, v in enumerate(versions)}
-    for tag, release in releases():
-        assert abs(at[labels[f"flask-{tag}"]] - _date(release).timestamp() * 1000) <= data["t_unit_ms"]
+    for tag, release in releases():  # exactly: a few ms off read as 23:59:59.9 of the day before
+        assert at[labels[f"flask-{tag}"]] == _date(release).timestamp() * 1000
+    # the table's creation versions, committed today, sit with the first release, not after the
+    # last one (the widget then said "Before the first index version" at every version)
+    first = labels[f"flask-{releases()[0][0]}"]
+    assert [at[v] for v in versions if v < first] == [at[first]] * (first - versions[0])
+    assert list(t) == sorted(t)
     assert data["layout"]["auto"] == "time"  # releases years apart, evenly enough: the calendar reads
+
+
+def test_undated_versions_never_sit_after_a_later_version(tmp_path: Path) -> None:
+    """A compaction committed today between two dated ingests sits with the next one;
+    ``resolve_version(datetime)`` still finds the same versions; an undated ingest after
+    them keeps its commit time."""
+    with ragtt.Project.open(tmp_path / "p", embedder=ragtt.HashEmbedder(), progress=False, create=True) as proj:
+        proj.ingest_texts({"a.md": "# A\n\nfirst"}, as_of=datetime(2021, 5, 11, tzinfo=UTC))
+        compacted = proj.optimize()
+        proj.ingest_texts({"b.md": "# B\n\nsecond"}, as_of=datetime(2022, 2, 14, tzinfo=UTC))
+        dated_last = proj.version
+        proj.ingest_texts({"c.md": "# C\n\nthird"})
+        times = proj.events.version_times()
+        assert compacted and all(times[v] == datetime(2022, 2, 14, tzinfo=UTC) for v in compacted)
+        assert list(times.values()) == sorted(times.values())
+        assert times[proj.version] > datetime(2025, 1, 1, tzinfo=UTC)  # committed now
+        assert proj.resolve_version(datetime(2021, 6, 1, tzinfo=UTC)) == min(compacted) - 1
+        assert proj.resolve_version(datetime(2022, 2, 14, tzinfo=UTC)) == dated_last
 
 
 def test_cli_and_magic_take_as_of_date(tmp_path: Path, shell: Any) -> None:

@@ -204,6 +204,9 @@ def test_paged_queries_carry_mode_and_answer(served: dict[str, Any]) -> None:
         assert page["total"] == 2 and [q["query_id"] for q in page["queries"]] == [served["then"]]
         newest = client.get(url, params={"limit": 1}).json()["queries"][0]
         assert newest["query_id"] == served["now"] and newest["mode"] in MODES
+        # the preview is what the answer says; an extractive one is marked, not labelled in the text
+        assert newest["extractive"] is True and newest["answer"], newest
+        assert not newest["answer"].startswith("[extractive answer")
         too_many = client.get(url, params={"limit": 501})
         assert too_many.status_code == 400 and "from 1 to 500" in too_many.json()["detail"]
         versions = client.get(api(served, f"projects/{PROJECT}/ui/versions")).json()
