@@ -46,9 +46,9 @@ def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
 ) -> tuple[int, list[dict[str, Any]]]:
     """``(total, page)``: the runs a person asked for (live queries, golden runs), newest first,
-    each with its kind, retrieval mode, the start of its answer (None without one; an extractive answer's quoted text, without
-    its label, with ``extractive`` true) and its
-    ``replays``: the replays of it, newest first, in the same form. A replay belongs to the run
+    each with its kind, retrieval mode, the start of its answer (None without one; an extractive
+    answer's quoted text, without its label, with ``extractive`` true) and its ``replays``: the
+    replays of it, newest first, in the same form. A replay belongs to the run
     it replays (``original_query_id``); a question asked of the past (``replay --text``, the
     sidebar's "Diff with now") to the newest run of the same question before it. A replay
     that belongs to none is a row of its own (kind ``replay``). An evaluation's cells are not
