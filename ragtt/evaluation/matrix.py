@@ -71,7 +71,7 @@ class Gate(Result):
         base = self.baseline_label or f"v{self.baseline_version}"
         now = self.label or f"v{self.version}"
         head = (
-            f"gate on {self.metric}: {len(self.fallen)} question(s) fell more than {self.threshold:g} below "
+            f"gate on {self.metric}: {counted(len(self.fallen), 'question')} fell more than {self.threshold:g} below "
             f"{base} at {now}; exit {self.exit_code}"
         )
         return "\n".join(
@@ -300,9 +300,8 @@ class HistoryMatrix(Result):
     # -- text and HTML ---------------------------------------------------------------------------
 
     def to_text(self) -> str:
-        lines = [
-            f"{self!r}: {self.computed_versions} version(s) searched now, {self.reused_versions} read back from the log"
-        ]
+        searched = counted(self.computed_versions, "version")
+        lines = [f"{self!r}: {searched} searched now, {self.reused_versions} read back from the log"]
         shown = self.columns[-_TEXT_COLUMNS:]
         offset = len(self.columns) - len(shown)
         # a column is as wide as its label (up to a bound): "flask-2.0.3" and "flask-2.0.1" must differ
@@ -322,7 +321,7 @@ class HistoryMatrix(Result):
                 lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
         lines.extend(self._worse_lines())
         if self.unparseable:
-            lines.append(f"{len(self.unparseable)} judge verdict(s) did not parse (see .unparseable)")
+            lines.append(f"{counted(len(self.unparseable), 'judge verdict')} did not parse (see .unparseable)")
         if self.gate is not None:
             lines.append(self.gate.to_text())
         return "\n".join(lines)
@@ -395,7 +394,7 @@ class HistoryMatrix(Result):
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:
-            parts.append(f"<div>{len(self.unparseable)} judge verdict(s) did not parse</div>")
+            parts.append(f"<div>{counted(len(self.unparseable), 'judge verdict')} did not parse</div>")
         if self.gate is not None:
             parts.append(f"<pre>{esc(self.gate.to_text())}</pre>")
         return "".join(parts) + "</div>"

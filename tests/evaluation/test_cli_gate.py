@@ -43,7 +43,7 @@ def test_a_question_that_fell_exits_1(folder: Path, tmp_path: Path, capsys: pyte
     code = ragtt_cli(folder, "eval", str(qs), "--at", "latest", "--baseline", "release-1", "--mode", "bm25")
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "gate on context_recall: 1 question(s) fell more than 0 below release-1 at release-3; exit 1" in out
+    assert "gate on context_recall: 1 question fell more than 0 below release-1 at release-3; exit 1" in out
 
 
 def test_no_fall_exits_0_and_writes_the_cells(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
