@@ -4,9 +4,9 @@ validate against, and what REST responses and MCP tool outputs are documented as
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from typing_extensions import is_typeddict
 
 from ragtt.verbs import Arg, Verb
@@ -15,11 +15,20 @@ __all__ = ["annotation", "body_model", "output_schema", "result_schema", "wraps_
 
 
 def annotation(arg: Arg) -> Any:
-    """``arg``'s type with its help, range and choices, as pydantic validates it."""
+    """``arg``'s type with its help, range and choices, as pydantic validates it. A list also
+    takes one item (``"at": "latest"`` is ``["latest"]``), as its repeatable flag does on the
+    command line: a client that sends the one value it means gets it, not a 422."""
     kind: Any = Literal[arg.choices] if arg.choices is not None else arg.type
+    if get_origin(kind) is list:
+        (item,) = get_args(kind)
+        kind = Annotated[kind | item, AfterValidator(_as_list)]
     if not arg.required:
         kind = kind | None
     return Annotated[kind, Field(description=arg.help, ge=arg.minimum, le=arg.maximum)]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def body_model(verb: Verb, front: str, *, exclude: frozenset[str] = frozenset()) -> type[BaseModel]:

@@ -42,6 +42,10 @@ def test_a_get_of_the_matrix_model_evaluates_nothing(client: TestClient) -> None
     assert _runs(client) == 0  # the GET searched and logged nothing
     assert client.post("/evaluate", json={"dataset": str(questions), "at": ["latest"]}).status_code == 200
     assert _runs(client) == 1
+    # one value where a list goes is that list of one (a client sends the "latest" it means)
+    alone = client.post("/evaluate", json={"dataset": str(questions), "at": "latest"})
+    assert alone.status_code == 200, alone.text
+    assert alone.json()["reused_versions"] == 1 and _runs(client) == 1  # the same matrix, read back
     after = client.get("/ui/api/model/history_matrix", params=params)
     assert after.status_code == 200, after.text
     assert _runs(client) == 1  # read back, not evaluated again

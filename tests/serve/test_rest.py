@@ -213,7 +213,9 @@ def test_compare_configs_is_a_route(client: TestClient) -> None:
     assert all(0.0 <= q["overlap_at_k"] <= 1.0 for q in found["queries"])
     unknown = client.post("/compare-configs", json={**body, "config_b": {"retrieval_mod": "bm25"}})
     assert unknown.status_code == 400 and "retrieval_mod" in unknown.json()["detail"]
-    assert client.post("/compare-configs", json={**body, "queries": "refund"}).status_code == 422
+    one = client.post("/compare-configs", json={**body, "queries": "refund"})  # one query: a list of one
+    assert one.status_code == 200 and [q["text"] for q in one.json()["queries"]] == ["refund"], one.text
+    assert client.post("/compare-configs", json={**body, "queries": {"text": "refund"}}).status_code == 422
     both = client.post("/compare-configs", json={**body, "corpus": ["docs/"]})
     assert both.status_code == 400 and "not both" in both.json()["detail"]
 
