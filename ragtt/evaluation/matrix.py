@@ -35,8 +35,8 @@ _FALL_TOLERANCE = 1e-9
 @dataclass(frozen=True)
 class Column(Result):
     """One evaluated version: its number, the snapshot label naming it (None: none), and its
-    time (ISO 8601, UTC): its ingest's ``as_of`` date where one was given, else when it was
-    committed, as the Timeline places it."""
+    time (ISO 8601, UTC) as the Timeline places it: its ingest's ``as_of`` date where one was
+    given, else when it was committed, never later than a later version's."""
 
     version: int
     label: str | None

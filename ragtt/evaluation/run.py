@@ -129,12 +129,12 @@ def resolve_columns(ctx: Context, at: str | Sequence[At] | At) -> list[Column]:
 
 
 def version_times(ctx: Context) -> dict[int, str]:
-    """Each version's time as the Timeline places it and ``at=<datetime>`` finds it: its
-    ingest's ``as_of`` (a release date) where one was given, else when it was committed."""
+    """Each version's time as the Timeline places it and ``at=<datetime>`` finds it
+    (``EventLog.version_times``: a release date where the ingest gave one, else the commit
+    time, never later than a later version's)."""
     from ragtt.events.time import format_ts
 
-    as_of = ctx.log.as_of_times()
-    return {v: format_ts(as_of[v]) if v in as_of else ts for v, ts, _ in ctx.log.versions.rows()}
+    return {v: format_ts(when) for v, when in ctx.log.version_times().items()}
 
 
 def _named(ctx: Context, name: str, labels: dict[int, str]) -> list[tuple[int, str | None]]:

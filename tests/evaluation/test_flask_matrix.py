@@ -209,6 +209,7 @@ def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
     }
     releases = [flask_releases()[i] for i in (0, 7, 21)]
     with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts({"draft.md": "An undated draft, ingested before any release."})  # no snapshot
         for release in releases:
             proj.ingest(release, as_of=dated[release.name])
             proj.snapshot(label_of(release))
@@ -226,6 +227,13 @@ def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
         assert ats[:3] == expected
         assert abs((ats[3] - datetime.now(UTC)).total_seconds()) < 600
         assert [c.at for c in proj.read_evaluation(matrix.evaluation_id).columns] == [c.at for c in matrix.columns]
+        # every version, the undated ones before the first release too: each where the Timeline puts it
+        placed = proj.events.version_times()
+        every = proj.evaluate(rows, mode=MODE, at="versions")
+        assert len(every.columns) == 5  # the draft's version, then the four of the snapshots
+        assert every.columns[0].at == every.columns[1].at == matrix.columns[0].at  # sits with the release after it
+        for column in every.columns:
+            assert datetime.fromisoformat(column.at) == placed[column.version], column
         asked = datetime(2021, 6, 1, tzinfo=UTC)  # after flask-2.0.0 (2021-05-11), before 3.1.3
         (column,) = proj.evaluate(rows, mode=MODE, at=[asked]).columns
         assert column.label == label_of(releases[1]) and column.at == matrix.columns[1].at
