@@ -23,6 +23,7 @@ from typing import Any, NoReturn
 
 from ragtt import __version__
 from ragtt.errors import RagttError
+from ragtt.values import first_line
 from ragtt.verbs import VERBS, Verb, VerbUsageError, dumps
 from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, fill, groups
 
@@ -421,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VerbUsageError as exc:
         command.error(str(exc))
     except (RagttError, OSError) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = first_line(exc)
         print(f"{command.prog}: {message}", file=sys.stderr)
         return 2
 

@@ -15,6 +15,7 @@ __all__ = [
     "check_label_length",
     "check_text",
     "counted",
+    "first_line",
     "printable",
     "quoted",
     "shorten",
@@ -83,3 +84,9 @@ def check_label_length(what: str, label: str) -> None:
             f"{what} is {len(label)} characters long; labels are at most {MAX_LABEL_CHARS} (a label names a "
             f"file in the index): pick a shorter one, e.g. {quoted(label[:40])}"
         )
+
+
+def first_line(exc: BaseException) -> str:
+    """An error in one line: its message's first line, else its type's name."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

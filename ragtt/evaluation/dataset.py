@@ -28,6 +28,7 @@ from ragtt._hashing import sha256_hex
 from ragtt.errors import ValidationError
 from ragtt.results import Result
 from ragtt.timetravel.golden import GoldenPassage
+from ragtt.values import first_line
 
 if TYPE_CHECKING:
     import polars as pl
@@ -192,7 +193,7 @@ def _table(path: Path) -> pl.DataFrame:
     try:
         return pl.read_csv(path, infer_schema=False) if path.suffix.lower() == ".csv" else pl.read_parquet(path)
     except pl.exceptions.PolarsError as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = first_line(exc)
         raise ValidationError(f"cannot read dataset {path}: {reason}") from None
 
 

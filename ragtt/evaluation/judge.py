@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import sha256_hex
 from ragtt.errors import ConfigError
+from ragtt.values import first_line
 
 if TYPE_CHECKING:
     from ragtt.results import RetrievedChunk
@@ -73,7 +74,7 @@ class LiteLLMJudge:
         try:
             response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
         except APIError as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            reason = first_line(exc)
             raise ConfigError(
                 f"the judge {self.model_id!r} could not be called: {reason}; the versions evaluated before "
                 "this one are logged, and evaluating again resumes from it"

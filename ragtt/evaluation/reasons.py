@@ -30,12 +30,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ragtt.errors import ProjectDamagedError, RagttError
 from ragtt.evaluation.matrix import Fall
 from ragtt.evaluation.metrics import ANSWER_METRICS, JUDGED_METRICS, found_passages, holds, judged_id
 from ragtt.evaluation.sources import Shingled
 from ragtt.events import types as ev
 from ragtt.results import RetrievedChunk, version_label
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, containment, shingles
+from ragtt.values import first_line
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -65,7 +67,9 @@ class _Run:
 
 
 class Reasons:
-    """``reasons(falls)``: one sentence per fall (None where a run is no longer in the log)."""
+    """``reasons(falls)``: one sentence per fall (None where a run is no longer in the log). A
+    fall whose reason cannot be worked out (a version pruned since, say) says why in its place:
+    one fall never costs the others theirs, nor a matrix its ``to_dict()``."""
 
     def __init__(self, ctx: Context, items: Sequence[EvalItem]) -> None:
         self._ctx = ctx
@@ -74,28 +78,38 @@ class Reasons:
         self._keys: OrderedDict[int, dict[str, str]] = OrderedDict()
         self._labels: dict[int, str] | None = None
         # for one call: (question, bad query id) -> the deeper search; (kind, low, high) -> the log's changes
-        self._deeps: dict[tuple[str, str], list[RetrievedChunk]] = {}
+        self._deeps: dict[tuple[str, str], list[RetrievedChunk] | RagttError] = {}
         self._changes: dict[tuple[str, int, int], list[Event]] = {}
 
     def __call__(self, falls: Sequence[Fall]) -> list[str | None]:
         runs = self._runs([q for f in falls for q in (f.good_query_id, f.bad_query_id)])
         pairs = [(f, runs.get(f.good_query_id), runs.get(f.bad_query_id)) for f in falls]
         try:
-            self._search_deep([(f, bad) for f, good, bad in pairs if good is not None and bad is not None])
-            return [None if g is None or b is None else self._reason(f, g, b) for f, g, b in pairs]
+            self._search_deep([(f, good, bad) for f, good, bad in pairs if good is not None and bad is not None])
+            return [None if g is None or b is None else self._explained(f, g, b) for f, g, b in pairs]
         finally:
             self._deeps.clear()
             self._changes.clear()
 
-    def _search_deep(self, falls: list[tuple[Fall, _Run]]) -> None:
+    def _explained(self, fall: Fall, good: _Run, bad: _Run) -> str:
+        try:
+            return self._reason(fall, good, bad)
+        except ProjectDamagedError:
+            raise  # damage is never a footnote
+        except RagttError as e:
+            return f"(no reason: {first_line(e)})"
+
+    def _search_deep(self, falls: list[tuple[Fall, _Run, _Run]]) -> None:
         """The deeper searches the passage reasons need, the questions of one version and plan
-        searched together (``execute_many``): a question that lost a passage needs one."""
+        searched together (``execute_many``): only a question that lost a passage needs one."""
         from ragtt.timetravel.run import execute_many
 
         groups: dict[tuple[int, str], tuple[RetrievalPlan, dict[str, list[str]]]] = {}
-        for fall, bad in falls:
+        for fall, good, bad in falls:
             item = self._items.get(fall.question_id)
             if item is None or not item.reference_contexts or _is_qrels(fall.metric):
+                continue
+            if not self._lost_passages(item, good, bad):
                 continue
             plan = replace(bad.logged.plan, top_k=max(_DEEP, bad.logged.plan.top_k))
             key = (bad.version, json.dumps(plan.to_dict(), sort_keys=True))
@@ -103,7 +117,15 @@ class Reasons:
         for (version, _), (plan, asked) in groups.items():
             questions = list(asked)
             n = len(questions)
-            found = execute_many(self._ctx, questions, plan, version, generate=[False] * n, vectors=[None] * n)
+            try:
+                found = execute_many(self._ctx, questions, plan, version, generate=[False] * n, vectors=[None] * n)
+            except ProjectDamagedError:
+                raise
+            except RagttError as e:  # these falls' reasons say so (_deep), the others keep theirs
+                for question in questions:
+                    for query_id in asked[question]:
+                        self._deeps[(question, query_id)] = e
+                continue
             for question, run in zip(questions, found, strict=True):
                 for query_id in asked[question]:
                     self._deeps[(question, query_id)] = run.chunks
@@ -134,14 +156,18 @@ class Reasons:
 
     # -- reference passages ----------------------------------------------------------------------
 
-    def _passages(self, item: EvalItem, good: _Run, bad: _Run) -> list[str]:
+    def _lost_passages(self, item: EvalItem, good: _Run, bad: _Run) -> list[tuple[GoldenPassage, str]]:
+        """The reference passages ``good`` found (with the source it found each in) and ``bad`` does not."""
         then = found_passages(item, good.chunks, self._shingled.of(self._sources(good.version)))
         now = found_passages(item, bad.chunks, self._shingled.of(self._sources(bad.version)))
-        lost = [
+        return [
             (p, source)
             for p, source, found in zip(item.reference_contexts, then.found_in, now.found_in, strict=True)
             if source is not None and found is None
         ]
+
+    def _passages(self, item: EvalItem, good: _Run, bad: _Run) -> list[str]:
+        lost = self._lost_passages(item, good, bad)
         said = [self._lost(item, p, source, good, bad) for p, source in lost[:_NAMED]]
         if len(lost) > _NAMED:
             said.append(f"and {len(lost) - _NAMED} more reference passages")
@@ -214,7 +240,10 @@ class Reasons:
 
     def _deep(self, question: str, bad: _Run) -> list[RetrievedChunk]:
         """``bad``'s search again, ``_DEEP`` results deep: the same plan at the same version."""
-        return self._deeps[(question, bad.logged.query_id)]
+        found = self._deeps[(question, bad.logged.query_id)]
+        if isinstance(found, RagttError):
+            raise found
+        return found
 
     # -- qrels -----------------------------------------------------------------------------------
 

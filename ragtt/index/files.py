@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ragtt.errors import ConfigError, StoreError
+from ragtt.values import first_line
 
 __all__ = ["TRACKED_TYPES", "FileRecord", "TableFiles", "store_options"]
 
@@ -125,7 +126,7 @@ class TableFiles:
     def _error(self, exc: Exception) -> StoreError:
         """An object store's error as one line naming the index: obstore's messages go on with a
         multi-line debug dump, which a report or an HTTP answer should not carry."""
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        first = first_line(exc)
         return StoreError(f"the object store of the index {self.where} answered: {first[:300]}")
 
     def sizes(self, paths: Iterable[str]) -> dict[str, int | None]:

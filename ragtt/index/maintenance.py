@@ -18,6 +18,7 @@ from ragtt._memory import release_free_memory
 from ragtt.commit import writing
 from ragtt.events import types as ev
 from ragtt.events.store import Event
+from ragtt.values import first_line
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -78,7 +79,7 @@ def optimize(ctx: Context, *, strict: bool = True) -> tuple[list[int], list[str]
         if strict:
             raise
         ctx.log.set_meta(_PENDING, "1")
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        first = first_line(exc)
         return made, [f"maintenance skipped, to be retried by the next write: {first}"]
 
 

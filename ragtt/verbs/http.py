@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragtt.errors import EmbedderChangedError, NotAProjectError, NotFoundError, ReplayError, StoreError
 from ragtt.server_paths import files_root as files_root_for
+from ragtt.values import first_line
 from ragtt.verbs.paths import confine_paths
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def status_for(exc: Exception) -> int:
 
 def error_body(exc: Exception) -> dict[str, str]:
     """The JSON of an error answer: its first line and the error's class name."""
-    return {"detail": str(exc).splitlines()[0] if str(exc) else type(exc).__name__, "error": type(exc).__name__}
+    return {"detail": first_line(exc), "error": type(exc).__name__}
 
 
 class Projects:

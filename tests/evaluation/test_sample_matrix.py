@@ -195,3 +195,26 @@ def test_a_fall_of_exactly_the_threshold_passes_the_gate(sample: ragtt.Project) 
     assert [f["question"] for f in changed.against("release-1", threshold=0.1).gate.fallen] == [ROWS[0]["question"]]
     assert changed.against("release-1", threshold=0.0999).gate.exit_code == 1
     assert [f["now"] for f in changed.against("release-1", threshold=0.0999).gate.fallen] == [0.0, 0.7]
+
+
+def test_only_a_lost_passage_searches_deeper_and_a_failed_reason_costs_no_other(
+    sample: ragtt.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ragtt.timetravel.run as run
+
+    matrix = sample.evaluate(ROWS, mode="bm25")
+    asked: list[list[str]] = []
+
+    def pruned(ctx: object, questions: list[str], *args: object, **kwargs: object) -> list[object]:
+        asked.append(list(questions))
+        raise ragtt.errors.ReplayError("version 5 was pruned")
+
+    monkeypatch.setattr(run, "execute_many", pruned)
+    # the answer lost "30 days" while its passage was still found: nothing to search deeper for
+    contains = matrix.regressions("contains", threshold=1.0)
+    assert asked == [] and contains["reason"][0].startswith('the answer lost "30 days"; chunk ')
+    # the passage left: its deeper search fails, and the reason says so in its place
+    recall = matrix.regressions()
+    assert asked == [["How long is the refund window?"]]
+    assert recall["reason"].to_list() == ["(no reason: version 5 was pruned)"]
+    assert [r["reason"] for r in matrix.to_dict()["regressions"]] == ["(no reason: version 5 was pruned)"]
