@@ -73,10 +73,12 @@ function activate(
   const panel = new HistoryPanel(api, {
     open: (project, widget, args, about) =>
       void open(project, widget, args, about).catch((err) => panel.say(String(err), true)),
-    // "now": the same text replayed as of the newest version (a plain replay reruns the old one)
+    // "now": the same text replayed as of the newest version (a plain replay reruns the old one),
+    // with its answer: the diff compares answers, and would otherwise log a second replay (of
+    // this one) to generate it
     diffWithNow: async (project, queryId, text, latest, about) => {
       const now = await api.project<{ query_id: string }>(project, 'replay/as-of', {
-        method: 'POST', body: JSON.stringify({ text, at: latest, generate: false }),
+        method: 'POST', body: JSON.stringify({ text, at: latest, generate: true }),
       });
       panel.changed(project); // the list shows the replay under the query it asked again
       await open(project, 'chunk_diff', { left: queryId, right: now.query_id }, about);
