@@ -11,6 +11,7 @@
 import { Widget } from '@lumino/widgets';
 
 import { Api, Evaluation, Listing, LoggedQuery, QueryPage, Source, Version, query } from './api';
+import { matrixAbout } from './tab';
 import { el, button, keyed } from '../../js/src/dom.js';
 import { counted } from '../../js/src/labels.js';
 
@@ -216,7 +217,7 @@ export class HistoryPanel extends Widget {
     const committed = v.committed_at ? String(v.committed_at).slice(0, 19).replace('T', ' ') : '';
     const when = v.as_of ? `as of ${String(v.as_of).slice(0, 10)}` : committed;
     let what = v.operation;
-    if (v.changed) what += ` +${v.changed.chunks_added}/−${counted(v.changed.chunks_removed, 'chunk')} (${counted(v.changed.documents.length, 'document')})`;
+    if (v.changed) what += ` +${v.changed.chunks_added}/−${v.changed.chunks_removed} ${v.changed.chunks_added + v.changed.chunks_removed === 1 ? 'chunk' : 'chunks'} (${counted(v.changed.documents.length, 'document')})`;
     const pick = el('input', 'ragtt-history-pick');
     pick.type = 'checkbox';
     pick.setAttribute('aria-label', `pick v${v.version} for a drift`);
@@ -256,7 +257,7 @@ export class HistoryPanel extends Widget {
       if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
       const name = e.dataset ?? e.evaluation_id;
       item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
-        () => this.opener.open(project, 'history_matrix', args, `${name} (@ ${e.versions.length} versions)`)));
+        () => this.opener.open(project, 'history_matrix', args, matrixAbout(name, e.versions.length))));
       const plan = [e.mode, e.top_k ? `top ${e.top_k}` : ''].filter(Boolean).join(' ');
       item.append(el('span', 'ragtt-history-meta',
         ` ${counted(e.questions, 'question')} × ${counted(e.versions.length, 'version')}${plan ? ` · ${plan}` : ''}`));

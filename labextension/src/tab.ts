@@ -7,6 +7,7 @@ import { Api, query } from './api';
 // The same view modules the notebook widgets and `ragtt serve`'s /ui load.
 import { createModel, unwire } from '../../js/src/model_shim.js';
 import { el, button } from '../../js/src/dom.js';
+import { counted } from '../../js/src/labels.js';
 import timeline from '../../js/src/timeline.js';
 import chunkDiff from '../../js/src/chunk_diff.js';
 import driftScatter from '../../js/src/drift_scatter.js';
@@ -53,6 +54,11 @@ export function specKey(spec: TabSpec): string {
   return JSON.stringify({ project: spec.project, widget: spec.widget, args: spec.args });
 }
 
+/** A matrix tab's words: its dataset and how many versions it shows ("flask (@ 6 versions)"). */
+export function matrixAbout(name: string, versions: number): string {
+  return `${name} (@ ${counted(versions, 'version')})`;
+}
+
 /** What a tab shows, in words, from its arguments alone (when its opener said nothing). */
 function aboutFromArgs(spec: TabSpec): string {
   const a = spec.args;
@@ -64,7 +70,7 @@ function aboutFromArgs(spec: TabSpec): string {
     case 'pdf_overlay': return a.source ?? '';
     case 'history_matrix': {
       const name = a.dataset ? a.dataset.split('/').pop()!.replace(/\.jsonl?$/, '') : a.evaluation ?? '';
-      return a.at ? `${name} (@ ${a.at.split(',').length} versions)` : name;
+      return a.at ? matrixAbout(name, a.at.split(',').length) : name;
     }
     default: return Object.values(a).join(' ');
   }

@@ -385,7 +385,7 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
               return out;
             })"""
         )
-        assert all(b["after"] in "/_.- " for b in breaks), breaks
+        assert breaks and all(b["after"] in "/_.- " for b in breaks), breaks  # names do wrap, at separators
         screenshot(page, drift, screens / "lab_drift_tab.png")
 
         # a PDF source: its pages with the chunks' regions
