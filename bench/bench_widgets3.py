@@ -59,8 +59,8 @@ class Synthetic:
             values[rng.random((questions, versions)) < 0.1] = np.nan
             self.wire["cells"][m] = [[None if np.isnan(x) else float(x) for x in row] for row in values]
 
-    def to_dict(self) -> dict[str, Any]:
-        return self.wire
+    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
+        return self.wire  # the widget asks for none: a synthetic matrix has no log to explain from
 
 
 def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:
