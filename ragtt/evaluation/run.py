@@ -36,10 +36,21 @@ if TYPE_CHECKING:
     from ragtt.context import At, Context
     from ragtt.index.retrieve import RetrievalPlan
 
-__all__ = ["build_matrix", "evaluate", "resolve_columns", "version_times"]
+__all__ = ["at_spec", "build_matrix", "evaluate", "resolve_columns", "version_times"]
 
 _PROGRESS_MIN_CELLS = 200
 _NAMED = ("snapshots", "versions", "latest")
+
+
+def at_spec(values: list[str]) -> str | list[Any]:
+    """``at`` as written on a command line or in a URL (comma-separated, maybe repeated), as
+    ``evaluate`` takes it: a named set alone, else versions (digits) and labels."""
+    items = [part.strip() for value in values for part in value.split(",") if part.strip()]
+    if len(items) == 1 and items[0] in _NAMED:
+        return items[0]
+    return [int(i) if i.isascii() and i.isdigit() else i for i in items]
+
+
 _PROGRESS_DELAY_S = 2.0
 
 

@@ -15,19 +15,11 @@ if TYPE_CHECKING:
 
 __all__: list[str] = []
 
-_NAMED = ("snapshots", "versions", "latest")
-
-
-def _at(values: list[str] | None) -> Any:
-    """``--at`` as ``proj.evaluate`` takes it: a named set, or versions and labels (comma-separated)."""
-    items = [part.strip() for value in values or ["snapshots"] for part in value.split(",") if part.strip()]
-    if len(items) == 1 and items[0] in _NAMED:
-        return items[0]
-    return [int(i) if i.isascii() and i.isdigit() else i for i in items]
-
 
 def _evaluate(proj: Project, a: dict[str, Any]) -> Any:
-    at = _at(a["at"])
+    from ragtt.evaluation.run import at_spec
+
+    at = at_spec(a["at"] or ["snapshots"])
     baseline = a["baseline"]
     if baseline is not None:
         at = [baseline, *(at if isinstance(at, list) else [at])]

@@ -216,21 +216,22 @@ def widget_model(
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
     if widget == "history_matrix" and args.get("evaluation"):  # by its id, read back from the log
         # at the versions it was opened on: the same id evaluated later at more versions has more
-        at = [part.strip() for part in (args.get("at") or "").split(",") if part.strip()]
-        if not all(part.isascii() and part.isdigit() for part in at):
+        from ragtt.evaluation.run import at_spec
+
+        versions = at_spec([args.get("at") or ""])
+        if not isinstance(versions, list) or not all(isinstance(v, int) for v in versions):
             raise ValidationError(f"history_matrix: at lists version numbers with an evaluation; got {args['at']!r}")
-        matrix = proj.read_evaluation(need("evaluation"), at=[int(part) for part in at] or None)
+        matrix = proj.read_evaluation(need("evaluation"), at=[int(v) for v in versions] or None)
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
+        from ragtt.evaluation.run import at_spec
         from ragtt.server_paths import confine_path
         from ragtt.server_paths import files_root as files_root_for
 
-        at = [part.strip() for part in (args.get("at") or "snapshots").split(",") if part.strip()]
-        named = at[0] if len(at) == 1 and at[0] in ("snapshots", "versions", "latest") else None
-        versions: list[Any] = [int(a) if a.isascii() and a.isdigit() else a for a in at]
         root = files_root or files_root_for(proj.path)
         dataset = confine_path(need("dataset"), root, "history_matrix: dataset")
-        matrix = proj.evaluate(dataset, at=named or versions, read_only=True)  # a GET: reads back only
+        at = at_spec([args.get("at") or "snapshots"])
+        matrix = proj.evaluate(dataset, at=at, read_only=True)  # a GET: reads back only
         return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 
