@@ -50,9 +50,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _wait_for_port(port: int, server: subprocess.Popen[bytes], died: str) -> None:
-    """Until ``server`` listens on loopback ``port`` (at most 30 s); ``died`` if it exits first."""
-    for _ in range(300):
+def _wait_for_port(port: int, server: subprocess.Popen[bytes], died: str, *, within: float = 120) -> None:
+    """Until ``server`` listens on loopback ``port`` (at most ``within`` seconds); ``died`` if
+    it exits first. The bound is generous: on two busy cores (a full run with browsers beside
+    it) Node took over 30 s to load Azurite's modules, although it starts in 1.5 s when idle."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 return
@@ -60,7 +63,7 @@ def _wait_for_port(port: int, server: subprocess.Popen[bytes], died: str) -> Non
             if server.poll() is not None:
                 pytest.fail(died)
             time.sleep(0.1)
-    pytest.fail(f"nothing listens on 127.0.0.1:{port} after 30 s")
+    pytest.fail(f"nothing listens on 127.0.0.1:{port} after {within:.0f} s")
 
 
 @contextlib.contextmanager
@@ -358,7 +361,11 @@ def azure_server() -> Iterator[dict[str, str]]:
     port = _free_port()
     root = Path(tempfile.mkdtemp(prefix="ragtt-azurite-"))
     server = subprocess.Popen(
-        [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(root), "--silent"],
+        [
+            str(AZURITE),
+            *("--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(root), "--silent"),
+            "--disableTelemetry",  # on by default: it would send each start to Microsoft, off loopback
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
