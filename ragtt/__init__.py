@@ -75,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "SupersessionError": "ragtt.errors",
     "ValidationError": "ragtt.errors",
     "TraceExportError": "ragtt.errors",
+    "ServiceError": "ragtt.errors",
     # history
     "LoggedRun": "ragtt.timetravel.run",
     "VerifyReport": "ragtt.verify",
@@ -132,6 +133,9 @@ if TYPE_CHECKING:
     )
     from ragtt.errors import (
         ReplayError as ReplayError,
+    )
+    from ragtt.errors import (
+        ServiceError as ServiceError,
     )
     from ragtt.errors import (
         StoreError as StoreError,

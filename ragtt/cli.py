@@ -8,6 +8,7 @@ sub-command with no code here. What is the CLI's own sits beside them: the globa
 after the sub-command) and the options that read or write files (``OWN_OPTIONS``).
 
 User errors exit 2 with one line on stderr; otherwise the verb says (a failed ingest exits 1).
+A model that kept failing on its side (``ServiceError``: an LLM judge's rate limit) exits 1.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from ragtt import __version__
-from ragtt.errors import RagttError
+from ragtt.errors import RagttError, ServiceError
 from ragtt.values import first_line
 from ragtt.verbs import VERBS, Verb, VerbUsageError, dumps
 from ragtt.verbs.cli import HelpFormatter, add_arguments, add_store_options, describe, fill, groups
@@ -424,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RagttError, OSError) as exc:
         message = first_line(exc)
         print(f"{command.prog}: {message}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(exc, ServiceError) else 2  # a model that kept failing is no bad input
 
 
 if __name__ == "__main__":

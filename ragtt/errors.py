@@ -7,6 +7,7 @@
     ├── NotFoundError    an unknown query id, snapshot label, version, source or chunk
     ├── ReplayError      a past run cannot be reproduced faithfully
     ├── TraceExportError a trace collector refused the spans or could not be reached
+    ├── ServiceError     a model ragtt calls (an LLM judge) kept failing, though the input is fine
     ├── StoreError       the event log or index is in a state ragtt cannot work with
     │   ├── NamespaceLockedError   another maintenance run holds the namespace
     │   ├── NotAProjectError       the folder is not a ragtt project (and was not to be created)
@@ -34,6 +35,7 @@ __all__ = [
     "ProjectDamagedError",
     "RagttError",
     "ReplayError",
+    "ServiceError",
     "StoreError",
     "SupersessionError",
     "TraceExportError",
@@ -71,6 +73,12 @@ class ReplayError(RagttError):
 
 class TraceExportError(RagttError):
     """A trace collector (OTLP/HTTP) refused the spans or could not be reached."""
+
+
+class ServiceError(RagttError):
+    """A model or service ragtt calls kept failing for a reason of its own (a rate limit, a
+    timeout, a server error, a lost connection) after bounded retries: the input is fine, and
+    trying again later may succeed (the CLI exits 1, not 2; HTTP front ends answer 503)."""
 
 
 class StoreError(RagttError):

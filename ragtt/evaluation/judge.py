@@ -4,8 +4,15 @@ One call per cell: the question, the retrieved chunks, the answer and the refere
 go in; one JSON object comes back, ``{"faithfulness": 0..1, "correctness": 0..1}``. The
 prompt, the model and the raw reply are logged with the cell (``judge.verdict``), so a
 re-evaluation reads the verdict back and never calls the model again. A reply that does not
-parse leaves those metrics unparseable, with the raw text kept, never a silent NaN. A call
-that fails (an unknown model, a refused key, the network) is a ``ConfigError`` naming the model.
+parse leaves those metrics unparseable, with the raw text kept, never a silent NaN.
+
+A call that fails for a passing reason (a rate limit, a timeout, a server error, a lost
+connection) is tried again, ``retries`` times with a doubling wait; one that still fails is a
+``ServiceError`` (the input is fine: ``ragtt eval`` exits 1). A model litellm cannot call at
+all (an unknown name, a missing or refused key) is a ``ConfigError`` at once. Either names the
+model. The retries are ours, not litellm's ``num_retries``: that one retries every error,
+an unknown model's too, waits only with ``retry_strategy="exponential_backoff_retry"``, and
+clears the process-wide ``litellm.num_retries`` when a call fails.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from time import sleep
 from typing import TYPE_CHECKING, Any
 
 from ragtt._hashing import sha256_hex
-from ragtt.errors import ConfigError
+from ragtt.errors import ConfigError, ServiceError
 from ragtt.values import first_line
 
 if TYPE_CHECKING:
@@ -32,6 +40,7 @@ INSTRUCTIONS = (
     "answer; null when no reference answer is given."
 )
 _OBJECT = re.compile(r"\{.*\}", re.DOTALL)
+_TRANSIENT_STATUS = {408, 409, 429}  # with every 5xx: what the OpenAI client itself retries
 
 
 @dataclass(frozen=True)
@@ -46,13 +55,21 @@ class Verdict:
 
 class LiteLLMJudge:
     """A judge on any chat model litellm can call; extra kwargs (``temperature``,
-    ``mock_response``...) pass through to ``litellm.completion``."""
+    ``mock_response``...) pass through to ``litellm.completion``. A rate limit, a timeout,
+    a server error or a lost connection is tried again ``retries`` times, after
+    ``backoff_s`` seconds, then twice that, and so on."""
 
-    def __init__(self, model: str, **completion_kwargs: Any) -> None:
+    def __init__(self, model: str, *, retries: int = 3, backoff_s: float = 1.0, **completion_kwargs: Any) -> None:
         if not isinstance(model, str) or not model:
             raise TypeError(f"a judge model is a litellm model name; got {model!r}")
+        if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+            raise ConfigError(f"a judge's retries is a whole number, 0 or more; got {retries!r}")
+        if isinstance(backoff_s, bool) or not isinstance(backoff_s, int | float) or not backoff_s >= 0:
+            raise ConfigError(f"a judge's backoff_s is a number of seconds, 0 or more; got {backoff_s!r}")
         self.model_id = model
-        self.kwargs = completion_kwargs
+        self.retries = retries
+        self.backoff_s = float(backoff_s)
+        self.kwargs = completion_kwargs  # (not the retries: they change no verdict, so not the identity)
 
     def __repr__(self) -> str:
         return f"LiteLLMJudge({self.model_id!r})"
@@ -71,16 +88,40 @@ class LiteLLMJudge:
         from openai import APIError  # litellm's errors (bad model, auth, network, limits) all derive from it
 
         messages = prompt(question, answer, chunks, reference)
-        try:
-            response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
-        except APIError as exc:
-            reason = first_line(exc)
-            raise ConfigError(
-                f"the judge {self.model_id!r} could not be called: {reason}; the versions evaluated before "
-                "this one are logged, and evaluating again resumes from it"
-            ) from exc
+        for attempt in range(self.retries + 1):
+            try:
+                response = litellm.completion(model=self.model_id, messages=messages, **self.kwargs)
+                break
+            except APIError as exc:
+                if not _transient(exc):
+                    raise ConfigError(
+                        f"the judge {self.model_id!r} cannot be called: {first_line(exc)}; {_RESUMES}"
+                    ) from exc
+                if attempt == self.retries:
+                    tries = f"{attempt + 1} tries" if attempt else "1 try"
+                    raise ServiceError(
+                        f"the judge {self.model_id!r} still failed after {tries}: {first_line(exc)}; {_RESUMES}"
+                    ) from exc
+                sleep(self.backoff_s * 2**attempt)
         raw = str(response.choices[0].message.content or "")
         return Verdict(self.model_id, messages, raw, parse(raw, wanted))
+
+
+_RESUMES = (
+    "the versions evaluated before this one are kept in the log with their verdicts, "
+    "and evaluating again resumes from this one"
+)
+
+
+def _transient(exc: Exception) -> bool:
+    """Whether a litellm error may pass by itself: a lost connection or a timeout, a rate
+    limit, a conflict or a server error. Not an unknown model, a refused key or a bad request."""
+    from openai import APIConnectionError
+
+    if isinstance(exc, APIConnectionError):  # (a timeout is one)
+        return True
+    status = getattr(exc, "status_code", None)
+    return isinstance(status, int) and (status in _TRANSIENT_STATUS or status >= 500)
 
 
 def as_judge(judge: Any) -> LiteLLMJudge | None:

@@ -9,7 +9,14 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragtt.errors import EmbedderChangedError, NotAProjectError, NotFoundError, ReplayError, StoreError
+from ragtt.errors import (
+    EmbedderChangedError,
+    NotAProjectError,
+    NotFoundError,
+    ReplayError,
+    ServiceError,
+    StoreError,
+)
 from ragtt.server_paths import files_root as files_root_for
 from ragtt.values import first_line
 from ragtt.verbs.paths import confine_paths
@@ -30,9 +37,12 @@ def default_threads() -> int:
 
 def status_for(exc: Exception) -> int:
     """The HTTP status a ragtt error answers with: 404 for what is not there, 409 for a
-    store that refuses (damaged, busy, locked) or a replay that cannot run, else 400."""
+    store that refuses (damaged, busy, locked) or a replay that cannot run, 503 for a model
+    that kept failing on its side, else 400."""
     if isinstance(exc, NotFoundError | NotAProjectError):
         return 404
+    if isinstance(exc, ServiceError):
+        return 503
     if isinstance(exc, ReplayError | StoreError):
         return 409
     return 400

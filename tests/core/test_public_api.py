@@ -51,6 +51,7 @@ EXPECTED = [
     "ReplayResult",
     "RetrievedChunk",
     "SentenceTransformerEmbedder",
+    "ServiceError",
     "Snapshot",
     "SnapshotDiff",
     "StoreError",
