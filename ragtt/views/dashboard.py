@@ -73,8 +73,8 @@ def logged_queries(
     page = rows.slice(offset, limit)
     ids = page["query_id"].to_list()
     owned: dict[str, list[str]] = {}
-    for replay_id, owner in owners.items():  # oldest first
-        owned.setdefault(owner, []).insert(0, replay_id)
+    for replay_id, owner in reversed(owners.items()):  # newest first
+        owned.setdefault(owner, []).append(replay_id)
     children = [r for i in ids for r in owned.get(i, [])]
     described = _describe(proj, frame.filter(pl.col("query_id").is_in(ids + children)), replayed)
     return total, [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
@@ -86,27 +86,27 @@ def _question(text: Any) -> Any:
 
 
 def _replay_owners(frame: Any, replayed: str) -> dict[str, str]:
-    """replay id -> the listed run it belongs to, oldest replay first (``logged_queries``)."""
+    """replay id -> the listed run it belongs to, oldest replay first (``logged_queries``).
+    One pass in log order: a question asked of the past belongs to the newest run of the same
+    question seen so far, so each run is looked at once however long the history."""
     import polars as pl
 
-    replays = frame.filter(pl.col("type") == replayed).sort("seq").with_columns(_question(pl.col("text")).alias("q"))
-    if replays.is_empty():
+    if not frame.select((pl.col("type") == replayed).any()).item():
         return {}
     logged = set(frame["query_id"].to_list())
-    asked = frame.filter(pl.col("type") != replayed).with_columns(_question(pl.col("text")).alias("q"))
-    by_question: dict[str, list[tuple[int, str]]] = {}
-    questions = replays["q"].unique().to_list()
-    for seq, query_id, q in (
-        asked.filter(pl.col("q").is_in(questions)).sort("seq").select("seq", "query_id", "q").iter_rows()
-    ):
-        by_question.setdefault(q, []).append((seq, query_id))
+    newest: dict[str | None, str] = {}  # question -> its newest run so far (not a replay)
     owners: dict[str, str] = {}
-    for seq, query_id, original, q in replays.select("seq", "query_id", "original_query_id", "q").iter_rows():
+    rows = frame.sort("seq").select(
+        pl.col("type") == replayed, "query_id", "original_query_id", _question(pl.col("text"))
+    )
+    for is_replay, query_id, original, question in rows.iter_rows():
+        if not is_replay:
+            newest[question] = query_id
+            continue
         if original is not None:  # a replay of a run: that run's (of a replay: what that one belongs to)
             owner = owners.get(original, original) if original in logged else None
         else:  # a question asked of the past: the newest run of it before
-            before = [i for s, i in by_question.get(q, []) if s < seq]
-            owner = before[-1] if before else None
+            owner = newest.get(question)
         if owner is not None:
             owners[query_id] = owner
     return owners
