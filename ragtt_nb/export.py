@@ -2,8 +2,10 @@
 
 The ``ragtt`` nbconvert template (``templates/ragtt``) extends ``lab`` and inlines the
 scripts that render the widgets: ragtt's own bootstrap when every widget shown is ragtt's,
-else require.js, the widget html-manager and anywidget's AMD build (the recipe measured in
-``shared/design/RECIPES.md``); ``ragtt_nb.report_widgets`` decides. Notebook HTML is
+else require.js, the widget html-manager's ``embed-amd.js`` and anywidget's AMD build, which
+``templates/ragtt/static/THIRD_PARTY_LICENSES.md`` lists with the change it needs (plain
+``nbconvert --to html`` loads those three from CDNs, and offline no widget renders);
+``ragtt_nb.report_widgets`` decides. Notebook HTML is
 untrusted: ``ReportSanitizer`` strips scripts, event handlers and ``javascript:`` URLs from
 HTML and Markdown outputs and drops JavaScript outputs, unless the notebook is trusted
 (``trusted=True``, ``--trust``).

@@ -32,7 +32,8 @@ __all__ = ["RouteThresholds", "decide", "text_signals"]
 
 @dataclass(frozen=True)
 class RouteThresholds:
-    """Where the router draws its lines. Measured on ``shared/corpora/pdfs`` (108 pages).
+    """Where the router draws its lines. Measured on the test suite's PDF corpus (108 pages:
+    born-digital, scanned and with broken fonts; the PDFs ``tests/ingest`` reads).
 
     max_control_ratio: above this, the layer is glyph codes, not text. A clean table with
         bullets drawn as C1 controls measured 0.021; broken fonts 0.18 to 1.0.

@@ -12,6 +12,7 @@ import ast
 import functools
 import importlib
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -368,6 +369,43 @@ def test_decision_records_are_short_pages_of_context_decision_evidence() -> None
 # The checks themselves: each must fail on the kind of text it exists to catch.
 
 
+# The code and the files it ships read alone too: a docstring, comment or notice that points
+# at the shared folder, a machine's work folder or a document beside the repository points
+# nowhere in a clone or a wheel. Tests and benches read the shared corpora (they say where
+# they expect them), but point at no design document.
+SHIPPED = ("ragtt", "ragtt_nb", "js", "labextension")
+SHIPPED_OUTSIDE = {k: v for k, v in OUTSIDE.items() if k != "a parent-relative path"}  # (js imports across js/)
+CHECKS_OUTSIDE = {
+    "the shared design documents": re.compile(r"shared/design|RECIPES\.md|STYLE\.md"),
+    "a machine's work folder": OUTSIDE["a machine's work folder"],
+}
+
+
+def tracked(*folders: str) -> list[Path]:
+    """The text files git tracks under ``folders`` (not what a build or an install put there)."""
+    listed = subprocess.run(["git", "ls-files", "-z", *folders], cwd=ROOT, capture_output=True, check=True)
+    files = [ROOT / name for name in listed.stdout.decode("utf-8").split("\0") if name]
+    return [f for f in files if f.suffix in (".py", ".js", ".mjs", ".cjs", ".ts", ".css", ".json", ".md", ".j2")]
+
+
+def outside_references(files: list[Path], patterns: dict[str, re.Pattern[str]]) -> list[str]:
+    return [
+        f"{_id(f)}: {what}: {m.group(0)!r}"
+        for f in files
+        for what, pattern in patterns.items()
+        for m in pattern.finditer(f.read_text(encoding="utf-8", errors="replace"))
+    ]
+
+
+def test_the_code_points_nowhere_outside_the_repository() -> None:
+    shipped = tracked(*SHIPPED)
+    assert len(shipped) > 100 and ROOT / "ragtt_nb" / "export.py" in shipped
+    found = outside_references(shipped, SHIPPED_OUTSIDE)
+    checks = [f for f in tracked("tests", "bench") if f != Path(__file__).resolve()]  # (this file names them)
+    found += outside_references(checks, CHECKS_OUTSIDE)
+    assert not found, found
+
+
 def test_the_checks_catch_what_they_are_for() -> None:
     assert not path_exists("ragtt/no_such_module.py") and path_exists("ragtt/commit.py")
     assert path_exists("js/src/*.js") and not path_exists("js/*.nothing")
@@ -380,6 +418,12 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert resolve_class_attr("LanceDataset", "anything") is None  # not ragtt's class
     assert "ragtt.query_id" in string_literals()  # a span attribute ragtt emits
     assert [w for w, p in OUTSIDE.items() if p.search("the layers (`../shared/design/ARCHITECTURE.md`)")]
+    assert list(SHIPPED_OUTSIDE) == [
+        "the shared folder beside the repository",
+        "a machine's work folder",
+        "a document outside the repository",
+    ]
+    assert outside_references([ROOT / "tests" / "conftest.py"], CHECKS_OUTSIDE) == []  # its ../shared/corpora is data
     logged = narrative("issue 14's bench, on 2026-12-01, measured at `ac7e42f`")
     assert [w for w, p in TRACKER.items() if p.search(logged)] == list(TRACKER)
     example = narrative("`replay --as-of 2021-06-01`, `ragtt bisect 987ebdc660 --predicate x`\n```\nac7e42f\n```")
