@@ -147,10 +147,13 @@ class RegressionReport(Result):
             return EXIT_ERROR
         return EXIT_PASS if self.passed else EXIT_DRIFT
 
-    def to_text(self) -> str:
+    def to_text(self, at: str | None = None) -> str:
+        """The report as the CLI prints it; ``at`` is the version's label ("release-2 (v4)")
+        when the caller knows it."""
         failed = [o for o in self.outcomes if o.status != "pass"]
+        where = at if at is not None else f"v{self.index_version}"
         lines = [
-            f"golden suite {self.suite!r} at v{self.index_version}: {len(self.outcomes) - len(failed)} of "
+            f"golden suite {self.suite!r} at {where}: {len(self.outcomes) - len(failed)} of "
             f"{len(self.outcomes)} passed (threshold {self.threshold}, match {self.match}); exit {self.exit_code}"
         ]
         if self.match != "sources" and any(o.gated_on == "sources" for o in self.outcomes):

@@ -6,11 +6,12 @@ import json
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ragtt.values import counted
 from ragtt.verbs import Arg, At, Verb, verb
 from ragtt.verbs import results as r
 from ragtt.verbs.args import MODE, TOP_K
 from ragtt.verbs.model import utc
-from ragtt.verbs.render import as_dict, as_text, rows
+from ragtt.verbs.render import as_dict, as_text, labelled_text, rows
 
 if TYPE_CHECKING:
     from ragtt.project import Project
@@ -81,7 +82,15 @@ def _regression_capture(proj: Project, a: dict[str, Any]) -> Any:
 
 
 def _suite_text(suite: Any) -> str:
-    return f"captured {len(suite.queries)} golden queries at v{suite.index_version} ({suite.name})"
+    return _suite_text_at(suite, f"v{suite.index_version}")
+
+
+def _suite_text_in(suite: Any, proj: Project) -> str:
+    return _suite_text_at(suite, proj.version_label(suite.index_version))
+
+
+def _suite_text_at(suite: Any, at: str) -> str:
+    return f"captured {counted(len(suite.queries), 'golden query', 'golden queries')} at {at} ({suite.name})"
 
 
 verb(
@@ -189,6 +198,7 @@ verb(
         call=_regression_run,
         to_json=lambda report: {**report.to_dict(), "exit_code": report.exit_code},
         to_text=as_text,
+        to_text_in=labelled_text,
         result=r.RegressionReport,
         route=("POST", "/regression/run"),
         cli_name="test run",
@@ -223,6 +233,7 @@ verb(
         call=_regression_capture,
         to_json=as_dict,
         to_text=_suite_text,
+        to_text_in=_suite_text_in,
         result=r.GoldenSuite,
         route=("POST", "/regression/capture"),
         cli_name="test capture",

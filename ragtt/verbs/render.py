@@ -30,8 +30,8 @@ def rows(frame: Any) -> list[dict[str, Any]]:
 
 
 def result_text(result: Any, at: str | None = None) -> str:
-    """A QueryResult or ReplayResult as the CLI prints it (its ``to_text``); ``at`` is the
-    version's label ("flask-1.0 (v6)") when the caller knows it."""
+    """A result as the CLI prints it (its ``to_text``: a QueryResult, ReplayResult or
+    RegressionReport); ``at`` is the version's label ("flask-1.0 (v6)") when the caller knows it."""
     return str(result.to_text(at))
 
 

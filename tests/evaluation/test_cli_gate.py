@@ -126,6 +126,24 @@ def test_test_capture_keeps_references_and_test_run_takes_at(
     assert items[0].must_contain == ["30 days", "refund"]
 
 
+def test_test_capture_and_run_name_the_version_by_its_label(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--at release-1`` reads back as "release-1 (v3)", as every other verb names a version
+    (it printed "at v3"); ``--at 5`` by the label that names v5."""
+    suite = tmp_path / "suite.json"
+    args = ("--name", "nimbus", "-o", str(suite), "--query", "How long is the refund window?")
+    assert ragtt_cli(folder, "test", "capture", "--at", "release-1", *args) == 0
+    assert capsys.readouterr().out.strip() == "captured 1 golden query at release-1 (v3) (nimbus)"
+    ragtt_cli(folder, "test", "run", str(suite), "--at", "release-1")
+    assert capsys.readouterr().out.startswith("golden suite 'nimbus' at release-1 (v3): 1 of 1 passed")
+    ragtt_cli(folder, "test", "run", str(suite), "--at", "5")
+    assert capsys.readouterr().out.startswith("golden suite 'nimbus' at release-3 (v5): ")
+    with ragtt.Project.open(folder, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        report = proj.regression.run(suite, at="release-2")
+    assert report.to_text().startswith("golden suite 'nimbus' at v4: ")  # no project to name it by
+
+
 def test_capture_reads_a_dataset_as_its_queries_file(folder: Path, tmp_path: Path) -> None:
     qs = tmp_path / "qs.jsonl"
     qs.write_text(
