@@ -358,28 +358,38 @@ def _block(text: str, line_start: int, line_end: int) -> tuple[int, int] | None:
 
 @functools.lru_cache(maxsize=32)
 def _named_entries(text: str) -> dict[str, tuple[int, int]]:
-    """Term -> the span of the one entry (a line and the lines indented under it) that it
-    names: ``server_name`` -> its ``.. py:data:: SERVER_NAME`` block. An entry is named by the
-    rarest terms of its first line (in the fewest of the document's paragraphs: not ``py``
-    nor ``data``, nor the ``do`` of a list item); a term that names several entries names
-    none. A document's once, however many diffs read it."""
+    """Term -> the span of the one entry (a line and the lines indented under it, as
+    ``_block`` reads it) that it names: ``server_name`` -> its ``.. py:data:: SERVER_NAME``
+    block. An entry is named by the rarest terms of its first line (in the fewest of the
+    document's paragraphs: not ``py`` nor ``data``, nor the ``do`` of a list item); a term
+    that names several entries names none. One pass over the lines, a document's once."""
     df = _paragraph_terms(text)[0]
-    spans: dict[str, tuple[int, int]] = {}
-    named: Counter[str] = Counter()
+    named: dict[str, tuple[int, int] | None] = {}
+    opened: list[list[int]] = []  # [start, end, indent, end of its last nested line] of the lines above
+
+    def close(line_start: int, line_end: int, indent: int, last: int) -> None:
+        terms = _terms(text[line_start:line_end]) if line_end < last <= line_start + _ENTRY_CHARS else ()
+        rarest = min((df[t] for t in terms), default=0)
+        for term in terms:
+            if df[term] == rarest:
+                named[term] = None if term in named else (line_start + indent, last)
+
     start = 0
     while start < len(text):
         end = text.find("\n", start)
         end = len(text) if end < 0 else end
-        terms = _terms(text[start:end])
-        entry = _block(text, start, end) if terms else None
-        if entry is not None:
-            rarest = min(df[t] for t in terms)
-            for term in terms:
-                if df[term] == rarest:
-                    named[term] += 1
-                    spans[term] = entry
+        line = text[start:end]
+        if line.strip():
+            indent = len(line) - len(line.lstrip())
+            while opened and opened[-1][2] >= indent:
+                close(*opened.pop())
+            for above in opened:
+                above[3] = end
+            opened.append([start, end, indent, end])
         start = end + 1
-    return {t: spans[t] for t, n in named.items() if n == 1}
+    while opened:
+        close(*opened.pop())
+    return {t: span for t, span in named.items() if span is not None}
 
 
 def _held(span: tuple[str, int, int] | None, asked: set[str]) -> dict[str, float]:
@@ -390,10 +400,10 @@ def _held(span: tuple[str, int, int] | None, asked: set[str]) -> dict[str, float
     text, start, end = span
     entries = _named_entries(text)
     held = {}
-    for term in asked & entries.keys():
-        a, b = entries[term]
-        if min(b, end) > max(a, start):
-            held[term] = (min(b, end) - max(a, start)) / (b - a)
+    for term in asked:
+        entry = entries.get(term)
+        if entry is not None and min(entry[1], end) > max(entry[0], start):
+            held[term] = (min(entry[1], end) - max(entry[0], start)) / (entry[1] - entry[0])
     return held
 
 
