@@ -11,6 +11,9 @@ passage that was reformatted and edited at once (an RST table row become a ``py:
 block) shares few bigrams but the same rare terms. A pair about one subject (the rarest term
 both share, e.g. ``SEND_FILE_MAX_AGE_DEFAULT``) is diffed over that subject's whole entry in
 each document (its line and the lines indented under it), which a chunk boundary may cut.
+The entry a question asks about (``What does SERVER_NAME do?``) pairs first: the chunks that
+hold most of it on each side are its passage, even when a release rewrote it and the boundary
+moved, so that its old chunk shares more words with the next entry's new chunk.
 ``word_runs`` diffs a pair into runs that read as edits (one deletion run, then one insertion
 run, per edit) rather than interleaved words.
 
@@ -26,7 +29,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,9 +117,11 @@ def pair_passages(
     ``RetrievedChunk``...) or a mapping with those keys (and ``chunk_id`` for ``about``).
     The similarity is the word-bigram Dice coefficient or, with ``about``, the larger of that
     and the ``ABOUT_WEIGHTS`` mean of the signals, scaled by how near the two sit in their
-    documents (``PassagePair.signals`` keeps each). Pairing is greedy, most similar first, each
-    chunk in at most one pair; the pairs come in ``left_chunks`` order. The chunks left
-    unpaired are the truly added and removed ones ("no counterpart").
+    documents (``PassagePair.signals`` keeps each), and of ``subject``: for an entry the query
+    names, the smaller of the shares of it the two chunks hold. Pairing is greedy, pairs that
+    hold an asked entry first, then most similar first, each chunk in at most one pair; the
+    pairs come in ``left_chunks`` order. The chunks left unpaired are the truly added and
+    removed ones ("no counterpart").
     """
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be between 0 and 1; got {threshold!r}")
@@ -155,9 +160,12 @@ def _pair(
     return PassagePair(left, right, round(score, 4), word_runs(a, b), a, b, subject, signals)
 
 
-def _greedy(candidates: list[tuple[float, int, int]]) -> list[tuple[int, int, float]]:
-    """Most similar first, each side at most once; in left order."""
-    candidates.sort(key=lambda c: (-c[0], c[1], c[2]))
+def _greedy(
+    candidates: list[tuple[float, int, int]], first: Collection[tuple[int, int]] = ()
+) -> list[tuple[int, int, float]]:
+    """Most similar first (the pairs in ``first`` before all others), each side at most once;
+    in left order."""
+    candidates.sort(key=lambda c: ((c[1], c[2]) not in first, -c[0], c[1], c[2]))
     used_left: set[int] = set()
     used_right: set[int] = set()
     chosen: list[tuple[int, int, float]] = []
@@ -181,14 +189,16 @@ class _Side:
     weight: float  # the terms' summed idf
     unit: Any  # its vector, normalised (None: none known)
     position: float | None
+    held: dict[str, float]  # asked term -> the share of its entry in the chunk's document the chunk holds
 
     @classmethod
-    def of(cls, about: Aboutness, chunk: Any, terms: set[str], idf: Any) -> _Side:
+    def of(cls, about: Aboutness, chunk: Any, terms: set[str], idf: Any, asked: set[str]) -> _Side:
         shingles = _shingles(_get(chunk, "text"))
         vector = about.vectors.get(_get(chunk, "chunk_id"))
         norm = float(np.linalg.norm(vector)) if vector is not None else 0.0
         unit = np.asarray(vector, dtype=np.float64) / norm if norm else None
-        return cls(terms, shingles, shingles.total(), sum(map(idf, terms)), unit, _position(about, chunk))
+        held = _held(about.spans.get(_get(chunk, "chunk_id")), asked)
+        return cls(terms, shingles, shingles.total(), sum(map(idf, terms)), unit, _position(about, chunk), held)
 
 
 def _pair_about(
@@ -197,11 +207,13 @@ def _pair_about(
     left_terms = [_terms(_get(c, "text")) for c in left_chunks]
     right_terms = [_terms(_get(c, "text")) for c in right_chunks]
     idf = _idf(about, [*left_terms, *right_terms])
-    query = {t for t in _terms(about.query) if idf(t) >= _median_idf(idf, left_terms, right_terms)}
-    left = [_Side.of(about, c, t, idf) for c, t in zip(left_chunks, left_terms, strict=True)]
-    right = [_Side.of(about, c, t, idf) for c, t in zip(right_chunks, right_terms, strict=True)]
+    asked = _terms(about.query)
+    query = {t for t in asked if idf(t) >= _median_idf(idf, left_terms, right_terms)}
+    left = [_Side.of(about, c, t, idf, asked) for c, t in zip(left_chunks, left_terms, strict=True)]
+    right = [_Side.of(about, c, t, idf, asked) for c, t in zip(right_chunks, right_terms, strict=True)]
     candidates: list[tuple[float, int, int]] = []
     signals: dict[tuple[int, int], dict[str, float]] = {}
+    subjects: dict[tuple[int, int], str] = {}  # the pairs that hold the asked entry on both sides
     for i, lc in enumerate(left_chunks):
         for j, rc in enumerate(right_chunks):
             if _get(lc, "source") != _get(rc, "source"):
@@ -210,12 +222,17 @@ def _pair_about(
             a, b = left[i].size, right[j].size
             if found["about"] >= threshold or not a + b or 2 * min(a, b) / (a + b) >= threshold:
                 found["bigrams"] = round(_dice(left[i].shingles, right[j].shingles), 4)  # (else it cannot reach)
-            score = max(found.get("bigrams", 0.0), found["about"])
+            held = {t: min(share, right[j].held[t]) for t, share in left[i].held.items() if t in right[j].held}
+            subject = max(held, key=lambda t: (held[t], t), default=None)
+            if subject is not None and held[subject] >= threshold:
+                found["subject"] = round(held[subject], 4)
+                subjects[(i, j)] = subject
+            score = max(found.get("bigrams", 0.0), found["about"], found.get("subject", 0.0))
             if score >= threshold:
                 candidates.append((score, i, j))
                 signals[(i, j)] = found
     out = []
-    for i, j, score in _greedy(candidates):
+    for i, j, score in _greedy(candidates, subjects):
         lc, rc = left_chunks[i], right_chunks[j]
         out.append(
             _pair(
@@ -223,7 +240,7 @@ def _pair_about(
                 rc,
                 score,
                 signals[(i, j)],
-                _subject_texts(about, lc, rc, left_terms[i] & right_terms[j], idf, query),
+                _subject_texts(about, lc, rc, left_terms[i] & right_terms[j], idf, query, subjects.get((i, j))),
             )
         )
     return out
@@ -282,15 +299,22 @@ def _median_idf(idf: Any, *term_sets: list[set[str]]) -> float:
 
 
 def _subject_texts(
-    about: Aboutness, lc: Any, rc: Any, shared: set[str], idf: Any, query: set[str]
+    about: Aboutness, lc: Any, rc: Any, shared: set[str], idf: Any, query: set[str], asked: str | None = None
 ) -> tuple[str, str, str | None] | None:
     """The subject's entry in each document, when both chunks hold one and a chunk's edge
-    cuts it (else None: the chunks' texts are the passages)."""
+    cuts it (else None: the chunks' texts are the passages). The subject is ``asked`` (the
+    asked entry both chunks hold most of) or the rarest term they share."""
     left, right = about.spans.get(_get(lc, "chunk_id")), about.spans.get(_get(rc, "chunk_id"))
-    if not shared or left is None or right is None:
+    if left is None or right is None:
         return None
-    subject = max(shared, key=lambda t: (t in query, idf(t), t))
-    left_entry, right_entry = _entry(*left, subject), _entry(*right, subject)
+    if asked is not None:
+        subject = asked
+        left_entry, right_entry = _named_entries(left[0]).get(asked), _named_entries(right[0]).get(asked)
+    elif shared:
+        subject = max(shared, key=lambda t: (t in query, idf(t), t))
+        left_entry, right_entry = _entry(*left, subject), _entry(*right, subject)
+    else:
+        return None
     if left_entry is None or right_entry is None:
         return None
     if all(span[1] <= entry[0] and entry[1] <= span[2] for span, entry in ((left, left_entry), (right, right_entry))):
@@ -308,7 +332,13 @@ def _entry(text: str, start: int, end: int, term: str) -> tuple[int, int] | None
         return None
     line_start = text.rfind("\n", 0, start + found.start()) + 1
     line_end = text.find("\n", line_start)
-    first = text[line_start : len(text) if line_end < 0 else line_end]
+    return _block(text, line_start, len(text) if line_end < 0 else line_end)
+
+
+def _block(text: str, line_start: int, line_end: int) -> tuple[int, int] | None:
+    """The span of the line [line_start, line_end) and of the lines indented under it, or None
+    when none is (or the whole is longer than ``_ENTRY_CHARS``)."""
+    first = text[line_start:line_end]
     indent = len(first) - len(first.lstrip())
     pos, last, nested = line_end, line_end, False
     while 0 <= pos < len(text):
@@ -318,10 +348,63 @@ def _entry(text: str, start: int, end: int, term: str) -> tuple[int, int] | None
             if len(line) - len(line.lstrip()) <= indent:
                 break
             nested, last = True, len(text) if nxt < 0 else nxt
+            if last - line_start > _ENTRY_CHARS:
+                return None
         pos = nxt
-    if not nested or last - line_start > _ENTRY_CHARS:
+    if not nested:
         return None
     return line_start + indent, last
+
+
+@functools.lru_cache(maxsize=32)
+def _named_entries(text: str) -> dict[str, tuple[int, int]]:
+    """Term -> the span of the one entry (a line and the lines indented under it, as
+    ``_block`` reads it) that it names: ``server_name`` -> its ``.. py:data:: SERVER_NAME``
+    block. An entry is named by the rarest terms of its first line (in the fewest of the
+    document's paragraphs: not ``py`` nor ``data``, nor the ``do`` of a list item); a term
+    that names several entries names none. One pass over the lines, a document's once."""
+    df = _paragraph_terms(text)[0]
+    named: dict[str, tuple[int, int] | None] = {}
+    opened: list[list[int]] = []  # [start, end, indent, end of its last nested line] of the lines above
+
+    def close(line_start: int, line_end: int, indent: int, last: int) -> None:
+        terms = _terms(text[line_start:line_end]) if line_end < last <= line_start + _ENTRY_CHARS else ()
+        rarest = min((df[t] for t in terms), default=0)
+        for term in terms:
+            if df[term] == rarest:
+                named[term] = None if term in named else (line_start + indent, last)
+
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if line.strip():
+            indent = len(line) - len(line.lstrip())
+            while opened and opened[-1][2] >= indent:
+                close(*opened.pop())
+            for above in opened:
+                above[3] = end
+            opened.append([start, end, indent, end])
+        start = end + 1
+    while opened:
+        close(*opened.pop())
+    return {t: span for t, span in named.items() if span is not None}
+
+
+def _held(span: tuple[str, int, int] | None, asked: set[str]) -> dict[str, float]:
+    """Asked term -> the share of the entry it names in the chunk's document that the chunk
+    (``span``) holds, for the terms that name an entry the chunk reaches into."""
+    if span is None or not asked:
+        return {}
+    text, start, end = span
+    entries = _named_entries(text)
+    held = {}
+    for term in asked:
+        entry = entries.get(term)
+        if entry is not None and min(entry[1], end) > max(entry[0], start):
+            held[term] = (min(entry[1], end) - max(entry[0], start)) / (entry[1] - entry[0])
+    return held
 
 
 def similarity(a: str, b: str) -> float:

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from ragtt.timetravel.passages import PassagePair, pair_passages, similarity, word_runs
+from ragtt.timetravel.passages import Aboutness, PassagePair, pair_passages, similarity, word_runs
 
 
 def _sides(runs: list[tuple[str, str]]) -> tuple[str, str]:
@@ -90,3 +90,81 @@ def test_each_chunk_pairs_once_most_similar_first() -> None:
     pairs = pair_passages(left, right)
     assert len(pairs) == 1 and pairs[0].left is left[1] and pairs[0].similarity == 1.0
     assert similarity(base, base.upper()) == 1.0 and similarity("a b c", "x y z") == 0.0
+
+
+# An entry rewritten between releases, whose chunk boundary moved: the old chunk holds ALPHA_KEY's
+# entry and most of BETA_ROOT's; the new ALPHA_KEY entry grew, so its body is one chunk and
+# BETA_ROOT went whole into the next, which shares more words with the old chunk than the
+# rewritten ALPHA_KEY body does.
+_OLD_DOC = """.. py:data:: ALPHA_KEY
+
+    Tells the app which host and port it is bound to. Needed for subdomain routes.
+
+    Default: ``None``
+
+.. py:data:: BETA_ROOT
+
+    Tells the app which path it is mounted under by the web server. This is used
+    for building links outside of a request, when no dispatcher sets the path.
+
+    Will be used for the cookie path if not set.
+
+    Default: ``'/'``
+"""
+_NEW_DOC = """.. py:data:: ALPHA_KEY
+
+    Tells the app which host and port it is bound to.
+
+    Must be set when subdomain matching is on, so that the subdomain can be read
+    from each request.
+
+    Must be set for links built outside a request context.
+
+    Default: ``None``
+
+    .. versionchanged:: 3.1
+        No longer limits requests to this one host.
+
+.. py:data:: BETA_ROOT
+
+    Tells the app which path it is mounted under by the web server. This is used
+    for building links outside of a request, when no dispatcher sets the path.
+
+    Will be used for the cookie path if not set.
+
+    Default: ``'/'``
+"""
+
+
+def _doc_chunk(cid: str, doc: str, start: str, end: str | None) -> tuple[dict[str, str], tuple[str, int, int]]:
+    a, b = doc.index(start), doc.index(end) if end is not None else len(doc)
+    return {"chunk_id": cid, "source": "config.rst", "text": doc[a:b]}, (doc, a, b)
+
+
+def test_the_entry_the_question_names_pairs_with_its_rewrite_not_with_the_next_entry() -> None:
+    old, old_span = _doc_chunk("old", _OLD_DOC, ".. py:data:: ALPHA_KEY", "\n\n    Default: ``'/'``")
+    alpha, alpha_span = _doc_chunk("alpha", _NEW_DOC, "    Must be set when", ".. py:data:: BETA_ROOT")
+    beta, beta_span = _doc_chunk("beta", _NEW_DOC, "    .. versionchanged", None)
+    spans = {"old": old_span, "alpha": alpha_span, "beta": beta_span}
+
+    def paired(query: str) -> PassagePair:
+        (pair,) = pair_passages([old], [alpha, beta], about=Aboutness(query=query, spans=spans))
+        return pair
+
+    # Words alone, and a question that names no entry, pair the old chunk with BETA_ROOT's.
+    assert [p.right["chunk_id"] for p in pair_passages([old], [alpha, beta])] == ["beta"]
+    assert paired("").right is beta and "subject" not in paired("").signals
+    # "data" is on every entry's first line and names none of them.
+    assert paired("Which data is it?").right is beta
+    pair = paired("What is ALPHA_KEY?")
+    assert pair.right is alpha and pair.subject == "alpha_key"
+    assert pair.signals["bigrams"] < 0.6 <= pair.signals["subject"] == pair.similarity
+    # The diff reads the whole entry on both sides: the new chunk's edge cut its first line.
+    assert pair.left_text == _OLD_DOC[: _OLD_DOC.index("\n\n.. py:data:: BETA_ROOT")]
+    assert pair.right_text == _NEW_DOC[: _NEW_DOC.index("\n\n.. py:data:: BETA_ROOT")]
+    assert pair.runs[0] == (
+        "equal",
+        ".. py:data:: ALPHA_KEY\n\n    Tells the app which host and port it is bound to.\n\n    ",
+    )
+    assert pair.runs[-1] == ("insert", ".. versionchanged:: 3.1\n        No longer limits requests to this one host.")
+    assert pair_passages([old], [alpha, beta], 0.9, Aboutness(query="What is ALPHA_KEY?", spans=spans)) == []
