@@ -13,8 +13,8 @@ By what the question is scored against:
 * answers (``contains``, ``answer_match``, the judge's metrics): the ``must_contain`` strings
   the answer lost, then the retrieval reason above.
 
-When none of these says anything (or the matrix was read back from the log alone, which
-keeps the runs and not the dataset's references), the lineage sentence between the two runs:
+When none of these says anything (or the matrix was read back from cells logged before the
+log kept datasets: questions without references), the lineage sentence between the two runs:
 which chunks left the top-k and why. Cost, for the regressions asked at once: their runs in
 a few reads of the log, their chunks' texts in one scan per version, the sources' text at the
 versions involved (each document shingled once), and one search ``_DEEP`` results deep per
@@ -145,7 +145,7 @@ class Reasons:
         item = self._items.get(fall.question_id)
         answer: list[str] = []
         retrieval: list[str] = []
-        if item is not None:  # a matrix read back from the log alone knows its questions' texts only
+        if item is not None:  # (cells logged before datasets were read back with their questions' texts only)
             if fall.metric in ANSWER_METRICS or fall.metric in JUDGED_METRICS:
                 answer = _lost_strings(item, good, bad)
             if item.reference_contexts and not _is_qrels(fall.metric):
