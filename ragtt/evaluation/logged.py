@@ -21,19 +21,20 @@ from ragtt.events import types as ev
 
 if TYPE_CHECKING:
     from ragtt.context import Context
-    from ragtt.evaluation.dataset import EvalDataset
+    from ragtt.evaluation.dataset import EvalItem
 
-__all__ = ["logged_dataset", "logged_evaluations", "read_evaluation"]
+__all__ = ["logged_evaluations", "logged_items", "read_evaluation"]
 
 
-def logged_dataset(ctx: Context, fingerprint: str) -> EvalDataset | None:
-    """The dataset whose ``EvalDataset.fingerprint`` is ``fingerprint``, as the log holds it (None:
-    it does not: no evaluation of it was logged since datasets are)."""
-    from ragtt.evaluation.dataset import EvalDataset, EvalItem
+def logged_items(ctx: Context, fingerprint: str) -> list[EvalItem] | None:
+    """The rows of the dataset whose ``EvalDataset.fingerprint`` is ``fingerprint``, as the log
+    holds them (None: it does not: no evaluation of it was logged since datasets are). Rows
+    only: one content may have been evaluated under several names."""
+    from ragtt.evaluation.dataset import EvalItem
 
     for p in ctx.log.payloads(ev.EVALUATION_DATASET):
         if p["fingerprint"] == fingerprint:
-            return EvalDataset(str(p["name"]), [EvalItem.from_dict(i) for i in p["items"]])
+            return [EvalItem.from_dict(i) for i in p["items"]]
     return None
 
 
@@ -117,14 +118,15 @@ def read_evaluation(ctx: Context, evaluation_id: str, at: Sequence[int] | None =
                 texts[question_id] = str(event.payload.get("text", ""))
             elif not plan:
                 plan = dict(event.payload.get("plan") or {})
-    # The dataset as logged, references and all; else (cells from before it was) its questions alone.
-    data = logged_dataset(ctx, fingerprint) if fingerprint else None
-    if data is None:
+    # The dataset's rows as logged, references and all; else (cells from before they were) its questions alone.
+    items = logged_items(ctx, fingerprint) if fingerprint else None
+    if items is None:
         asked = dict.fromkeys(c["question_id"] for v in versions for c in done[v])
-        data = EvalDataset(dataset or evaluation_id, [EvalItem(q, texts.get(q, "")) for q in asked])
+        items = [EvalItem(q, texts.get(q, "")) for q in asked]
     times = version_times(ctx)
     labels = version_labels(ctx)
     columns = [Column(v, labels.get(v), times.get(v, "")) for v in versions]
+    data = EvalDataset(dataset or evaluation_id, items)
     return build_matrix(
         ctx, data, RetrievalPlan.from_dict(plan), metrics, evaluation_id, columns, done, 0, len(versions)
     )

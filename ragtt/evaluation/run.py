@@ -28,7 +28,7 @@ from ragtt._hashing import sha256_hex, time_ordered_id
 from ragtt.errors import NotFoundError
 from ragtt.evaluation.dataset import EvalDataset, EvalItem, as_dataset
 from ragtt.evaluation.judge import LiteLLMJudge, as_judge
-from ragtt.evaluation.logged import logged_dataset
+from ragtt.evaluation.logged import logged_items
 from ragtt.evaluation.matrix import Column, HistoryMatrix
 from ragtt.evaluation.metrics import JUDGED_METRICS, metric_order, needs_answer, score, wanted_metrics
 from ragtt.evaluation.reasons import Reasons
@@ -228,8 +228,8 @@ def _search(
     fingerprint = data.fingerprint
     # The dataset's rows, once per content, with the first version's cells (what reasons read back).
     events: list[Event] = []
-    if logged_dataset(ctx, fingerprint) is None:
-        rows = {"fingerprint": fingerprint, "name": data.name, "items": [i.to_dict() for i in data.items]}
+    if logged_items(ctx, fingerprint) is None:
+        rows = {"fingerprint": fingerprint, "items": [i.to_dict() for i in data.items]}
         events.append(Event(ev.EVALUATION_DATASET, rows))
 
     def search(version: int) -> tuple[list[Run], dict[str, str]]:

@@ -186,10 +186,10 @@ class EvaluationCells(TypedDict):
 
 
 class EvaluationDataset(TypedDict):
-    """A dataset's rows as ``proj.evaluate`` read them (``EvalItem.to_dict()``), content-addressed."""
+    """A dataset's rows as ``proj.evaluate`` read them (``EvalItem.to_dict()``), content-addressed:
+    no name (the cells name the dataset each evaluation read them as)."""
 
     fingerprint: str  # ``EvalDataset.fingerprint``: a hash of the items
-    name: str
     items: list[dict[str, Any]]
 
 

@@ -233,6 +233,20 @@ def test_an_evaluation_logged_before_datasets_were_reads_back_with_lineage_reaso
     assert len(proj.events.query(types=ev.EVALUATION_DATASET)) == 1  # one per dataset, not per evaluation
 
 
+def test_one_dataset_is_logged_once_under_each_name_it_is_evaluated_as(
+    proj: ragtt.Project, matrix: ragtt.HistoryMatrix, dataset: Path
+) -> None:
+    """The dataset's rows are logged by their content: the same rows evaluated under another name
+    (and plan) add no copy, and each evaluation reads back under its own name."""
+    renamed = ragtt.EvalDataset.from_records(ROWS, name="renamed")
+    assert renamed.fingerprint == ragtt.EvalDataset.load(dataset).fingerprint
+    other = proj.evaluate(renamed, mode=MODE, top_k=TOP_K, metrics=["context_precision"])
+    assert other.evaluation_id != matrix.evaluation_id
+    assert len(proj.events.query(types=ev.EVALUATION_DATASET)) == 1
+    assert proj.read_evaluation(other.evaluation_id).dataset == "renamed"
+    assert proj.read_evaluation(matrix.evaluation_id).dataset == "questions"
+
+
 def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
     """The widget and /ui draw the cells: they never pay for every regression's reason."""
     from ragtt.views.history_matrix import model
