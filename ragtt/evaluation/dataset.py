@@ -54,6 +54,18 @@ class EvalItem(Result):
     relevant: dict[str, float] = field(default_factory=dict)
     must_contain: list[str] = field(default_factory=list)
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EvalItem:
+        """The item ``to_dict()`` gave (as an ``evaluation.dataset`` event logs it)."""
+        return cls(
+            str(data["id"]),
+            str(data["question"]),
+            data.get("reference"),
+            [GoldenPassage.from_dict(p) for p in data.get("reference_contexts") or []],
+            {str(k): float(g) for k, g in (data.get("relevant") or {}).items()},
+            [str(s) for s in data.get("must_contain") or []],
+        )
+
 
 @dataclass(frozen=True)
 class EvalDataset(Result):

@@ -3,8 +3,11 @@ history (the JupyterLab sidebar, a dashboard) may ask for with a GET.
 
 Each evaluated version left one ``evaluation.cells`` event (``ragtt.evaluation.run``); its
 cells name the logged runs, whose ``replay.query.received`` events hold the questions and whose
-``replay.retrieval.executed`` events hold the plan. So a matrix is rebuilt from the log alone,
-whatever dataset file it came from, even one that is gone.
+``replay.retrieval.executed`` events hold the plan, and the dataset's ``evaluation.dataset``
+event (by its fingerprint), which holds its references. So a matrix is rebuilt from the log
+alone, whatever dataset file it came from, even one that is gone, and explains its
+regressions as the evaluation did. Cells logged before datasets were (no fingerprint) still
+read back, with their questions only: their regressions' reasons are lineage sentences.
 """
 
 from __future__ import annotations
@@ -18,8 +21,21 @@ from ragtt.events import types as ev
 
 if TYPE_CHECKING:
     from ragtt.context import Context
+    from ragtt.evaluation.dataset import EvalItem
 
-__all__ = ["logged_evaluations", "read_evaluation"]
+__all__ = ["logged_evaluations", "logged_items", "read_evaluation"]
+
+
+def logged_items(ctx: Context, fingerprint: str) -> list[EvalItem] | None:
+    """The rows of the dataset whose ``EvalDataset.fingerprint`` is ``fingerprint``, as the log
+    holds them (None: it does not: no evaluation of it was logged since datasets are). Rows
+    only: one content may have been evaluated under several names."""
+    from ragtt.evaluation.dataset import EvalItem
+
+    for p in ctx.log.payloads(ev.EVALUATION_DATASET):
+        if p["fingerprint"] == fingerprint:
+            return [EvalItem.from_dict(i) for i in p["items"]]
+    return None
 
 
 def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
@@ -67,13 +83,14 @@ def read_evaluation(ctx: Context, evaluation_id: str, at: Sequence[int] | None =
 
     done: dict[int, list[dict[str, Any]]] = {}
     metrics: list[str] = []
-    dataset = None
+    dataset = fingerprint = None
     for event in ctx.log.query(types=ev.EVALUATION_CELLS):
         p = event.payload
         if p.get("evaluation_id") == evaluation_id:
             done.setdefault(int(p["version"]), p["cells"])
             metrics = list(p["metrics"])
             dataset = p.get("dataset") or dataset
+            fingerprint = p.get("dataset_fingerprint") or fingerprint
     if done and at is not None:
         missing = [v for v in at if v not in done]
         if missing:
@@ -101,7 +118,11 @@ def read_evaluation(ctx: Context, evaluation_id: str, at: Sequence[int] | None =
                 texts[question_id] = str(event.payload.get("text", ""))
             elif not plan:
                 plan = dict(event.payload.get("plan") or {})
-    items = [EvalItem(q, texts.get(q, "")) for q in dict.fromkeys(c["question_id"] for v in versions for c in done[v])]
+    # The dataset's rows as logged, references and all; else (cells from before they were) its questions alone.
+    items = logged_items(ctx, fingerprint) if fingerprint else None
+    if items is None:
+        asked = dict.fromkeys(c["question_id"] for v in versions for c in done[v])
+        items = [EvalItem(q, texts.get(q, "")) for q in asked]
     times = version_times(ctx)
     labels = version_labels(ctx)
     columns = [Column(v, labels.get(v), times.get(v, "")) for v in versions]

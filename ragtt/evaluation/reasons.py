@@ -4,17 +4,18 @@ By what the question is scored against:
 
 * reference passages (``context_recall``, ``context_precision``): what happened to each
   passage the good run found and the bad one does not, matched as the metric matches them
-  (``found_passages``): its source was removed, or re-ingested without it (at which version),
-  or it still holds it and a deeper search at the bad version ranks it below the top-k (its
-  rank there). For a passage gone from its source, the deeper search also says which other
-  document holds it now, if one among its results does;
+  (``found_passages``): its source was removed, or re-ingested without it (at which version;
+  an edit of it is quoted by the words it lost, ``lost_words``, a rewrite by its first
+  words), or it still holds it and a deeper search at the bad version ranks it below the
+  top-k (its rank there). For a passage gone from its source, the deeper search also says
+  which other document holds it now, if one among its results does;
 * qrels (``ndcg@k``, ``recall@k``, ``mrr``): the relevant ids that left the top k (with the
   lineage of their chunk) or fell in rank;
 * answers (``contains``, ``answer_match``, the judge's metrics): the ``must_contain`` strings
   the answer lost, then the retrieval reason above.
 
-When none of these says anything (or the matrix was read back from the log alone, which
-keeps the runs and not the dataset's references), the lineage sentence between the two runs:
+When none of these says anything (or the matrix was read back from cells logged before the
+log kept datasets: questions without references), the lineage sentence between the two runs:
 which chunks left the top-k and why. Cost, for the regressions asked at once: their runs in
 a few reads of the log, their chunks' texts in one scan per version, the sources' text at the
 versions involved (each document shingled once), and one search ``_DEEP`` results deep per
@@ -37,7 +38,8 @@ from ragtt.evaluation.sources import Shingled
 from ragtt.events import types as ev
 from ragtt.results import RetrievedChunk, version_label
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, containment, shingles
-from ragtt.values import first_line
+from ragtt.timetravel.passages import lost_words
+from ragtt.values import first_line, shorten
 
 if TYPE_CHECKING:
     from ragtt.context import Context
@@ -50,7 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["Reasons"]
 
 _DEEP = 50  # how many results the search for a passage that left the top-k looks through
-_NAMED = 3  # passages or ids one reason names; the rest are counted
+_NAMED = 3  # passages, ids or runs of lost words one reason names; the rest are counted
+_QUOTED_CHARS = 80  # a run of lost words longer than this is quoted cut, with an ellipsis
 _VERSIONS_KEPT = 8  # versions whose source -> document keys are kept
 
 
@@ -145,7 +148,7 @@ class Reasons:
         item = self._items.get(fall.question_id)
         answer: list[str] = []
         retrieval: list[str] = []
-        if item is not None:  # a matrix read back from the log alone knows its questions' texts only
+        if item is not None:  # (cells logged before datasets were read back with their questions' texts only)
             if fall.metric in ANSWER_METRICS or fall.metric in JUDGED_METRICS:
                 answer = _lost_strings(item, good, bad)
             if item.reference_contexts and not _is_qrels(fall.metric):
@@ -177,7 +180,7 @@ class Reasons:
         """What happened to one reference passage ``good`` found in ``source`` and ``bad`` does not."""
         own = shingles(passage.text)
         head = f"the reference passage {_quote(passage.first_words)}"
-        was = f"{head} was in {source} at {self._label(good.version)}"
+        then = f"{source} at {self._label(good.version)}"
         doc_key = self._sources(bad.version).get(source)
         if doc_key is not None and containment(own, self._shingled.document(doc_key)) >= DEFAULT_MATCH:
             # still in its source: retrieval no longer ranks it in the top-k
@@ -186,19 +189,27 @@ class Reasons:
             deep = len(self._deep(item.question, bad))
             where = f"rank {rank}" if rank is not None else f"not among the first {deep} results either"
             return f"{head} is still in {source} at {self._label(bad.version)} but ranked below the top {k} ({where})"
+        elsewhere = self._elsewhere(item.question, passage, bad)
         if doc_key is None:
             removed = self._changed(source, ev.DOCUMENT_REMOVED, good.version, bad.version, own)
-            at = self._label(removed if removed is not None else bad.version)
-            cause = f"{source} was removed at {at}"
-        else:
-            edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
-            at = self._label(edited if edited is not None else bad.version)
-            cause = f"{source} was re-ingested at {at} and no longer holds it"
-        return f"{was}; {cause}; {self._elsewhere(item.question, passage, bad)}"
+            at = self._label(_version(removed, bad.version))
+            return f"{head} was in {then}; {source} was removed at {at}; {elsewhere}"
+        edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
+        at = self._label(_version(edited, bad.version))
+        document = self._ctx.log.documents.get(str(edited.payload["doc_key"]) if edited is not None else doc_key)
+        lost = lost_words(passage.text, str(document.text)) if document is not None else None
+        if not lost:  # rewritten, not edited: no words of it stand out
+            return f"{head} was in {then}; {source} was re-ingested at {at} and no longer holds it; {elsewhere}"
+        one = len(lost) == 1 and len(lost[0].split()) == 1
+        said = _listed([_quote(shorten(run, _QUOTED_CHARS)) for run in lost[:_NAMED]], len(lost) - _NAMED)
+        return (
+            f"the reference passage's {'word' if one else 'words'} {said} {'was' if one else 'were'} in {then}; "
+            f"{source} was re-ingested at {at} without {'it' if one else 'them'}; {elsewhere}"
+        )
 
-    def _changed(self, source: str, kind: str, low: int, high: int, own: frozenset[tuple[str, ...]]) -> int | None:
-        """The version in (low, high] where ``source`` was removed (``kind`` DOCUMENT_REMOVED), or
-        first re-ingested without the passage (DOCUMENT_INGESTED); None: the log has no such event."""
+    def _changed(self, source: str, kind: str, low: int, high: int, own: frozenset[tuple[str, ...]]) -> Event | None:
+        """The event in (low, high] that removed ``source`` (``kind`` DOCUMENT_REMOVED), or first
+        re-ingested it without the passage (DOCUMENT_INGESTED); None: the log has no such event."""
         if (kind, low, high) not in self._changes:
             self._changes[(kind, low, high)] = self._ctx.log.query(types=[kind], version_range=(low, high))
         for event in self._changes[(kind, low, high)]:
@@ -209,7 +220,7 @@ class Reasons:
                 kind == ev.DOCUMENT_REMOVED
                 or containment(own, self._shingled.document(p.get("doc_key"))) < DEFAULT_MATCH
             ):
-                return event.index_version
+                return event
         return None
 
     def _elsewhere(self, question: str, passage: GoldenPassage, bad: _Run) -> str:
@@ -218,9 +229,9 @@ class Reasons:
         anywhere = replace(passage, chunk_id="", source="")
         rank = self._first_rank(anywhere, deep, bad.version)
         if rank is None:
-            return f"no document among the first {len(deep)} results at {self._label(bad.version)} holds it"
+            return f"no document among the first {len(deep)} results at {self._label(bad.version)} holds the passage"
         source = found_passages(_item(anywhere), deep[:rank], self._shingled.of(self._sources(bad.version)))
-        return f"it is in {source.found_in[0]} at {self._label(bad.version)} (rank {rank})"
+        return f"the passage is in {source.found_in[0]} at {self._label(bad.version)} (rank {rank})"
 
     def _rank(self, question: str, passage: GoldenPassage, bad: _Run) -> int | None:
         """The rank at which a deeper search at ``bad``'s version finds ``passage`` (None: not in it)."""
@@ -319,6 +330,11 @@ def _lost_strings(item: EvalItem, good: _Run, bad: _Run) -> list[str]:
     return [f"the answer lost {', '.join(_quote(s) for s in lost)}"] if lost else []
 
 
+def _version(event: Event | None, otherwise: int) -> int:
+    """The version ``event`` was logged at (``otherwise``: no event, or one at no version)."""
+    return otherwise if event is None or event.index_version is None else event.index_version
+
+
 def _is_qrels(metric: str) -> bool:
     return metric.partition("@")[0] in ("ndcg", "recall", "mrr")
 
@@ -354,3 +370,10 @@ def _chunk(logged: dict[str, Any], texts: dict[str, str]) -> RetrievedChunk:
 
 def _quote(text: str) -> str:
     return '"' + text.replace('"', "'") + '"'
+
+
+def _listed(said: list[str], more: int) -> str:
+    """ "a", "a and b", "a, b and c", "a, b, c and 2 more" (``more`` left unnamed)."""
+    if more > 0:
+        said = [*said, f"{more} more"]
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"

@@ -7,9 +7,12 @@ question at once through ``ragtt.timetravel.run.execute_many``, whose batch of o
 and logged (LanceDB's searches leave Python's lock free). One version's
 runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and query ids)
 are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
-the log, never half of one. An evaluation is named by a hash of the dataset, the plan, the
-metrics, the judge and the generator (``evaluation_id``); evaluating again reads the
-versions already logged under that name back and searches only the others.
+the log, never half of one. The first version's append also holds the dataset's rows, in
+one ``evaluation.dataset`` event per dataset content (the cells name it by its
+fingerprint), so a matrix read back from the log explains its regressions as this one does.
+An evaluation is named by a hash of the dataset, the plan, the metrics, the judge and the
+generator (``evaluation_id``); evaluating again reads the versions already logged under
+that name back and searches only the others.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ragtt._hashing import sha256_hex, time_ordered_id
 from ragtt.errors import NotFoundError
 from ragtt.evaluation.dataset import EvalDataset, EvalItem, as_dataset
 from ragtt.evaluation.judge import LiteLLMJudge, as_judge
+from ragtt.evaluation.logged import logged_items
 from ragtt.evaluation.matrix import Column, HistoryMatrix
 from ragtt.evaluation.metrics import JUDGED_METRICS, metric_order, needs_answer, score, wanted_metrics
 from ragtt.evaluation.reasons import Reasons
@@ -221,6 +225,12 @@ def _search(
         {"context_recall", "context_precision"} & set(metrics)
     )
     config_id = ctx.config.config_id  # a hash of the config: once, not per cell
+    fingerprint = data.fingerprint
+    # The dataset's rows, once per content, with the first version's cells (what reasons read back).
+    events: list[Event] = []
+    if logged_items(ctx, fingerprint) is None:
+        rows = {"fingerprint": fingerprint, "items": [i.to_dict() for i in data.items]}
+        events.append(Event(ev.EVALUATION_DATASET, rows))
 
     def search(version: int) -> tuple[list[Run], dict[str, str]]:
         """``version``'s questions searched together (one vector search, one trip for BM25), and
@@ -232,7 +242,6 @@ def _search(
     try:
         searching = pool.submit(search, versions[0])
         for k, version in enumerate(versions):
-            events: list[Event] = []
             cells = []
             runs, doc_keys = searching.result()
             if k + 1 < len(versions):
@@ -285,9 +294,11 @@ def _search(
                 "cells": cells,
                 "dataset": data.name,
                 "source": source,
+                "dataset_fingerprint": fingerprint,
             }
             events.append(Event(ev.EVALUATION_CELLS, payload, index_version=version))
             ctx.log.append_many(events)  # the version's runs and cells together, or nothing
+            events = []
             out[version] = cells
     finally:
         pool.shutdown(cancel_futures=True)

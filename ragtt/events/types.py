@@ -14,6 +14,7 @@ __all__ = [
     "DOCUMENT_INGESTED",
     "DOCUMENT_REMOVED",
     "EVALUATION_CELLS",
+    "EVALUATION_DATASET",
     "FEDERATION_CREATED",
     "GENERATION_EXECUTED",
     "HISTORY_PRUNED",
@@ -35,6 +36,7 @@ __all__ = [
     "DocumentIngested",
     "DocumentRemoved",
     "EvaluationCells",
+    "EvaluationDataset",
     "FederatedRetrieval",
     "FederationCreated",
     "HistoryPruned",
@@ -59,6 +61,9 @@ REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
 # One version's cells of an evaluation (ragtt.evaluation.run), written with their runs in one append.
 EVALUATION_CELLS: Final = "evaluation.cells"
+# A dataset's questions and references, once per content (its fingerprint), written with the first
+# version's cells of the first evaluation of it: what a matrix read back from the log explains regressions by.
+EVALUATION_DATASET: Final = "evaluation.dataset"
 # A federation's log (ragtt.federation) begins with this: its members and its fusion.
 FEDERATION_CREATED: Final = "federation.created"
 JUDGE_VERDICT: Final = "judge.verdict"  # an LLM judge's prompt, model and raw reply for one run
@@ -174,6 +179,18 @@ class EvaluationCells(TypedDict):
     version: int
     metrics: list[str]
     cells: list[EvaluationCell]
+    # each absent from cells logged before it was recorded:
+    dataset: NotRequired[str]  # the dataset's name
+    source: NotRequired[str | None]  # the file it was read from (None: an in-memory dataset)
+    dataset_fingerprint: NotRequired[str]  # its ``evaluation.dataset`` event
+
+
+class EvaluationDataset(TypedDict):
+    """A dataset's rows as ``proj.evaluate`` read them (``EvalItem.to_dict()``), content-addressed:
+    no name (the cells name the dataset each evaluation read them as)."""
+
+    fingerprint: str  # ``EvalDataset.fingerprint``: a hash of the items
+    items: list[dict[str, Any]]
 
 
 class FederationCreated(TypedDict):

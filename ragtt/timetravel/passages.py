@@ -37,7 +37,7 @@ import numpy as np
 
 from ragtt.results import Result
 
-__all__ = ["DEFAULT_THRESHOLD", "Aboutness", "PassagePair", "pair_passages", "similarity", "word_runs"]
+__all__ = ["DEFAULT_THRESHOLD", "Aboutness", "PassagePair", "lost_words", "pair_passages", "similarity", "word_runs"]
 
 DEFAULT_THRESHOLD = 0.6
 # A word with the whitespace after it; leading whitespace of a text belongs to its first word.
@@ -47,6 +47,12 @@ _WORD = re.compile(r"\w+")
 # "Annual plans can be" reads as one rewrite, not as "You|Annual plans" + "can" + "ask|be".
 # (Pure insertions or deletions around a word read fine and stay apart.)
 _BRIDGE_WORDS = 2
+# A text holds an edited copy of a passage when it keeps a run of at least this many of its
+# words in a row and, around that run, at least this share of them; with less, the passage
+# was rewritten or removed, and no words of it are "lost" (``lost_words``).
+_ANCHOR_WORDS = 3
+_EDITED_KEEPS = 0.5
+_RUN_EDGES = " .,;:!?"  # what a lost run is quoted without: "Python 3." lost "3", not "3."
 # How much each signal of ``Aboutness`` weighs; a signal a pair lacks (no vectors, no query
 # term in either text) gives its weight to the others. The position in the document does
 # not add to the mean but scales it, from 1 (same place) down to 1/2 (far apart): a passage
@@ -445,6 +451,32 @@ def word_runs(a: str, b: str) -> list[tuple[str, str]]:
         runs.append(("equal", "".join(new[j1:j2])))
     _flush(runs, pending_old, pending_new)
     return runs
+
+
+def lost_words(passage: str, text: str) -> list[str] | None:
+    """The runs of ``passage``'s words that ``text``, which holds an edited copy of it, lacks,
+    in order: ``word_runs`` of the passage against the stretch of ``text`` around the longest
+    run of words the two share (the passage's length either side: a word that ``text`` has
+    only far from there is lost, not kept). None when ``text`` does not hold an edited copy
+    (no run of ``_ANCHOR_WORDS`` words shared, or under ``_EDITED_KEEPS`` of them kept there).
+
+    >>> lost_words("Refunds within 30 days of purchase.", "# Refunds\n\nRefunds within 14 days of purchase.")
+    ['30']
+    """
+    at, anchor, size = 0, (0, 0), 0
+    for op, run in word_runs(passage, text):  # equal and insert runs join to ``text``: ``at`` is in it
+        words = len(run.split())
+        if op == "equal" and words > size:
+            anchor, size = (at, at + len(run)), words
+        if op != "delete":
+            at += len(run)
+    if size < _ANCHOR_WORDS:
+        return None
+    runs = word_runs(passage, text[max(0, anchor[0] - len(passage)) : anchor[1] + len(passage)])
+    if sum(len(run.split()) for op, run in runs if op == "equal") < _EDITED_KEEPS * len(passage.split()):
+        return None
+    lost = (" ".join(run.split()).strip(_RUN_EDGES) for op, run in runs if op == "delete")
+    return [run for run in lost if run]
 
 
 def _key(token: str) -> str:

@@ -1,7 +1,8 @@
 """Why a question got worse, on Flask's real history: a reference passage edited out of its
 source by a re-ingest, one still in its source but ranked below the top-k, one whose source
-was removed (renamed), a relevant id that left, and ``ragtt eval --json`` carrying the same
-``regressions`` as the matrix's frame."""
+was removed (renamed), a relevant id that left, ``ragtt eval --json`` carrying the same
+``regressions`` as the matrix's frame, and the matrix read back from the log alone giving the
+same reasons (the lineage for cells logged before the log kept datasets)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 import ragtt
 from ragtt.cli import main
 from ragtt.evaluation.matrix import Fall
+from ragtt.events import types as ev
 from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, shingles, text_shingles
 from tests.conftest import flask_releases
 
@@ -127,11 +129,13 @@ def test_a_passage_edited_out_by_a_re_ingest_names_the_re_ingest(
     assert held(proj, EDITED, "docs/installation.rst", "flask-1.1.2") >= DEFAULT_MATCH
     assert held(proj, EDITED, "docs/installation.rst", "flask-2.0.0") < DEFAULT_MATCH
     bad = f"flask-2.0.0 (v{row['first_bad_version']})"
+    # the words the re-ingest took out, not the passage's first words (which 2.0.0 kept)
     assert row["reason"].startswith(
-        'the reference passage "We recommend using the latest version of Python …" was in docs/installation.rst at '
-        f"flask-1.1.2 (v{row['last_good_version']}); docs/installation.rst was re-ingested at {bad} and no longer "
-        "holds it; "
+        'the reference passage\'s words "3" and "3.4 and newer, Python 2.7, and PyPy" were in docs/installation.rst '
+        f"at flask-1.1.2 (v{row['last_good_version']}); docs/installation.rst was re-ingested at {bad} without them; "
     ), row["reason"]
+    now = " ".join(proj.document("docs/installation.rst", at="flask-2.0.0").text.split())
+    assert "We recommend using the latest version of Python" in now and "3.4 and newer, Python 2.7, and PyPy" not in now
 
 
 def test_a_passage_still_in_its_source_says_its_rank(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
@@ -159,7 +163,7 @@ def test_a_passage_whose_source_was_removed_says_so_and_where_it_is_now(matrix: 
     assert row["reason"].startswith(
         'the reference passage "Flask configures Jinja2 to automatically escape all values …" was in '
         f"docs/security.rst at flask-3.0.0 (v{row['last_good_version']}); docs/security.rst was removed at {bad}; "
-        f"it is in docs/web-security.rst at {bad} (rank "
+        f"the passage is in docs/web-security.rst at {bad} (rank "
     ), row["reason"]
 
 
@@ -182,14 +186,65 @@ def test_json_carries_the_regressions_of_the_frame(cli_json: dict[str, Any], mat
         assert f"why: {r['reason']}" in matrix.to_text()
 
 
-def test_a_matrix_read_back_from_the_log_alone_falls_back_to_the_lineage(
+def test_a_matrix_read_back_from_the_log_alone_gives_the_same_reasons(
     proj: ragtt.Project, matrix: ragtt.HistoryMatrix
 ) -> None:
-    """The log keeps the runs, not the dataset's references: the reason is the lineage sentence."""
+    """The log keeps the dataset's rows (once): the sidebar, /ui and a re-run of a logged id explain
+    its regressions by the reference passages and qrels, as the evaluation did."""
     logged = proj.read_evaluation(matrix.evaluation_id)
-    rows = {r["question_id"]: r for r in logged.to_dict()["regressions"]}
-    assert "docs/installation.rst was re-ingested at flask-2.0.0" in rows["python"]["reason"]
-    assert rows["python"]["reason"].startswith("chunk ")
+    for metric in ("context_recall", f"ndcg@{TOP_K}"):
+        mine, theirs = logged.regressions(metric), matrix.regressions(metric)
+        assert mine.height > 0 and mine.equals(theirs), (mine["reason"].to_list(), theirs["reason"].to_list())
+    assert logged.to_dict()["regressions"] == matrix.to_dict()["regressions"]
+    assert len(proj.events.query(types=ev.EVALUATION_DATASET)) == 1  # the CLI's evaluation logged it, once
+
+
+def test_an_evaluation_logged_before_datasets_were_reads_back_with_lineage_reasons(
+    proj: ragtt.Project, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cells from an older ragtt (no dataset in the log) still read back, their reasons the lineage
+    sentence; evaluating the same dataset and plan at more versions now logs it, and then the
+    matrix read back explains every version's regressions as the evaluation does."""
+    log = proj.events
+    real = log.append_many
+
+    def as_before(events, conn=None):  # type: ignore[no-untyped-def]
+        """What ragtt wrote before: no evaluation.dataset event, cells that name no dataset."""
+        for e in events:
+            if e.type == ev.EVALUATION_CELLS:
+                e.payload.pop("dataset_fingerprint", None)
+        return real([e for e in events if e.type != ev.EVALUATION_DATASET], conn)
+
+    metrics = ["context_recall"]  # another evaluation of the same dataset than the module's
+    monkeypatch.setattr(log, "append_many", as_before)
+    old = proj.evaluate(dataset, at=["flask-0.12", "flask-1.0", "flask-1.1.2"], mode=MODE, top_k=TOP_K, metrics=metrics)
+    monkeypatch.undo()
+    back = proj.read_evaluation(old.evaluation_id)
+    assert back.frame().equals(old.frame())
+    (fell,) = back.regressions().to_dicts()
+    assert fell["question_id"] == "settings" and fell["reason"].startswith("chunk "), fell["reason"]
+    assert "docs/config.rst was re-ingested at flask-1.1.2" in fell["reason"]
+    assert old.regressions()["reason"][0].startswith('the reference passage "This first loads')
+
+    every = proj.evaluate(dataset, mode=MODE, top_k=TOP_K, metrics=metrics)
+    assert (every.evaluation_id, every.computed_versions) == (old.evaluation_id, 3)
+    again = proj.read_evaluation(old.evaluation_id)
+    assert again.regressions().height == 3 and again.regressions().equals(every.regressions())
+    assert len(proj.events.query(types=ev.EVALUATION_DATASET)) == 1  # one per dataset, not per evaluation
+
+
+def test_one_dataset_is_logged_once_under_each_name_it_is_evaluated_as(
+    proj: ragtt.Project, matrix: ragtt.HistoryMatrix, dataset: Path
+) -> None:
+    """The dataset's rows are logged by their content: the same rows evaluated under another name
+    (and plan) add no copy, and each evaluation reads back under its own name."""
+    renamed = ragtt.EvalDataset.from_records(ROWS, name="renamed")
+    assert renamed.fingerprint == ragtt.EvalDataset.load(dataset).fingerprint
+    other = proj.evaluate(renamed, mode=MODE, top_k=TOP_K, metrics=["context_precision"])
+    assert other.evaluation_id != matrix.evaluation_id
+    assert len(proj.events.query(types=ev.EVALUATION_DATASET)) == 1
+    assert proj.read_evaluation(other.evaluation_id).dataset == "renamed"
+    assert proj.read_evaluation(matrix.evaluation_id).dataset == "questions"
 
 
 def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:

@@ -1,12 +1,16 @@
-"""Passage pairing and grouped word runs (the "changed" card of a diff)."""
+"""Passage pairing, grouped word runs (the "changed" card of a diff) and the words an edit
+took out of a passage (a regression's reason)."""
 
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
-from ragtt.timetravel.passages import Aboutness, PassagePair, pair_passages, similarity, word_runs
+import ragtt
+from ragtt.timetravel.passages import Aboutness, PassagePair, lost_words, pair_passages, similarity, word_runs
+from tests.conftest import corpus
 
 
 def _sides(runs: list[tuple[str, str]]) -> tuple[str, str]:
@@ -168,3 +172,30 @@ def test_the_entry_the_question_names_pairs_with_its_rewrite_not_with_the_next_e
     )
     assert pair.runs[-1] == ("insert", ".. versionchanged:: 3.1\n        No longer limits requests to this one host.")
     assert pair_passages([old], [alpha, beta], 0.9, Aboutness(query="What is ALPHA_KEY?", spans=spans)) == []
+
+
+def test_lost_words_are_the_runs_an_edit_took_out_of_the_passage() -> None:
+    """Flask 2.0.0 rewrote 1.0's Python support sentence: what it lost is quoted, not its first
+    words; "Python" is still in the document, but only far from the sentence, so it is lost."""
+    releases = corpus("evolving", "flask")
+    passage = (
+        "We recommend using the latest version of Python 3. Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+    )
+    then = (releases / "2018-04-26_flask-1.0" / "docs" / "installation.rst").read_text(encoding="utf-8")
+    now = (releases / "2021-05-11_flask-2.0.0" / "docs" / "installation.rst").read_text(encoding="utf-8")
+    assert passage in " ".join(then.split())
+    lost = lost_words(passage, now)
+    assert lost == ["3", "3.4 and newer, Python 2.7, and PyPy"]
+    assert lost[1] not in " ".join(now.split()) and "Python 2.7" in passage
+    assert lost_words(passage, then) == []  # held whole: nothing lost
+
+
+def test_a_rewritten_or_removed_passage_has_no_lost_words() -> None:
+    """The sample's refund sentence, rewritten at release-3 ("Annual plans can be refunded in
+    full within 14 days"): a few words in common are no edited copy of it."""
+    sample = Path(ragtt.__file__).parent / "sample"
+    passage = "You can ask for a full refund within 30 days of any purchase, on any plan, monthly or annual."
+    assert lost_words(passage, (sample / "release-2" / "refund-policy.md").read_text(encoding="utf-8")) == ["30"]
+    assert lost_words(passage, (sample / "release-3" / "refund-policy.md").read_text(encoding="utf-8")) is None
+    assert lost_words(passage, "Nothing of it here.") is None
+    assert lost_words(passage, "") is None
