@@ -45,6 +45,7 @@ import numpy as np
 from ragtt.errors import RagttError
 from ragtt.events import types as ev
 from ragtt.views import chunk_diff, timeline
+from ragtt.views.page import widget_page
 from ragtt.views.wire import array, packed_ids, packed_strings
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "build",
     "cell_states",
     "model",
+    "page",
     "previous_runs",
     "quantize",
     "unquantize",
@@ -86,7 +88,29 @@ def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMB
     Every cell's query id travels (the server's answers need them), timelines come from the
     server when a question is clicked."""
     data = build(proj, matrix.to_dict(regressions=False), limit=limit, metric=metric, ids_limit=None, timelines=False)
-    return {"_data": data, "metric": pick_metric(data, metric), "selected": []}
+    return _traits(data, metric)
+
+
+def page(
+    proj: Any,
+    matrix: Any,
+    *,
+    metric: str | None = None,
+    limit: int = EMBED_LIMIT,
+    timelines: bool = True,
+    head: str = "",
+    foot: str = "",
+) -> str:
+    """The widget as a self-contained HTML page (``ragtt.views.page``): the state a click needs
+    offline, within ``limit`` (``build``), the questions' timelines too unless ``timelines`` is
+    False; ``head`` and ``foot``: HTML around it, built from escaped parts."""
+    data = build(proj, matrix.to_dict(regressions=False), limit=limit, metric=metric, timelines=timelines)
+    title = f"{matrix.dataset}: ragtt history matrix"
+    return widget_page("history_matrix", _traits(data, metric), title=title, head=head, foot=foot)
+
+
+def _traits(data: dict[str, Any], metric: str | None) -> dict[str, Any]:
+    return {"_data": data, "metric": pick_metric(data, metric), "selected": {}}
 
 
 def pick_metric(data: dict[str, Any], metric: str | None) -> str:
