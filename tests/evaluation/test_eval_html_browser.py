@@ -2,7 +2,8 @@
 headless Chromium with every request other than file:, data: and blob: aborted: the heatmap
 paints on its canvas, hover names the cell and its value, a click on a cell whose chunks
 changed shows its ChunkDiff (from the page's own state: there is no kernel and no server), a
-click on a question its Timeline; and a question holding ``</script><script>alert(1)</script>``
+click on a question its Timeline; past the page's bound, a click says how to put more in;
+and a question holding ``</script><script>alert(1)</script>``
 stays text: the page's state block keeps it escaped, and nothing runs."""
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         again = proj.evaluate(str(dataset))
         assert again.computed_versions == 0  # read back: the cells the page was written from
         wire = again.to_dict(regressions=False)
-    return {"out": out, "html": out.read_text(encoding="utf-8"), "wire": wire}
+        # one diff (the most changed cell's), no timelines: what a click needs past that is not in the page
+        bounded = again.save_html(folder / "bounded.html", embed_limit=1, timelines=False)
+    return {"out": out, "html": out.read_text(encoding="utf-8"), "wire": wire, "bounded": bounded}
 
 
 def saved_data(html: str) -> dict[str, Any]:
@@ -148,4 +151,24 @@ def test_a_script_in_a_question_stays_text(evaluated: dict[str, Any], offline: O
     expect(widget).to_have_attribute("data-panel", "timeline")
     assert widget.locator(".ragtt-timeline .ragtt-tl-query").inner_text().endswith(EVIL)
     assert offline.dialogs == [] and page.locator("script").count() == 3
+    assert offline.aborted == [] and offline.errors == []
+
+
+def test_what_the_bound_left_out_says_how_to_put_it_in(evaluated: dict[str, Any], offline: Offline) -> None:
+    data = saved_data(evaluated["bounded"].read_text(encoding="utf-8"))
+    n_c = len(evaluated["wire"]["columns"])
+    states = np.frombuffer(data["cell"]["view"], dtype="u1").reshape(len(QUESTIONS), n_c)
+    (kept,) = np.frombuffer(data["diffs"]["cell"]["view"], dtype="<i4").tolist()
+    q, c = next((int(a), int(b)) for a, b in np.argwhere(states == hm.CHANGED) if a * n_c + b != kept)
+    page = _open(offline, evaluated["bounded"])
+    widget = page.locator(".ragtt-history-matrix")
+    _click(page, widget, q, c)
+    expect(widget).to_have_attribute("data-panel", "missing", timeout=30_000)
+    note = widget.locator(".ragtt-hm-note").inner_text()
+    assert "its bound left" in note and note.endswith(hm.PAGE_ADVICE["bound"]) and "notebook" not in note
+    _click(page, widget, kept // n_c, kept % n_c)
+    expect(widget).to_have_attribute("data-panel", "diff")
+    _click(page, widget, 0, -1)
+    expect(widget).to_have_attribute("data-panel", "missing", timeout=30_000)
+    assert hm.PAGE_ADVICE["timelines"] in widget.locator(".ragtt-hm-note").inner_text()
     assert offline.aborted == [] and offline.errors == []

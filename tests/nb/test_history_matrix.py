@@ -95,6 +95,7 @@ def test_every_cell_is_compared_with_the_previous_evaluated_column(flask: tuple[
         "timelines_left_out": 0,
         "timelines": True,
         "compared": True,
+        "advice": hm.NOTEBOOK_ADVICE,
     }
 
 
