@@ -69,7 +69,9 @@ def _read_queries(path: Path, args: argparse.Namespace) -> None:
 def _write_html(path: Path, verb: Verb, result: Any) -> bool:
     if verb.html is None:
         raise VerbUsageError(f"{verb.cli} has no HTML report")
-    path.write_text(verb.html(result), encoding="utf-8")
+    from ragtt.marker import write_atomic
+
+    write_atomic(path, verb.html(result))
     print(f"wrote {path}", file=sys.stderr)
     return False
 
@@ -110,7 +112,8 @@ OWN_OPTIONS: dict[str, tuple[Own, ...]] = {
     "eval": (
         Own(
             ("--out",),
-            "also write the cells to FILE.parquet, FILE.csv or FILE.html",
+            "also write the cells to FILE.parquet or FILE.csv, or the interactive heatmap to FILE.html (one "
+            "self-contained page: it opens from disk, offline, with each changed cell's diff in it)",
             before=_matrix_suffix,
             after=_write_matrix,
         ),

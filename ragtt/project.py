@@ -7,6 +7,7 @@ Every method hands the project's ``Context`` (its stores and settings) to a func
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
@@ -574,9 +575,10 @@ class Project:
         """
         from ragtt.evaluation.run import evaluate
 
-        return evaluate(
+        matrix = evaluate(
             self._ctx, dataset, at=at, mode=mode, top_k=top_k, metrics=metrics, judge=judge, read_only=read_only
         )
+        return dataclasses.replace(matrix, project=self)
 
     def evaluations(self) -> list[dict[str, Any]]:
         """The evaluations in the log, newest first: ``evaluation_id``, ``dataset`` (its name),
@@ -592,7 +594,7 @@ class Project:
         the same dataset and plan are evaluated again at more versions)."""
         from ragtt.evaluation.logged import read_evaluation
 
-        return read_evaluation(self._ctx, evaluation_id, at)
+        return dataclasses.replace(read_evaluation(self._ctx, evaluation_id, at), project=self)
 
     def verify(self, *, deep: bool = False) -> VerifyReport:
         """Re-walk the history: SQLite's own checks, the hash chain, guards, versions, tags,

@@ -433,8 +433,7 @@ function openCell(V, q, c) {
     if (reply.same) return panelText(V, "same", where, `Same chunks as at ${columnLabel(d, prev)}: nothing changed to diff.`);
     mount(V, chunkDiff, { _data: reply.data, selected: [] }, "diff", title);
   }, `This diff is not in the widget's state (the state holds ${d.diffOf.size} diffs; its bound left `
-    + `${d.embed.diffs_left_out} out) and no kernel has answered yet: open the notebook with a live kernel, `
-    + "or build the widget with a larger embed_limit.");
+    + `${d.embed.diffs_left_out} out) and no kernel has answered yet: ${d.embed.advice.bound}`);
 }
 
 /** Open a question's Timeline (its run at the last evaluated column). @param {View} V @param {number} q */
@@ -453,9 +452,9 @@ function openQuestion(V, q) {
     (reply) => show(fullTimeline(d, reply.base, reply.focal)),
     (d.embed.timelines
       ? `This question's timeline is not in the widget's state (its bound left ${d.embed.timelines_left_out} out) `
-        + "and no kernel has answered yet: open the notebook with a live kernel, or build the widget with a larger embed_limit."
-      : "This question's timeline is not in the widget's state (timelines are precomputed by ragtt report --execute, "
-        + "HistoryMatrix(..., embed_timelines=True) or widget.embed_timelines()) and no kernel has answered yet."));
+        + `and no kernel has answered yet: ${d.embed.advice.bound}`
+      : `This question's timeline is not in the widget's state (${d.embed.advice.timelines}) `
+        + "and no kernel has answered yet."));
 }
 
 /** Ask the kernel; show the reply when it comes, or `missing` when none does.

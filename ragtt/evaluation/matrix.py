@@ -12,6 +12,7 @@ import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragtt._html import BOX, STYLE, esc
@@ -112,6 +113,8 @@ class HistoryMatrix(Result):
     gate: Gate | None = None
     # the regressions to explain -> why each fell (``ragtt.evaluation.reasons``); None: no reasons
     explain: Callable[[list[Fall]], list[str | None]] | None = field(default=None, metadata=TRANSIENT, repr=False)
+    # the Project it was evaluated on (``proj.evaluate`` sets it), so a view can draw it (``to_html``)
+    project: Any = field(default=None, metadata=TRANSIENT, repr=False)
 
     def __repr__(self) -> str:
         return (
@@ -359,13 +362,44 @@ class HistoryMatrix(Result):
             lines.append(f"  ... {found.height - _TEXT_ROWS} more")
         return lines
 
-    def to_html(self) -> str:
-        """A self-contained HTML page (inline CSS, no scripts, every text escaped)."""
-        return (
-            "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt history matrix</title></head><body>"
-            + self._repr_html_()
-            + "</body></html>"
+    def to_html(
+        self,
+        proj: Any = None,
+        *,
+        metric: str | None = None,
+        embed_limit: int | None = None,
+        timelines: bool = True,
+    ) -> str:
+        """The interactive heatmap as one self-contained HTML page that works offline (a file
+        opened from disk: no server, no network): the HistoryMatrix widget, its metric picker
+        and hover, and in its state what a click shows, each changed cell's ChunkDiff against
+        the question's previous evaluated column and (``timelines``) each question's Timeline,
+        within ``embed_limit`` bytes (default ``ragtt.views.history_matrix.EMBED_LIMIT``: the
+        most changed cells first; a click past it says so). Below it, the "got worse" list.
+        ``proj``: the project it was evaluated on (default: the one ``proj.evaluate`` set)."""
+        from ragtt.views import history_matrix as view
+
+        proj = proj if proj is not None else self.project
+        if proj is None:
+            raise ConfigError(
+                "this HistoryMatrix does not know its project: pass the one it was evaluated on, matrix.to_html(proj)"
+            )
+        head = (
+            f"{STYLE}{BOX}<div class='ragtt-page-head'><h1>{esc(self.dataset)}</h1>"
+            f"<p>ragtt evaluation {esc(self.evaluation_id)}: hover a cell for its value, click it for the diff with "
+            "the question's previous evaluated version, click a question for its timeline</p></div></div>"
         )
+        foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html()}</div></div>"
+        limit = view.EMBED_LIMIT if embed_limit is None else int(embed_limit)
+        return view.page(proj, self, metric=metric, limit=limit, timelines=timelines, head=head, foot=foot)
+
+    def save_html(self, path: str | Path, proj: Any = None, **options: Any) -> Path:
+        """Write ``to_html(proj, **options)`` to ``path``, whole or not at all; returns the path."""
+        from ragtt.marker import write_atomic
+
+        target = Path(path)
+        write_atomic(target, self.to_html(proj, **options))
+        return target
 
     def _repr_html_(self) -> str:
         parts = [
@@ -390,6 +424,12 @@ class HistoryMatrix(Result):
                 f"<div class='dim'>showing {counted(min(len(self.questions), _HTML_ROWS), 'question')} and the last "
                 f"{counted(len(shown), 'version')}; frame() has every cell</div>"
             )
+        return "".join(parts) + self._notes_html() + "</div>"
+
+    def _notes_html(self) -> str:
+        """What the HTML views say below the cells: which questions got worse, and why; the
+        verdicts that did not parse; the gate's verdict."""
+        parts = []
         worse = self._worse_lines()
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
@@ -397,7 +437,7 @@ class HistoryMatrix(Result):
             parts.append(f"<div>{counted(len(self.unparseable), 'judge verdict')} did not parse</div>")
         if self.gate is not None:
             parts.append(f"<pre>{esc(self.gate.to_text())}</pre>")
-        return "".join(parts) + "</div>"
+        return "".join(parts)
 
 
 def _fmt(value: float | None) -> str:

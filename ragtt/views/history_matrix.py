@@ -24,7 +24,9 @@ here). Wire format, for ``Q`` questions and ``C`` columns (cells row-major, ques
   ``"question"`` (int32), ``"focal"}``: each question's Timeline focal part (its run at the
   last column), its ``chunks`` list replaced by ``rows``;
 - ``embed``: what was left out and why (``limit``, ``diffs_left_out``, ``timelines_left_out``,
-  ``timelines``: whether they were asked for, ``compared``).
+  ``timelines``: whether they were asked for, ``compared``), and ``advice``: what the panel
+  says to do when a click needs what the state lacks and nothing answers (``"bound"``: past
+  the bound; ``"timelines"``: timelines not asked for), in the words of where it is shown.
 
 Bounds: a diff is precomputed only where a cell's chunks differ from the previous column's,
 most changed metric first, until the diffs pass three quarters of ``limit`` bytes, or
@@ -37,7 +39,7 @@ up to ``COMPARE_LIMIT`` runs. What is left out is asked of the kernel over ``mod
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,6 +47,7 @@ import numpy as np
 from ragtt.errors import RagttError
 from ragtt.events import types as ev
 from ragtt.views import chunk_diff, timeline
+from ragtt.views.page import widget_page
 from ragtt.views.wire import array, packed_ids, packed_strings
 
 __all__ = [
@@ -56,7 +59,9 @@ __all__ = [
     "IDS_LIMIT",
     "MAX_DIFFS",
     "MAX_RETRIEVALS",
+    "NOTEBOOK_ADVICE",
     "NO_RUN",
+    "PAGE_ADVICE",
     "QUANT",
     "SAME",
     "UNKNOWN",
@@ -64,6 +69,7 @@ __all__ = [
     "build",
     "cell_states",
     "model",
+    "page",
     "previous_runs",
     "quantize",
     "unquantize",
@@ -78,6 +84,16 @@ MAX_DIFFS = 2_000
 MAX_RETRIEVALS = 20_000
 COMPARE_LIMIT = 200_000
 IDS_LIMIT = 100_000
+NOTEBOOK_ADVICE = {
+    "bound": "open the notebook with a live kernel, or build the widget with a larger embed_limit.",
+    "timelines": "timelines are precomputed by ragtt report --execute, HistoryMatrix(..., embed_timelines=True) "
+    "or widget.embed_timelines()",
+}
+PAGE_ADVICE = {
+    "bound": "write the page again with a larger embed_limit (matrix.save_html(path, embed_limit=...)), or open "
+    "the evaluation in ragtt serve's /ui, which computes what is clicked.",
+    "timelines": "the page was written with timelines=False; matrix.save_html(path) puts them in",
+}
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 
 
@@ -86,7 +102,30 @@ def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMB
     Every cell's query id travels (the server's answers need them), timelines come from the
     server when a question is clicked."""
     data = build(proj, matrix.to_dict(regressions=False), limit=limit, metric=metric, ids_limit=None, timelines=False)
-    return {"_data": data, "metric": pick_metric(data, metric), "selected": []}
+    return _traits(data, metric)
+
+
+def page(
+    proj: Any,
+    matrix: Any,
+    *,
+    metric: str | None = None,
+    limit: int = EMBED_LIMIT,
+    timelines: bool = True,
+    head: str = "",
+    foot: str = "",
+) -> str:
+    """The widget as a self-contained HTML page (``ragtt.views.page``): the state a click needs
+    offline, within ``limit`` (``build``), the questions' timelines too unless ``timelines`` is
+    False; ``head`` and ``foot``: HTML around it, built from escaped parts."""
+    wire = matrix.to_dict(regressions=False)
+    data = build(proj, wire, limit=limit, metric=metric, timelines=timelines, advice=PAGE_ADVICE)
+    title = f"{matrix.dataset}: ragtt history matrix"
+    return widget_page("history_matrix", _traits(data, metric), title=title, head=head, foot=foot)
+
+
+def _traits(data: dict[str, Any], metric: str | None) -> dict[str, Any]:
+    return {"_data": data, "metric": pick_metric(data, metric), "selected": {}}
 
 
 def pick_metric(data: dict[str, Any], metric: str | None) -> str:
@@ -106,11 +145,13 @@ def build(
     metric: str | None = None,
     ids_limit: int | None = IDS_LIMIT,
     timelines: bool = True,
+    advice: Mapping[str, str] = NOTEBOOK_ADVICE,
 ) -> dict[str, Any]:
     """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
     timelines. ``ids_limit``: the most cells whose query ids travel (None: all);
     ``timelines``: whether the questions' timelines are precomputed (each is a retrieval at
-    every version of the project: as much work as evaluating the question again)."""
+    every version of the project: as much work as evaluating the question again); ``advice``:
+    ``embed``'s (the notebook widget's words by default)."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
     columns = wire["columns"]
@@ -176,6 +217,7 @@ def build(
         "timelines_left_out": timelines_left,
         "timelines": timelines,
         "compared": ids is not None,
+        "advice": dict(advice),
     }
     return data
 

@@ -162,12 +162,18 @@ def test_at_takes_lists_latest_and_versions(sample: ragtt.Project) -> None:
         sample.evaluate([{"question": "q", "must_contain": ["x"]}], metrics=["correctness"], judge="openai/gpt-4o-mini")
 
 
-def test_the_matrix_renders_escaped(sample: ragtt.Project) -> None:
+def test_the_matrix_renders_escaped(sample: ragtt.Project, tmp_path: Path) -> None:
     rows = [{"question": "<script>alert(1)</script> refund?", "reference_contexts": [REFUND_THEN]}]
     matrix = sample.evaluate(rows, mode="bm25")
     html = matrix._repr_html_()
     assert "<script>" not in html and "&lt;script&gt;" in html
-    assert "<script>" not in matrix.to_html()
+    page = matrix.to_html()  # the interactive page: the payload only in its JSON state, escaped
+    assert "<script>" not in page and "\\u003cscript\\u003ealert(1)" in page
+    saved = matrix.save_html(tmp_path / "m.html", metric="context_recall")
+    assert saved.read_text(encoding="utf-8").count("<script") == page.count("<script") == 3
+    with pytest.raises(ragtt.ConfigError, match=r"does not know its project: .*matrix.to_html\(proj\)"):
+        dataclasses.replace(matrix, project=None).to_html()
+    assert dataclasses.replace(matrix, project=None).to_html(sample).startswith("<!DOCTYPE html>")
     assert "release-3" in matrix.to_text()
     wide = matrix.wide("context_recall")
     assert wide.columns == ["question_id", "question", "release-1", "release-2", "release-3"]

@@ -4,6 +4,7 @@ runs the log holds, the diffs and timelines a click needs, the bounds, and the k
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +95,7 @@ def test_every_cell_is_compared_with_the_previous_evaluated_column(flask: tuple[
         "timelines_left_out": 0,
         "timelines": True,
         "compared": True,
+        "advice": hm.NOTEBOOK_ADVICE,
     }
 
 
@@ -184,7 +186,8 @@ def test_bounds_leave_diffs_and_timelines_to_the_kernel(flask: tuple[ragtt.Proje
 def test_the_widget(flask: tuple[ragtt.Project, Any]) -> None:
     proj, matrix = flask
     with pytest.raises(TypeError, match="proj=proj"):
-        HistoryMatrix(matrix)
+        HistoryMatrix(dataclasses.replace(matrix, project=None))  # a matrix that does not know its project
+    assert HistoryMatrix(matrix).metrics == matrix.metrics  # proj.evaluate's matrix does
     with pytest.raises(TypeError, match=r"proj\.evaluate"):
         HistoryMatrix(proj)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="context_recall"):
