@@ -17,7 +17,7 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { joinBuffers, strings, typed } from "./wire.js";
-import { counted, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
+import { counted, distinguishing, isoTimeText, placeLabels, slotText, versionLabel } from "./labels.js";
 import { createModel } from "./model_shim.js";
 import chunkDiff from "./chunk_diff.js";
 import timelineView from "./timeline.js";
@@ -311,7 +311,9 @@ function describe(V, q, c) {
   const value = raw !== undefined ? `${metric}: unparseable verdict: ${raw}`
     : state === CELL.NO_RUN ? `${metric}: no run` : v !== v ? `${metric}: absent (nothing to score it against)`
       : `${metric}: ${v.toFixed(3)}`;
-  const lines = [d.questions.texts[q], `${columnLabel(d, c)} · ${d.raw.columns.at[c]}`, value];
+  // the column's time as the Timeline writes it (a release's date alone), not the wire's ISO text
+  const when = isoTimeText(d.raw.columns.at[c]);
+  const lines = [d.questions.texts[q], when ? `${columnLabel(d, c)} · ${when}` : columnLabel(d, c), value];
   if (state !== CELL.NO_RUN) lines.push(d.runs ? `query ${d.runs.get(at)}` : "query id: not in this view's state (too many cells)");
   const prev = previousRun(d, q, c);
   if (state === CELL.SAME) lines.push(`same chunks as at ${columnLabel(d, prev)}`);

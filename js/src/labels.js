@@ -2,7 +2,8 @@
 // Version labels: "flask-1.0 (v6)" where a snapshot names the version, plain "v6" otherwise;
 // the distinguishing part of labels that share a prefix ("flask-0.1", "flask-0.2" -> "0.1", "0.2");
 // and their placement on one line of a canvas axis without overlaps (the Timeline's and the
-// HistoryMatrix's version axes). And counts in words: "1 query", "2 queries".
+// HistoryMatrix's version axes). Counts in words: "1 query", "2 queries". Times in UTC, a
+// midnight (a release date) as its date alone, in every widget alike.
 
 /** Where a shared prefix or suffix may be cut: after (or before) one of these. */
 const SEPARATORS = "-_ ./:@";
@@ -15,6 +16,36 @@ export const LABEL_GAP = 6;
  */
 export function counted(n, one, many = `${one}s`) {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * A time in UTC as every widget writes it: a midnight (a dated ingest's `as_of`, e.g. a release
+ * date) as its date alone ("2016-05-29"), else "2026-12-03 22:44:15 UTC" (its milliseconds when
+ * it has some).
+ * @param {number} ms milliseconds since the epoch
+ * @returns {string}
+ */
+export function timeText(ms) {
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return `${(ms / 1000).toPrecision(12)} s`;  // beyond what Date holds
+  const iso = date.toISOString();
+  if (ms % 86_400_000 === 0) return iso.slice(0, 10);
+  return iso.replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
+}
+
+/** An ISO 8601 time with a zone, as the wire carries one ("2016-05-29T00:00:00.000000Z"). */
+const ISO_TIME = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:?\d\d)$/;
+
+/**
+ * An ISO 8601 time from the wire as `timeText` writes it, to the second ("2016-05-29" for a
+ * midnight); any other text (a version number, nothing) as it is.
+ * @param {string} text
+ * @returns {string}
+ */
+export function isoTimeText(text) {
+  const m = ISO_TIME.exec(text);
+  const ms = m ? Date.parse(`${m[1]}${m[2]}`) : NaN;
+  return Number.isNaN(ms) ? text : timeText(ms);
 }
 
 /**

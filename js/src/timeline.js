@@ -28,7 +28,7 @@
 
 import { button, el, themeColors } from "./dom.js";
 import { typed } from "./wire.js";
-import { LABEL_GAP, counted, distinguishing, placeLabels, slotText, versionLabel } from "./labels.js";
+import { LABEL_GAP, counted, distinguishing, placeLabels, slotText, timeText, versionLabel } from "./labels.js";
 import { chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
@@ -80,18 +80,10 @@ function decode(data) {
 
 /** @typedef {ReturnType<typeof decode>} Data */
 
-/** A time in UTC: a midnight (a dated ingest's `as_of`, e.g. a release date) as its date alone,
- * whole seconds without milliseconds. Ticks land on whole seconds and midnights exactly (the
- * unit and t0 are chosen so: ragtt/views/timeline.py's tick_frame).
- * @param {Data} d @param {number} ticks */
-function fmtTime(d, ticks) {
-  const ms = d.t0 + ticks * d.unit;
-  const date = new Date(ms);
-  if (Number.isNaN(date.getTime())) return `${(ms / 1000).toPrecision(12)} s`;  // beyond what Date holds
-  const iso = date.toISOString();
-  if (ms % 86_400_000 === 0) return iso.slice(0, 10);
-  return iso.replace("T", " ").replace(".000Z", "Z").replace("Z", " UTC");
-}
+/** The time `ticks` stands for, as every widget writes a time (labels.js timeText). Ticks land on
+ * whole seconds and midnights exactly (the unit and t0 are chosen so: ragtt/views/timeline.py's
+ * tick_frame). @param {Data} d @param {number} ticks */
+const fmtTime = (d, ticks) => timeText(d.t0 + ticks * d.unit);
 
 /** Ticks to a position on the version axis (ragtt/views/timeline_axis.py's slot_positions): the
  *  last slot starting at or before `ticks`, linearly inside it.

@@ -56,7 +56,7 @@ function activate(
       app.shell.activateById(existing.id);
       return existing;
     }
-    const tab = new RagttTab(api, spec, insert);
+    const tab = new RagttTab(api, spec, insert, (t) => void tabs.save(t));
     app.shell.add(tab, 'main');
     app.shell.activateById(tab.id);
     await tabs.add(tab);
@@ -94,12 +94,13 @@ function activate(
   app.commands.addCommand(CMD.open, {
     label: 'ragtt: Open a widget',
     execute: (args) => {
-      const { project, widget, args: given, about } = args as Partial<TabSpec>;
+      const { project, widget, args: given, about, view } = args as Partial<TabSpec>;
       if (typeof project !== 'string' || typeof widget !== 'string' || typeof given !== 'object' || given === null
-        || (about !== undefined && typeof about !== 'string')) {
-        throw new Error(`${CMD.open} takes {project, widget, args, about?}; got ${JSON.stringify(args)}`);
+        || (about !== undefined && typeof about !== 'string')
+        || (view !== undefined && (typeof view !== 'object' || view === null || Array.isArray(view)))) {
+        throw new Error(`${CMD.open} takes {project, widget, args, about?, view?}; got ${JSON.stringify(args)}`);
       }
-      return openTab({ project, widget, args: given, ...(about ? { about } : {}) });
+      return openTab({ project, widget, args: given, ...(about ? { about } : {}), ...(view ? { view } : {}) });
     },
   });
   app.commands.addCommand(CMD.replay, {

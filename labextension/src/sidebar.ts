@@ -228,10 +228,14 @@ export class HistoryPanel extends Widget {
       }
       this.syncButtons();
     });
+    // two lines, each wrapping at the panel's width rather than cut: "v3 flask-0.10 · as of
+    // 2013-06-13", then what the ingest changed (sidebar.css)
+    const name = `v${v.version}${v.label ? ` ${v.label}` : ''}`;
     const label = el('label', '');
-    const text = `v${v.version}${v.label ? ` ${v.label}` : ''} · ${when} · ${what}`;
-    label.append(pick, document.createTextNode(text));
-    label.title = v.as_of ? `${text} (committed ${committed} UTC)` : text; // one line, cut (sidebar.css)
+    const head = el('span', 'ragtt-history-vhead');
+    head.append(el('span', 'ragtt-history-vname', name), ' · ', el('span', 'ragtt-history-vwhen', when));
+    label.append(pick, head, el('span', 'ragtt-history-vwhat', what));
+    label.title = `${name} · ${when} · ${what}${v.as_of ? ` (committed ${committed} UTC)` : ''}`;
     item.append(label);
     return item;
   }

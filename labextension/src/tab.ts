@@ -47,6 +47,24 @@ export interface TabSpec {
   /** What the tab shows, in words (a query's text, "v3 flask-0.10 → v8"...), from whoever
    *  opened it: its title. Not part of what the tab is (`specKey`). */
   about?: string;
+  /** Where its user left the widget (VIEW_TRAITS: the version scrubbed to, the cell opened...),
+   *  saved with the tab's restore args so a reload returns there. Not part of what the tab is. */
+  view?: Record<string, unknown>;
+}
+
+// The traits of a widget that say where its user left it, small and meaningful across a reload
+// (the data stays the server's): what a tab saves of what its view saves (model.save_changes).
+export const VIEW_TRAITS: Record<string, readonly string[]> = {
+  timeline: ['version', 'axis'],
+  history_matrix: ['selected', 'metric'],
+  drift_scatter: ['color_by'],
+  pdf_overlay: ['page', 'scale'],
+};
+
+/** The entries of `traits` that are `widget`'s view traits. */
+export function viewOf(widget: string, traits: Record<string, unknown>): Record<string, unknown> {
+  const names = VIEW_TRAITS[widget] ?? [];
+  return Object.fromEntries(Object.entries(traits).filter(([name]) => names.includes(name)));
 }
 
 /** What a tab is: two specs of one key show the same thing (one tab), whatever they are called. */
@@ -123,9 +141,10 @@ export class RagttTab extends Widget {
   private cleanup: () => void = () => undefined;
   private mounts = 0;
 
-  constructor(private api: Api, spec: TabSpec, insert: (line: string) => void) {
+  /** `viewed` is told when the tab's `spec.view` changed (the tracker saves it for a reload). */
+  constructor(private api: Api, spec: TabSpec, insert: (line: string) => void, private viewed: (tab: RagttTab) => void) {
     super();
-    this.spec = spec;
+    this.spec = { ...spec, ...(spec.view ? { view: viewOf(spec.widget, spec.view) } : {}) };
     this.id = `ragtt-${spec.widget}-${Object.values(spec.args).join('-')}`.replace(/[^\w-]/g, '_');
     this.addClass('ragtt-tab');
     this.node.tabIndex = -1; // focusable: an activated tab takes the focus (below)
@@ -154,11 +173,19 @@ export class RagttTab extends Widget {
     try {
       const state = unwire(await this.api.project(project, `ui/model/${widget}?${query(args)}`, {}, MODEL_WAIT_S));
       if (ticket !== this.mounts || this.isDisposed) return;
+      // where the user left it (a restored tab): over the server's state, its own traits only
+      for (const [name, value] of Object.entries(this.spec.view ?? {})) if (name in state) state[name] = value;
       const view = VIEWS[widget];
       if (!view) throw new Error(`no view named ${widget} (one of ${Object.keys(VIEWS).join(', ')})`);
       const model = createModel(state, {
         reply: (content: unknown) => this.api.project(project, `ui/model/${widget}/msg`,
           { method: 'POST', body: JSON.stringify({ args, content }) }, MODEL_WAIT_S),
+        onSave: (changed: Record<string, unknown>) => {
+          const moved = viewOf(widget, changed);
+          if (!Object.keys(moved).length) return;
+          this.spec.view = { ...this.spec.view, ...moved };
+          this.viewed(this);
+        },
       });
       host.replaceChildren();
       const done = await view.render({ model, el: host });

@@ -133,6 +133,28 @@ def screenshot(page: Any, widget: Any, path: Path) -> Path:
     return path
 
 
+# One word (no break opportunity) wider than half a chunk diff (a lab tab, a notebook cell, a /ui
+# pane): a chunk holding it must not push the diff's "Now" column out
+LONG_URL = "https://flask.palletsprojects.com/en/latest/api/#flask.Flask." + "register_blueprint_" * 8
+
+
+def assert_columns_fit(diff: Any) -> None:
+    """The chunk diff's two columns share its width, "Now" wholly inside it, nothing wider than
+    its column (a 1fr column grew to its longest word and pushed "Now" out of the tab)."""
+    fit = diff.evaluate(
+        """(d) => {
+          const box = d.getBoundingClientRect(), cols = d.querySelector('.ragtt-cd-cols');
+          const [then, now] = [...cols.children].map((c) => c.getBoundingClientRect());
+          const wide = [...cols.querySelectorAll('*')].filter((e) => e.scrollWidth > e.clientWidth + 1
+            && getComputedStyle(e).overflowX !== 'visible').map((e) => e.className);
+          return {right: box.right, nowRight: now.right, ratio: now.width / then.width,
+                  over: cols.scrollWidth - cols.clientWidth, wide};
+        }"""
+    )
+    assert fit["nowRight"] <= fit["right"] and fit["over"] <= 0 and not fit["wide"], fit
+    assert 0.95 < fit["ratio"] < 1.05, fit
+
+
 class Offline:
     """A page whose every request other than file:, data: and blob: (or the ``allowed``
     prefixes, e.g. a server's own origin) is aborted and recorded, with console errors, page

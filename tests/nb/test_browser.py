@@ -10,7 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from .conftest import Offline, export, screenshot, settle, write_notebook
+from .conftest import LONG_URL, Offline, assert_columns_fit, export, screenshot, settle, write_notebook
 
 
 def _chunk_ids(page: Any, selector: str) -> list[str]:
@@ -205,7 +205,7 @@ PAYLOADS = {
     "evil.md": "# Refund\n\nRefunds: <script>window.__pwned = 'script'</script> within 30 days.\n",
     "img.md": "# Refund image\n\nRefund <img src=x onerror=\"window.__pwned = 'img'\"> window policy.\n",
     "link.md": "# Refund link\n\nRefund [click](javascript:window.__pwned='link') "
-    "<a href=\"javascript:window.__pwned='href'\">refund</a>.\n",
+    f"<a href=\"javascript:window.__pwned='href'\">refund</a>.\n\nRefunds: {LONG_URL}\n",
 }
 QUERY = "refund <img src=x onerror=\"window.__pwned='query'\">"
 
@@ -244,5 +244,7 @@ def test_script_payloads_in_documents_never_run_in_a_report(tmp_path: Path, offl
     assert page.locator("a[href^='javascript:'], [onerror]").count() == 0
     text = page.locator(".ragtt-chunk-diff").inner_text()
     assert "<script>window.__pwned = 'script'</script>" in text  # shown, as text
+    assert LONG_URL in page.locator(".ragtt-chunk-diff .ragtt-cd-right").inner_text()
+    assert_columns_fit(page.locator(".ragtt-chunk-diff"))  # the notebook's diff, as the lab tab's
     assert "onerror" in page.locator(".ragtt-timeline .ragtt-tl-query").inner_text()
     assert offline.aborted == [] and offline.errors == []

@@ -4,6 +4,7 @@ no render part over 150 lines; no third-party runtime imports, no CDN."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -59,6 +60,8 @@ def test_shared_helpers_exist_once() -> None:
         ("versionLabel", "labels.js"),
         ("placeLabels", "labels.js"),
         ("slotText", "labels.js"),
+        ("timeText", "labels.js"),
+        ("isoTimeText", "labels.js"),
         ("joinBuffers", "wire.js"),
         ("fromBase64", "wire.js"),
         ("putBuffers", "wire.js"),
@@ -72,6 +75,29 @@ def test_shared_helpers_exist_once() -> None:
         for helper in ("typed", "el", "chunkCard"):
             assert len(re.findall(rf"^function {helper}\(", built, re.M)) <= 1
         assert "chunkCard(" in built and "function el(" in built
+
+
+def test_times_read_as_the_timeline_writes_them() -> None:
+    """labels.js isoTimeText: the wire's ISO times (a matrix column's `at`) as the Timeline's axis
+    writes a time: a midnight as its date, else to the second in UTC; other text unchanged."""
+    cases = {
+        "2016-05-29T00:00:00.000000Z": "2016-05-29",
+        "2016-05-29T00:00:00Z": "2016-05-29",
+        "2026-12-03T22:44:15.123456Z": "2026-12-03 22:44:15 UTC",
+        "2026-12-03T23:44:15+01:00": "2026-12-03 22:44:15 UTC",
+        "7": "7",
+        "": "",
+    }
+    script = (
+        f"import {{ isoTimeText }} from {(SRC / 'labels.js').as_uri()!r};"
+        f"console.log(JSON.stringify({list(cases)!r}.map(isoTimeText)))"
+    )
+    _node_tool("tsc")  # node present
+    done = subprocess.run(
+        ["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert dict(zip(cases, json.loads(done.stdout), strict=True)) == cases
 
 
 def test_no_third_party_imports_or_urls() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import shutil
@@ -26,7 +27,7 @@ from playwright.sync_api import expect
 import ragtt
 from tests.conftest import SCREENS_ENV, corpus, flask_releases
 
-from .conftest import REPO, screenshot
+from .conftest import LONG_URL, REPO, assert_columns_fit, screenshot
 from .jupyter import WITH_RAGTT, running
 
 BUILT = REPO / "ragtt_nb" / "labextension"
@@ -61,7 +62,9 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         pdfs.mkdir()
         shutil.copy(corpus("pdfs", "pypdf__crazyones.pdf"), pdfs / EVIL_PDF)
         proj.ingest([pdfs / EVIL_PDF])
-        proj.ingest_texts({EVIL_SOURCE: "# Evil\n\nA blueprint <script>window.__pwned='doc'</script> here.\n"})
+        proj.ingest_texts(
+            {EVIL_SOURCE: f"# Evil\n\nA blueprint <script>window.__pwned='doc'</script> here.\n\n{LONG_URL}\n"}
+        )
         proj.snapshot("with-payloads")  # labels are letters, digits, '.', '-', '_' only: no markup can be one
         for text in ("application context teardown", EVIL_QUERY):
             proj.query(text)
@@ -155,17 +158,27 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         )
         assert answer.locator(".ragtt-history-badge").inner_text() == "extractive"
         assert "[extractive answer" not in answer.inner_text() and len(answer.inner_text()) > len("extractive ") + 10
-        # the snapshot list is as tall as its one-line items (it showed 2-3 of them, wrapped)
-        versions = panel.locator(".ragtt-history-snapshots")
-        sized = versions.evaluate(
-            """(ul) => ({scroll: ul.scrollHeight, client: ul.clientHeight, items: ul.children.length,
-              heights: [...ul.querySelectorAll('label')].map((l) => l.getBoundingClientRect().height)})"""
-        )
+        # each version row reads whole at the default width: its name and date, then what its ingest
+        # changed, wrapped, none of it cut (one line each cut the dates); the list shows several
         line = page.evaluate(
             "() => parseFloat(getComputedStyle(document.querySelector('#ragtt-history')).lineHeight) || 20"
         )
-        assert sized["scroll"] <= sized["client"] and sized["items"] >= 8, sized
-        assert max(sized["heights"]) <= 1.6 * line, sized
+        versions = panel.locator(".ragtt-history-snapshots")
+        sized = versions.evaluate(
+            """(ul) => ({client: ul.clientHeight, width: ul.clientWidth, items: ul.children.length,
+              rows: [...ul.querySelectorAll('label')].map((l) => {
+                const r = l.getBoundingClientRect(), parts = [...l.children].map((c) => c.getBoundingClientRect());
+                return {text: l.innerText, height: r.height, cut: l.scrollWidth > l.clientWidth
+                  || parts.some((p) => p.right > r.right + 0.5 || p.left < r.left - 0.5)};
+              })})"""
+        )
+        assert sized["items"] >= 8 and not [r for r in sized["rows"] if r["cut"]], sized
+        assert all(r["height"] <= 3.6 * line for r in sized["rows"]), sized  # two lines, a long label three
+        assert sized["client"] >= 4 * min(r["height"] for r in sized["rows"]), sized  # four rows at least, no scroll
+        v3 = versions.locator("li[data-version='3'] label").inner_text().splitlines()
+        assert v3[0] == f"v3 flask-0.10 · as of {release_date(flask_releases()[0]).date().isoformat()}", v3
+        assert re.fullmatch(r"ingest \+\d+/−\d+ chunks \(\d+ documents\)", v3[1]), v3
+        assert len(sized["rows"][0]["text"].splitlines()) == 2  # the newest: "v8 with-payloads · <date>", its change
         # a long status line stays one line in the panel, cut, whole in its title
         long = "flask: " + "a status line longer than the panel is wide " * 3
         page.evaluate(f"(t) => {PANEL_JS}.say(t)", long)
@@ -207,6 +220,8 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         assert "register a blueprint" in diff.locator(".ragtt-cd-query").first.inner_text()
         heads = diff.locator(".ragtt-cd-colhead").all_inner_texts()
         assert "flask-0.10" in heads[0] and "with-payloads" in heads[1]  # then and now
+        assert LONG_URL in diff.locator(".ragtt-cd-right").inner_text()  # a word wider than the column
+        assert_columns_fit(diff)
         screenshot(page, diff, screens / "lab_chunk_diff_tab.png")
 
         # "Insert in notebook" writes the %ragtt line below the active cell
@@ -351,6 +366,14 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         expect(tip).to_be_visible()
         opened = matrix.locator(".ragtt-hm-panel").bounding_box()
         assert tip.bounding_box()["y"] + tip.bounding_box()["height"] <= opened["y"], (tip.bounding_box(), opened)
+        # the tip and the readout say the column's time as the Timeline does: a release's date, not ISO text
+        released = f"flask-0.11 (v4) · {release_date(flask_releases()[1]).date().isoformat()}"
+        assert tip.locator(".ragtt-hm-tip-line").first.inner_text() == released
+        assert f"{released} · " in matrix.locator(".ragtt-hm-readout").inner_text()
+        cell = {  # what the opened cell shows: a reload must show it again
+            "panel": matrix.get_attribute("data-panel"),
+            "title": matrix.locator(".ragtt-hm-panel-title").inner_text(),
+        }
         screenshot(page, matrix, screens / "lab_history_matrix_tip.png")
         # every count in words agrees with its number
         assert matrix.locator(".ragtt-hm-counts").inner_text() == "2 questions × 5 versions"
@@ -443,7 +466,17 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         # "Replay query..." asks for an id (the selected query's), replays it, opens its timeline
         page.evaluate("() => { window.jupyterapp.commands.execute('ragtt:replay-query'); }")  # resolves on OK
         page.locator(".jp-Dialog .jp-mod-accept").click()
-        tab(page, "timeline", ".ragtt-timeline")
+        timeline = tab(page, "timeline", ".ragtt-timeline")
+        # scrubbed two versions back: a reload must come back there, not at the latest
+        cursor = timeline.locator(".ragtt-timeline-cursor")
+        for _ in range(2):
+            before = cursor.get_attribute("aria-valuenow")
+            timeline.locator("button[aria-label='previous version']").click()
+            expect(cursor).not_to_have_attribute("aria-valuenow", before)
+        scrubbed = {
+            "at": cursor.get_attribute("aria-valuenow"),
+            "info": timeline.locator(".ragtt-tl-info").inner_text(),
+        }
 
         # reload: every tab comes back (ILayoutRestorer), the sidebar's four and the palette's two
         # alike (one command opens them all), each rendering again
@@ -460,6 +493,18 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         while page.evaluate(saved_js, TOKEN) < 6 and time.monotonic() < deadline:
             page.wait_for_timeout(500)
         assert page.evaluate(saved_js, TOKEN) == 6
+        # and where each was left: the opened cell, the version scrubbed to (with the tabs' restore args)
+        views_js = """(n) => fetch('/lab/api/workspaces/default', {headers: {Authorization: 'token ' + n}})
+          .then((r) => r.json()).then((w) => Object.entries(w.data).filter(([k]) => k.startsWith('ragtt:'))
+            .map(([, v]) => [v.data.widget, v.data.view || null]))"""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            views = dict(page.evaluate(views_js, TOKEN))
+            if (views.get("history_matrix") or {}).get("selected") and (views.get("timeline") or {}).get("version"):
+                break
+            page.wait_for_timeout(500)
+        assert (views.get("history_matrix") or {}).get("selected") == {"question": 0, "column": 1}, views
+        assert (views.get("timeline") or {}).get("version") == int(scrubbed["at"]), (views, scrubbed)
         page.reload(wait_until="commit", timeout=120_000)
         page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget", timeout=120_000)
         page.evaluate("() => window.jupyterapp.restored")
@@ -480,7 +525,23 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         while current.count() == 0 and time.monotonic() < deadline:
             matrix_tab.click()
             page.wait_for_timeout(500)
-        tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
+        matrix = tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
+        # the matrix shows the cell opened before the reload (it came back with none)
+        expect(matrix).to_have_attribute("data-panel", cell["panel"], timeout=60_000)
+        assert matrix.locator(".ragtt-hm-panel-title").inner_text() == cell["title"]
+        assert matrix.locator(".ragtt-hm-readout").inner_text().startswith(f"{EVIL_QUESTION} · {released} · ")
+        screenshot(page, matrix, screens / "lab_history_matrix_restored.png")
+        # the timeline is where it was scrubbed to (it came back at the latest version)
+        timeline_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Timeline · ")
+        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="Timeline · ")
+        deadline = time.monotonic() + 30
+        while current.count() == 0 and time.monotonic() < deadline:
+            timeline_tab.click()
+            page.wait_for_timeout(500)
+        timeline = tab(page, "timeline", ".ragtt-timeline")
+        assert timeline.locator(".ragtt-timeline-cursor").get_attribute("aria-valuenow") == scrubbed["at"]
+        assert timeline.locator(".ragtt-tl-info").inner_text() == scrubbed["info"]
+        screenshot(page, timeline, screens / "lab_timeline_restored.png")
 
         # nothing ran from the payloads (question, dataset name, PDF name)
         assert page.evaluate("window.__pwned") is None and dialogs == []
