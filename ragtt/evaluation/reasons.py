@@ -197,7 +197,8 @@ class Reasons:
         edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
         at = self._label(_version(edited, bad.version))
         document = self._ctx.log.documents.get(str(edited.payload["doc_key"]) if edited is not None else doc_key)
-        lost = lost_words(passage.text, str(document.text)) if document is not None else None
+        text = document.text if document is not None else None
+        lost = lost_words(passage.text, text) if isinstance(text, str) else None
         if not lost:  # rewritten, not edited: no words of it stand out
             return f"{head} was in {then}; {source} was re-ingested at {at} and no longer holds it; {elsewhere}"
         one = len(lost) == 1 and len(lost[0].split()) == 1

@@ -42,7 +42,8 @@ class Shingled:
             return frozenset()
         if doc_key not in self._docs:
             row = self._ctx.log.documents.get(doc_key)
-            self._docs[doc_key] = text_shingles(str(row.text)) if row is not None else frozenset()
+            text = row.text if row is not None else None
+            self._docs[doc_key] = text_shingles(text) if isinstance(text, str) else frozenset()
             if len(self._docs) > _SHINGLED_DOCS:
                 self._docs.popitem(last=False)
         self._docs.move_to_end(doc_key)
