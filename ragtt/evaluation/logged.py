@@ -4,10 +4,11 @@ history (the JupyterLab sidebar, a dashboard) may ask for with a GET.
 Each evaluated version left one ``evaluation.cells`` event (``ragtt.evaluation.run``); its
 cells name the logged runs, whose ``replay.query.received`` events hold the questions and whose
 ``replay.retrieval.executed`` events hold the plan, and the dataset's ``evaluation.dataset``
-event (by its fingerprint), which holds its references. So a matrix is rebuilt from the log
-alone, whatever dataset file it came from, even one that is gone, and explains its
-regressions as the evaluation did. Cells logged before datasets were (no fingerprint) still
-read back, with their questions only: their regressions' reasons are lineage sentences.
+event (found by its fingerprint, the event's ``doc_id``), which holds the references of those
+questions. So a matrix is rebuilt from the log alone, whatever dataset file it came from, even
+one that is gone, and explains its regressions as the evaluation did. Cells logged before
+datasets were (no fingerprint) still read back, with their questions only: their
+regressions' reasons are lineage sentences.
 """
 
 from __future__ import annotations
@@ -23,19 +24,18 @@ if TYPE_CHECKING:
     from ragtt.context import Context
     from ragtt.evaluation.dataset import EvalItem
 
-__all__ = ["logged_evaluations", "logged_items", "read_evaluation"]
+__all__ = ["logged_evaluations", "read_evaluation"]
 
 
-def logged_items(ctx: Context, fingerprint: str) -> list[EvalItem] | None:
-    """The rows of the dataset whose ``EvalDataset.fingerprint`` is ``fingerprint``, as the log
-    holds them (None: it does not: no evaluation of it was logged since datasets are). Rows
-    only: one content may have been evaluated under several names."""
+def _dataset_rows(ctx: Context, fingerprint: str) -> dict[str, EvalItem]:
+    """The rows, by id, of the dataset whose ``EvalDataset.fingerprint`` is ``fingerprint``, as
+    the log holds them ({}: it does not: no evaluation of it was logged since datasets are).
+    One indexed lookup (the event's ``doc_id``): the other datasets' rows are never read."""
     from ragtt.evaluation.dataset import EvalItem
 
-    for p in ctx.log.payloads(ev.EVALUATION_DATASET):
-        if p["fingerprint"] == fingerprint:
-            return [EvalItem.from_dict(i) for i in p["items"]]
-    return None
+    event = ctx.log.last(ev.EVALUATION_DATASET, doc_id=fingerprint)
+    items = [EvalItem.from_dict(i) for i in event.payload["items"]] if event is not None else []
+    return {item.id: item for item in items}
 
 
 def logged_evaluations(ctx: Context) -> list[dict[str, Any]]:
@@ -118,11 +118,11 @@ def read_evaluation(ctx: Context, evaluation_id: str, at: Sequence[int] | None =
                 texts[question_id] = str(event.payload.get("text", ""))
             elif not plan:
                 plan = dict(event.payload.get("plan") or {})
-    # The dataset's rows as logged, references and all; else (cells from before they were) its questions alone.
-    items = logged_items(ctx, fingerprint) if fingerprint else None
-    if items is None:
-        asked = dict.fromkeys(c["question_id"] for v in versions for c in done[v])
-        items = [EvalItem(q, texts.get(q, "")) for q in asked]
+    # The questions the cells hold, each with its dataset row as logged (references and all),
+    # else (cells from before datasets were logged) its text alone.
+    rows = _dataset_rows(ctx, fingerprint) if fingerprint else {}
+    asked = dict.fromkeys(c["question_id"] for v in versions for c in done[v])
+    items = [rows.get(q) or EvalItem(q, texts.get(q, "")) for q in asked]
     times = version_times(ctx)
     labels = version_labels(ctx)
     columns = [Column(v, labels.get(v), times.get(v, "")) for v in versions]

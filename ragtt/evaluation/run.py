@@ -9,7 +9,8 @@ runs, judge verdicts and its ``evaluation.cells`` event (the cells' metrics and 
 are appended in ONE transaction: a process that dies mid-matrix leaves whole versions in
 the log, never half of one. The first version's append also holds the dataset's rows, in
 one ``evaluation.dataset`` event per dataset content (the cells name it by its
-fingerprint), so a matrix read back from the log explains its regressions as this one does.
+fingerprint, the event's indexed ``doc_id``), so a matrix read back from the log explains its
+regressions as this one does.
 An evaluation is named by a hash of the dataset, the plan, the metrics, the judge and the
 generator (``evaluation_id``); evaluating again reads the versions already logged under
 that name back and searches only the others.
@@ -28,7 +29,6 @@ from ragtt._hashing import sha256_hex, time_ordered_id
 from ragtt.errors import NotFoundError
 from ragtt.evaluation.dataset import EvalDataset, EvalItem, as_dataset
 from ragtt.evaluation.judge import LiteLLMJudge, as_judge
-from ragtt.evaluation.logged import logged_items
 from ragtt.evaluation.matrix import Column, HistoryMatrix
 from ragtt.evaluation.metrics import JUDGED_METRICS, metric_order, needs_answer, score, wanted_metrics
 from ragtt.evaluation.reasons import Reasons
@@ -228,9 +228,9 @@ def _search(
     fingerprint = data.fingerprint
     # The dataset's rows, once per content, with the first version's cells (what reasons read back).
     events: list[Event] = []
-    if logged_items(ctx, fingerprint) is None:
+    if not ctx.log.exists(ev.EVALUATION_DATASET, doc_id=fingerprint):
         rows = {"fingerprint": fingerprint, "items": [i.to_dict() for i in data.items]}
-        events.append(Event(ev.EVALUATION_DATASET, rows))
+        events.append(Event(ev.EVALUATION_DATASET, rows, doc_id=fingerprint))
 
     def search(version: int) -> tuple[list[Run], dict[str, str]]:
         """``version``'s questions searched together (one vector search, one trip for BM25), and

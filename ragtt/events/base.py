@@ -316,6 +316,13 @@ class EventLog(ABC):
         found = self.query(types=type_, limit=1, newest_first=True, **filters)
         return found[0] if found else None
 
+    def exists(self, type_: str | Iterable[str], *, query_id: str | None = None, doc_id: str | None = None) -> bool:
+        """Whether the log holds an event of ``type_`` (of that query or document): one indexed
+        lookup that reads no payload."""
+        clauses, params = self._where(type_, None, None, query_id, doc_id, None)
+        sql = f"SELECT 1 FROM events WHERE {' AND '.join(clauses)} LIMIT 1"
+        return self._conn.execute(sql, params).fetchone() is not None
+
     def as_of_times(self) -> dict[int, datetime]:
         """Index version -> the ``as_of`` time its ingest carried (a release date: ``ingest(...,
         as_of=...)``), for the versions whose ingest had one."""

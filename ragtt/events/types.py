@@ -61,8 +61,9 @@ REGRESSION_COMPLETED: Final = "regression.completed"
 HISTORY_PRUNED: Final = "history.pruned"
 # One version's cells of an evaluation (ragtt.evaluation.run), written with their runs in one append.
 EVALUATION_CELLS: Final = "evaluation.cells"
-# A dataset's questions and references, once per content (its fingerprint), written with the first
-# version's cells of the first evaluation of it: what a matrix read back from the log explains regressions by.
+# A dataset's questions and references, once per content, written with the first version's cells of
+# the first evaluation of it: what a matrix read back from the log explains regressions by. Its doc_id
+# is the dataset's fingerprint (indexed: one dataset is found without reading the others).
 EVALUATION_DATASET: Final = "evaluation.dataset"
 # A federation's log (ragtt.federation) begins with this: its members and its fusion.
 FEDERATION_CREATED: Final = "federation.created"
