@@ -92,7 +92,7 @@ NOTEBOOK_ADVICE = {
 PAGE_ADVICE = {
     "bound": "write the page again with a larger embed_limit (matrix.save_html(path, embed_limit=...)), or open "
     "the evaluation in ragtt serve's /ui, which computes what is clicked.",
-    "timelines": "the page was written with timelines=False; matrix.save_html(path) puts them in",
+    "timelines": "the page was written with embed_timelines=False; matrix.save_html(path) puts them in",
 }
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 
