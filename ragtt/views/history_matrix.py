@@ -79,7 +79,8 @@ NO_RUN, FIRST, SAME, CHANGED, UNKNOWN = range(5)
 QUANT = 65534
 ABSENT = 65535
 EMBED_LIMIT = 20_000_000
-"""Default bound, in bytes (about: text and buffers), on the diffs and timelines in the state."""
+"""Default bound, in bytes (about: text and buffers), on the diffs and timelines in the state as the
+widget holds them; a page or a saved notebook writes the buffers base64, a third larger."""
 MAX_DIFFS = 2_000
 MAX_RETRIEVALS = 20_000
 COMPARE_LIMIT = 200_000
