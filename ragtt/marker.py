@@ -77,13 +77,18 @@ class Marker:
 
 def write_atomic(path: Path, text: str) -> None:
     """Write ``path`` whole or not at all: a temporary file renamed over it, then the folder
-    fsynced, so the rename survives a power cut (how markers are written last)."""
+    fsynced, so the rename survives a power cut (how markers are written last). A write or
+    rename that fails removes the temporary file (only a process killed mid-write leaves it)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)

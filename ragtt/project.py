@@ -70,6 +70,7 @@ class Project:
         self._stores_kwargs: dict[str, Any] = {}
         self._live: LiveTraces | None = None
         self._background: list[Background] = []  # watches and snapshot schedules: close() stops them
+        self._closed = False
 
     @classmethod
     def open(
@@ -168,6 +169,13 @@ class Project:
             self._assertions = None
         self._ctx.cache.close()
         self._ctx.log.close()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` (or the end of its ``with`` block) closed the project: reopen it
+        (``Project.open``) to read it again."""
+        return self._closed
 
     def __enter__(self) -> Project:
         return self

@@ -38,6 +38,7 @@ from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 from nbconvert.preprocessors import Preprocessor
 
 from ragtt.errors import RagttError
+from ragtt.views.page import WIDGET_STATE_MIME, WIDGET_VIEW_MIME
 
 if TYPE_CHECKING:
     from ragtt_nb.report_sandbox import Sandbox
@@ -51,9 +52,6 @@ __all__ = [
     "export_report",
     "views_without_state",
 ]
-
-_VIEW = "application/vnd.jupyter.widget-view+json"
-_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 class ReportError(RagttError):
@@ -248,12 +246,12 @@ def export_report(
 
 def views_without_state(nb: Any) -> list[str]:
     """Model ids of the notebook's widget outputs that its saved widget state lacks."""
-    state = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
     views = [
-        output["data"][_VIEW].get("model_id")
+        output["data"][WIDGET_VIEW_MIME].get("model_id")
         for cell in nb.cells
         for output in cell.get("outputs", [])
-        if _VIEW in output.get("data", {})
+        if WIDGET_VIEW_MIME in output.get("data", {})
     ]
     return [v for v in views if v not in state]
 
@@ -281,11 +279,11 @@ def closed_progress_text(text: str) -> str | None:
 def _show_closed_progress(nb: Any) -> None:
     """Widget outputs of finished progress bars, whose closed models no front end saves, become
     their final text (see ``closed_progress_text``)."""
-    state = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             data = output.get("data", {})
-            if _VIEW not in data or data[_VIEW].get("model_id") in state:
+            if WIDGET_VIEW_MIME not in data or data[WIDGET_VIEW_MIME].get("model_id") in state:
                 continue
             final = closed_progress_text(str(data.get("text/plain", "")))
             if final is not None:
@@ -297,7 +295,9 @@ def _cells_of(nb: Any, model_ids: set[str]) -> list[str]:
     output of one of ``model_ids``."""
     found = []
     for number, cell in enumerate(nb.cells, start=1):
-        if any(o.get("data", {}).get(_VIEW, {}).get("model_id") in model_ids for o in cell.get("outputs", [])):
+        if any(
+            o.get("data", {}).get(WIDGET_VIEW_MIME, {}).get("model_id") in model_ids for o in cell.get("outputs", [])
+        ):
             first = next((line.strip() for line in str(cell.source).splitlines() if line.strip()), "")
             first = first if len(first) <= 60 else first[:59] + "…"
             found.append(f"cell {number} ({first})")

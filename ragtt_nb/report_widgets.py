@@ -23,12 +23,11 @@ from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
 
+from ragtt.views.page import WIDGET_STATE_MIME, WIDGET_VIEW_MIME, report_bootstrap
 from ragtt.views.wire import static_file
 
 __all__ = ["ReportWidgets", "needs_manager"]
 
-_VIEW = "application/vnd.jupyter.widget-view+json"
-_STATE = "application/vnd.jupyter.widget-state+json"
 _REF = "IPY_MODEL_"
 # js/build.mjs's first line of each bundle
 _BANNER = re.compile(r"// Generated from js/src/(?P<name>\w+)\.js by js/build\.mjs")
@@ -69,12 +68,12 @@ def needs_manager(nb: Any) -> bool:
     """Whether the notebook's report needs the widget manager: a widget output shows a model
     that is not ragtt's, or a ragtt model refers to one that is neither a layout nor a style.
     (A view whose model the state lacks renders nowhere either way and does not count.)"""
-    models = nb.metadata.get("widgets", {}).get(_STATE, {}).get("state", {})
+    models = nb.metadata.get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
     shown = {
-        output["data"][_VIEW].get("model_id")
+        output["data"][WIDGET_VIEW_MIME].get("model_id")
         for cell in nb.cells
         for output in cell.get("outputs", [])
-        if _VIEW in output.get("data", {})
+        if WIDGET_VIEW_MIME in output.get("data", {})
     }
     for model_id in shown & models.keys():
         model = models[model_id]
@@ -98,5 +97,5 @@ class ReportWidgets(Preprocessor):  # type: ignore[misc]
                 resources["ragtt_widgets"] = "manager"
             else:
                 resources["ragtt_widgets"] = "views"
-                resources["ragtt_report_js"] = static_file("report.js").read_text(encoding="utf-8")
+                resources["ragtt_report_js"] = report_bootstrap()
         return nb, resources

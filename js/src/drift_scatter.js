@@ -34,6 +34,8 @@ const RING_MAX = 5000;    // selected points beyond this get no ring (they are s
 const DIM = 0.18;         // alpha of the unselected points while something is selected
 const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf",
   "#bcbd22", "#7f7f7f"];
+/** What the points may be coloured by (the `color_by` trait; ragtt_nb.drift_scatter's Enum). */
+export const COLOR_BY = ["version", "source"];
 
 /** @param {any} data the `_data` trait */
 function decode(data) {
@@ -124,8 +126,8 @@ function createView(model) {
 /** The colour menu, the segments checkbox, the mode buttons and Clear. @param {View} V */
 function buildControls(V) {
   V.colorSel.setAttribute("aria-label", "colour points by");
-  for (const [v, label] of [["version", "colour: version"], ["source", "colour: source"]]) {
-    const o = el("option", "", label);
+  for (const v of COLOR_BY) {
+    const o = el("option", "", `colour: ${v}`);
     o.value = v;
     V.colorSel.append(o);
   }

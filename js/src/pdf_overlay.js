@@ -12,6 +12,8 @@ import { chunkCard, queryTerms } from "./chunk_card.js";
 /** @typedef {import("./types.js").Model} Model */
 
 const FETCH_WAIT_MS = 4000;   // how long a page request may go unanswered before the notice
+/** The zoom's range, CSS px per PDF point (the `scale` trait; 0: the widget's width). */
+export const SCALE = { min: 0.2, max: 8 };
 
 /** Bytes of an embedded or received PNG, whatever shape the manager hands them in.
  * @param {unknown} v @returns {BlobPart} */
@@ -302,7 +304,7 @@ function setScale(V, s) {
 }
 
 /** @param {View} V @param {number} f */
-function zoomBy(V, f) { setScale(V, Math.min(8, Math.max(0.2, scaleFor(V, V.model.get("page")) * f))); }
+function zoomBy(V, f) { setScale(V, Math.min(SCALE.max, Math.max(SCALE.min, scaleFor(V, V.model.get("page")) * f))); }
 
 /** @param {import("./types.js").RenderProps} props */
 function render({ model, el: host }) {

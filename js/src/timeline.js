@@ -45,6 +45,8 @@ const MAX_CLAIMS_LISTED = 200;
 const FLAG = { SUPERSEDED: 1, OPEN: 2 };
 const LANE = { ENTITY: 0, TYPE: 1 };
 const AXES = ["time", "versions"];
+/** What the `axis` trait may hold: an axis, or "auto" (what Python resolved, `layout.auto`). */
+export const AXIS_TRAITS = ["auto", ...AXES];
 
 /** @param {any} data the `_data` trait */
 function decode(data) {

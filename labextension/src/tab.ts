@@ -8,10 +8,11 @@ import { Api, query } from './api';
 import { createModel, unwire } from '../../js/src/model_shim.js';
 import { el, button } from '../../js/src/dom.js';
 import { counted } from '../../js/src/labels.js';
-import timeline from '../../js/src/timeline.js';
+import { typed } from '../../js/src/wire.js';
+import timeline, { AXIS_TRAITS } from '../../js/src/timeline.js';
 import chunkDiff from '../../js/src/chunk_diff.js';
-import driftScatter from '../../js/src/drift_scatter.js';
-import pdfOverlay from '../../js/src/pdf_overlay.js';
+import driftScatter, { COLOR_BY } from '../../js/src/drift_scatter.js';
+import pdfOverlay, { SCALE } from '../../js/src/pdf_overlay.js';
 
 import historyMatrix from '../../js/src/history_matrix.js';
 
@@ -53,18 +54,50 @@ export interface TabSpec {
 }
 
 // The traits of a widget that say where its user left it, small and meaningful across a reload
-// (the data stays the server's): what a tab saves of what its view saves (model.save_changes).
-export const VIEW_TRAITS: Record<string, readonly string[]> = {
-  timeline: ['version', 'axis'],
-  history_matrix: ['selected', 'metric'],
-  drift_scatter: ['color_by'],
-  pdf_overlay: ['page', 'scale'],
+// (the data stays the server's): what a tab saves of what its view saves (model.save_changes),
+// each with what it may hold given the server's state (the widget's traits, unwired). A saved
+// value comes from a workspace that may be stale or edited (a page the PDF no longer has, a
+// metric no longer evaluated, a version pruned since): one that does not fit keeps the server's.
+type State = Record<string, any>;
+const isIndex = (v: unknown, length: number): v is number => Number.isInteger(v) && (v as number) >= 0 && (v as number) < length;
+const VIEW_TRAITS: Record<string, Record<string, (value: unknown, state: State) => boolean>> = {
+  timeline: {
+    version: (v, s) => Number.isInteger(v) && typed(s._data.versions.version).includes(v),
+    axis: (v) => AXIS_TRAITS.includes(v as string),
+  },
+  history_matrix: {
+    selected: (v, s) => {  // {} (none open), {question} (its timeline) or {question, column} (a cell)
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+      const { question, column, ...rest } = v as Record<string, unknown>;
+      if (Object.keys(rest).length) return false;
+      if (question === undefined) return column === undefined;
+      const d = s._data;
+      return isIndex(question, d.questions.ids.length) && (column === undefined || isIndex(column, d.columns.version.shape[0]));
+    },
+    metric: (v, s) => typeof v === 'string' && (s._data.metrics as string[]).includes(v),
+  },
+  drift_scatter: { color_by: (v) => COLOR_BY.includes(v as string) },
+  pdf_overlay: {
+    page: (v, s) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= s._data.page_count,
+    scale: (v) => v === 0 || (typeof v === 'number' && v >= SCALE.min && v <= SCALE.max),  // 0: the widget's width
+  },
 };
 
-/** The entries of `traits` that are `widget`'s view traits. */
-export function viewOf(widget: string, traits: Record<string, unknown>): Record<string, unknown> {
-  const names = VIEW_TRAITS[widget] ?? [];
-  return Object.fromEntries(Object.entries(traits).filter(([name]) => names.includes(name)));
+/** The entries of `traits` that are `widget`'s view traits; given the server's `state`, only
+ *  those whose value fits it (a check that cannot read the state fails: the server's value). */
+export function viewOf(widget: string, traits: Record<string, unknown>, state?: State): Record<string, unknown> {
+  const checks = VIEW_TRAITS[widget] ?? {};
+  const fits = (name: string, value: unknown): boolean => {
+    if (!Object.hasOwn(checks, name)) return false;
+    if (!state) return true;
+    if (!(name in state)) return false;
+    try {
+      return checks[name](value, state);
+    } catch {
+      return false;
+    }
+  };
+  return Object.fromEntries(Object.entries(traits).filter(([name, value]) => fits(name, value)));
 }
 
 /** What a tab is: two specs of one key show the same thing (one tab), whatever they are called. */
@@ -173,8 +206,9 @@ export class RagttTab extends Widget {
     try {
       const state = unwire(await this.api.project(project, `ui/model/${widget}?${query(args)}`, {}, MODEL_WAIT_S));
       if (ticket !== this.mounts || this.isDisposed) return;
-      // where the user left it (a restored tab): over the server's state, its own traits only
-      for (const [name, value] of Object.entries(this.spec.view ?? {})) if (name in state) state[name] = value;
+      // where the user left it (a restored tab): over the server's state, its own traits only,
+      // each where it fits that state
+      Object.assign(state, viewOf(widget, this.spec.view ?? {}, state));
       const view = VIEWS[widget];
       if (!view) throw new Error(`no view named ${widget} (one of ${Object.keys(VIEWS).join(', ')})`);
       const model = createModel(state, {

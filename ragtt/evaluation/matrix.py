@@ -368,21 +368,30 @@ class HistoryMatrix(Result):
         *,
         metric: str | None = None,
         embed_limit: int | None = None,
-        timelines: bool = True,
+        embed_timelines: bool = True,
     ) -> str:
         """The interactive heatmap as one self-contained HTML page that works offline (a file
         opened from disk: no server, no network): the HistoryMatrix widget, its metric picker
         and hover, and in its state what a click shows, each changed cell's ChunkDiff against
-        the question's previous evaluated column and (``timelines``) each question's Timeline,
-        within ``embed_limit`` bytes (default ``ragtt.views.history_matrix.EMBED_LIMIT``: the
-        most changed cells first; a click past it says so). Below it, the "got worse" list.
-        ``proj``: the project it was evaluated on (default: the one ``proj.evaluate`` set)."""
+        the question's previous evaluated column and (``embed_timelines``) each question's
+        Timeline, within ``embed_limit`` bytes (default ``ragtt.views.history_matrix.EMBED_LIMIT``:
+        the most changed cells first; a click past it says so). Below it, the "got worse" list.
+        Computing what a click shows takes at least as long as evaluating the matrix again.
+        ``proj``: the project it was evaluated on, open (default: the one ``proj.evaluate`` set)."""
         from ragtt.views import history_matrix as view
 
         proj = proj if proj is not None else self.project
         if proj is None:
             raise ConfigError(
                 "this HistoryMatrix does not know its project: pass the one it was evaluated on, matrix.to_html(proj)"
+            )
+        # the reasons below the cells ("got worse") read the project the matrix was evaluated on
+        closed = next((p for p in (proj, self.project) if p is not None and p.closed), None)
+        if closed is not None:
+            raise ConfigError(
+                f"the project this HistoryMatrix was evaluated on ({closed.path}) is closed: write the page "
+                "before it closes, or reopen it (ragtt.Project.open) and evaluate again (proj.evaluate reads "
+                "the matrix back from the log, searching nothing)"
             )
         head = (
             f"{STYLE}{BOX}<div class='ragtt-page-head'><h1>{esc(self.dataset)}</h1>"
@@ -391,7 +400,7 @@ class HistoryMatrix(Result):
         )
         foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html()}</div></div>"
         limit = view.EMBED_LIMIT if embed_limit is None else int(embed_limit)
-        return view.page(proj, self, metric=metric, limit=limit, timelines=timelines, head=head, foot=foot)
+        return view.page(proj, self, metric=metric, limit=limit, timelines=embed_timelines, head=head, foot=foot)
 
     def save_html(self, path: str | Path, proj: Any = None, **options: Any) -> Path:
         """Write ``to_html(proj, **options)`` to ``path``, whole or not at all; returns the path."""

@@ -79,7 +79,8 @@ NO_RUN, FIRST, SAME, CHANGED, UNKNOWN = range(5)
 QUANT = 65534
 ABSENT = 65535
 EMBED_LIMIT = 20_000_000
-"""Default bound, in bytes (about: text and buffers), on the diffs and timelines in the state."""
+"""Default bound, in bytes (about: text and buffers), on the diffs and timelines in the state as the
+widget holds them; a page or a saved notebook writes the buffers base64, a third larger."""
 MAX_DIFFS = 2_000
 MAX_RETRIEVALS = 20_000
 COMPARE_LIMIT = 200_000
@@ -92,7 +93,7 @@ NOTEBOOK_ADVICE = {
 PAGE_ADVICE = {
     "bound": "write the page again with a larger embed_limit (matrix.save_html(path, embed_limit=...)), or open "
     "the evaluation in ragtt serve's /ui, which computes what is clicked.",
-    "timelines": "the page was written with timelines=False; matrix.save_html(path) puts them in",
+    "timelines": "the page was written with embed_timelines=False; matrix.save_html(path) puts them in",
 }
 _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 

@@ -4,7 +4,9 @@ and no network.
 The page is what an exported notebook report of that one widget is when the report renders
 its widgets without the Jupyter widget manager: the widget's model state in a
 ``widget-state+json`` block, in the widget manager's format (each binary buffer base64, at its
-path), a ``widget-view+json`` block where the view goes, and ragtt's report bootstrap
+path: a third larger than the buffer, as in a saved notebook; a bound on the state, such as
+the history matrix's ``embed_limit``, counts the bytes the widget holds, so the page carries
+up to a third more), a ``widget-view+json`` block where the view goes, and ragtt's report bootstrap
 (``js/src/report.js``) inlined, which renders the view from the state's own code (``_esm``,
 ``_css``: the widget's bundle) over the model shim the ``/ui`` dashboard and the JupyterLab
 tabs use. There is no second bootstrap: this module writes the markup that one reads. What a
@@ -12,7 +14,10 @@ view asks of a kernel gets no answer; the views say what the state lacks.
 
 Untrusted text (questions, chunk texts, labels) is only in the JSON of the state block, with
 every ``<``, ``>`` and ``&`` written as a JSON escape, so no ``</script>`` or ``<!--`` in it
-can end the block or open a comment there; the views put it in the DOM as text. The page's
+can end the block or open a comment there; the views put it in the DOM as text. The inlined
+bootstrap is ragtt's own code, checked all the same: one holding ``<script``, ``</script``
+or ``<!--`` (which end its block, or change how the HTML parser reads the rest of it) is
+refused. The page's
 Content-Security-Policy lets the bootstrap run (by its hash), and the widget's module it
 imports (a ``blob:`` URL), and nothing else: no other script, and no request out.
 """
@@ -28,10 +33,15 @@ from typing import Any
 from ragtt._html import esc
 from ragtt.views.wire import static_file
 
-__all__ = ["widget_page"]
+__all__ = ["WIDGET_STATE_MIME", "WIDGET_VIEW_MIME", "report_bootstrap", "widget_page"]
 
-_STATE = "application/vnd.jupyter.widget-state+json"
-_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+"""A notebook's (and a page's) saved widget state: its metadata key, and the script block's type."""
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+"""An output (and a page's script block) that shows a widget: ``{"model_id": ...}``."""
+# what must not be in a script inlined in the page: each ends the block or changes how the
+# HTML parser reads the rest of it (a "<!--" then "<script" hides the block's own end)
+_NOT_INLINE = ("<script", "</script", "<!--")
 _CSP = (
     "default-src 'none'; script-src '{hash}' blob:; style-src 'unsafe-inline'; img-src data: blob:; "
     "base-uri 'none'; form-action 'none'"
@@ -52,9 +62,7 @@ def widget_page(widget: str, traits: dict[str, Any], *, title: str, head: str = 
     state, buffers = _saved({**traits, "_esm": _text(f"{widget}.js"), "_css": _text(f"{widget}.css")})
     model_id = f"ragtt-{widget}"
     saved = {"version_major": 2, "version_minor": 0, "state": {model_id: {"state": state, "buffers": buffers}}}
-    bootstrap = _text("report.js")
-    if "</script" in bootstrap.lower() or "<!--" in bootstrap:
-        raise ValueError("report.js holds '</script' or '<!--', which would end its inline block: rebuild it")
+    bootstrap = report_bootstrap()
     digest = base64.b64encode(hashlib.sha256(bootstrap.encode("utf-8")).digest()).decode("ascii")
     csp = _CSP.format(hash=f"sha256-{digest}")
     return (
@@ -62,13 +70,23 @@ def widget_page(widget: str, traits: dict[str, Any], *, title: str, head: str = 
         f'<html lang="en"><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="{csp}">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{esc(title)}</title>'
         f'<link rel="icon" href="data:,"><style>{_STYLE}</style></head>\n'
-        f'<body>{head}<script type="{_VIEW}">{_script_json({"model_id": model_id})}</script>'
+        f'<body>{head}<script type="{WIDGET_VIEW_MIME}">{_script_json({"model_id": model_id})}</script>'
         "<noscript>This page shows a ragtt widget, which needs JavaScript.</noscript>\n"
         f"{foot}\n"
-        f'<script type="{_STATE}">{_script_json(saved)}</script>\n'
+        f'<script type="{WIDGET_STATE_MIME}">{_script_json(saved)}</script>\n'
         f'<script type="module">{bootstrap}</script>\n'
         "</body></html>\n"
     )
+
+
+def report_bootstrap() -> str:
+    """ragtt's report bootstrap (``js/src/report.js``, built), to inline in a ``<script>`` block
+    of a page or an exported report; ValueError when it holds what would break that block."""
+    bootstrap = _text("report.js")
+    found = [m for m in _NOT_INLINE if m in bootstrap.lower()]
+    if found:
+        raise ValueError(f"report.js holds {' and '.join(map(repr, found))}, which break its inline block: rebuild it")
+    return bootstrap
 
 
 def _text(name: str) -> str:

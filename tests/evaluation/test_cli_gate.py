@@ -159,3 +159,19 @@ def test_capture_reads_a_dataset_as_its_queries_file(folder: Path, tmp_path: Pat
         "30 days",
         ["30 days"],
     )
+
+
+def test_an_out_file_that_cannot_be_written_leaves_no_temporary_file(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragtt.marker import write_atomic
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "m.html").mkdir()  # the rename over it fails
+    qs = dataset(tmp_path, STABLE)
+    code = ragtt_cli(folder, "eval", str(qs), "--mode", "bm25", "--out", str(out / "m.html"))
+    assert (code, "Is a directory" in capsys.readouterr().err) == (2, True)
+    with pytest.raises(UnicodeEncodeError):  # the write itself fails: a lone surrogate has no UTF-8
+        write_atomic(out / "page.html", "<p>\ud800</p>")
+    assert sorted(p.name for p in out.iterdir()) == ["m.html"]

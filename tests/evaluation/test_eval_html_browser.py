@@ -9,6 +9,7 @@ stays text: the page's state block keeps it escaped, and nothing runs."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -49,8 +50,13 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         assert again.computed_versions == 0  # read back: the cells the page was written from
         wire = again.to_dict(regressions=False)
         # one diff (the most changed cell's), no timelines: what a click needs past that is not in the page
-        bounded = again.save_html(folder / "bounded.html", embed_limit=1, timelines=False)
-    return {"out": out, "html": out.read_text(encoding="utf-8"), "wire": wire, "bounded": bounded}
+        bounded = again.save_html(folder / "bounded.html", embed_limit=1, embed_timelines=False)
+        # no questions (a matrix evaluate cannot return: it refuses an empty dataset): an empty page
+        nothing = dataclasses.replace(
+            again, question_ids=[], questions=[], query_ids=[], cells={m: [] for m in again.cells}
+        )
+        empty = nothing.save_html(folder / "empty.html")
+    return {"out": out, "html": out.read_text(encoding="utf-8"), "wire": wire, "bounded": bounded, "empty": empty}
 
 
 def saved_data(html: str) -> dict[str, Any]:
@@ -171,4 +177,13 @@ def test_what_the_bound_left_out_says_how_to_put_it_in(evaluated: dict[str, Any]
     _click(page, widget, 0, -1)
     expect(widget).to_have_attribute("data-panel", "missing", timeout=30_000)
     assert hm.PAGE_ADVICE["timelines"] in widget.locator(".ragtt-hm-note").inner_text()
+    assert offline.aborted == [] and offline.errors == []
+
+
+def test_a_matrix_of_no_questions_is_an_empty_page(evaluated: dict[str, Any], offline: Offline) -> None:
+    page = _open(offline, evaluated["empty"])
+    widget = page.locator(".ragtt-history-matrix")
+    n_c = len(evaluated["wire"]["columns"])
+    assert widget.locator(".ragtt-hm-counts").inner_text() == f"0 questions × {n_c} versions"
+    assert "no question" in page.locator(".ragtt-page-foot").inner_text()  # nothing got worse
     assert offline.aborted == [] and offline.errors == []

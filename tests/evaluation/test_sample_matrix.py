@@ -4,6 +4,7 @@ that dies mid-matrix, answers and the rendered matrix."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -178,6 +179,36 @@ def test_the_matrix_renders_escaped(sample: ragtt.Project, tmp_path: Path) -> No
     wide = matrix.wide("context_recall")
     assert wide.columns == ["question_id", "question", "release-1", "release-2", "release-3"]
     assert repr(matrix).startswith("HistoryMatrix('records', 1 question x 3 versions")
+
+
+def test_a_page_of_a_matrix_whose_project_closed_says_so(tmp_path: Path) -> None:
+    with sample_project(tmp_path / "proj") as proj:
+        matrix = proj.evaluate(ROWS[:1], mode="bm25")
+    assert proj.closed
+    closed = (
+        rf"the project this HistoryMatrix was evaluated on \({re.escape(str(proj.path))}\) is closed: "
+        "write the page before it closes, or reopen it"
+    )
+    with pytest.raises(ragtt.ConfigError, match=closed):
+        matrix.to_html()
+    with pytest.raises(ragtt.ConfigError, match=closed):
+        matrix.save_html(tmp_path / "m.html")
+    assert list(tmp_path.glob("*m.html*")) == []  # nothing written, not even a temporary file
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as again:
+        assert not again.closed
+        with pytest.raises(ragtt.ConfigError, match=closed):  # its reasons would read the closed one
+            matrix.to_html(again)
+        evaluated = again.evaluate(ROWS[:1], mode="bm25")  # what the message says to do
+        assert evaluated.computed_versions == 0
+        assert evaluated.save_html(tmp_path / "m.html", embed_timelines=False).read_text().startswith("<!DOCTYPE")
+
+
+def test_an_empty_dataset_is_refused_before_any_page(sample: ragtt.Project, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    with pytest.raises(ragtt.ValidationError, match="the dataset has no questions"):
+        sample.evaluate(empty).save_html(tmp_path / "m.html")
+    assert list(tmp_path.glob("*m.html*")) == []
 
 
 def test_cells_whose_runs_were_pruned_are_searched_again(tmp_path: Path) -> None:

@@ -597,3 +597,90 @@ def test_read_only_setting(lab: str, lab_root: dict[str, Any], browser: Any) -> 
         assert failed.get_by_role("button", name="load the chunk_diff again").is_visible()
     finally:
         context.close()
+
+
+def test_a_workspace_edited_with_views_that_do_not_fit_keeps_the_servers(
+    lab: str, lab_root: dict[str, Any], browser: Any
+) -> None:
+    """A saved workspace whose tabs' views no longer fit what the server holds (a page past the
+    PDF's last, a zoom of 1e9, a metric named "constructor", a matrix cell outside the matrix, an
+    unknown axis or colouring: a stale or hand-edited workspace): after a reload every tab still
+    renders, each such value replaced by the server's and a value that fits kept."""
+    import httpx
+
+    auth = {"Authorization": f"token {TOKEN}"}
+    workspace = f"{lab}/lab/api/workspaces/default"
+    host_js = "(w) => document.querySelector(`.ragtt-tab-host[data-widget='${w}']`).closest('.ragtt-tab').id"
+
+    def show(page: Any, widget: str, css: str) -> Any:
+        page.evaluate(f"(w) => window.jupyterapp.shell.activateById(({host_js})(w))", widget)
+        return tab(page, widget, css)
+
+    def shown(page: Any) -> dict[str, Any]:
+        """What each of the four tabs shows where its view traits act."""
+        timeline = show(page, "timeline", ".ragtt-timeline-cursor")
+        matrix = show(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
+        drift = show(page, "drift_scatter", ".ragtt-drift-scatter[data-painted]")
+        pdf = show(page, "pdf_overlay", ".ragtt-pdf-overlay[data-page]")
+        box = pdf.locator(".ragtt-po-page").bounding_box()
+        return {
+            "version": timeline.get_attribute("aria-valuenow"),
+            "first": timeline.get_attribute("aria-valuemin"),
+            "metric": matrix.locator("select").input_value(),
+            "panel": matrix.get_attribute("data-panel"),
+            "color_by": drift.locator("select[aria-label='colour points by']").input_value(),
+            "page": pdf.get_attribute("data-page"),
+            "width": box and box["width"],
+        }
+
+    context, page, dialogs = open_lab(browser, lab)
+    try:
+        panel = page.locator("#ragtt-history")
+        panel.locator(".ragtt-history-row").filter(has_text="application context teardown").first.click()
+        tab(page, "timeline", ".ragtt-timeline")
+        panel.locator(".ragtt-history-evaluation button").click()
+        tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
+        for version in ("3", "8"):
+            panel.locator(f".ragtt-history-snapshots li[data-version='{version}'] input").check()
+        panel.get_by_role("button", name="open the drift between the two picked versions").click()
+        tab(page, "drift_scatter", ".ragtt-drift-scatter[data-painted]")
+        panel.locator(".ragtt-history-pdf button").click()
+        tab(page, "pdf_overlay", ".ragtt-pdf-overlay[data-page]")
+        server = shown(page)
+        assert server["panel"] is None and 0 < server["width"] < 2000, server
+        assert server["first"] != server["version"], server  # the version kept below is not the server's
+        deadline = time.monotonic() + 30  # the workspace saves the four tabs (debounced: poll, bounded)
+        while time.monotonic() < deadline:
+            saved = httpx.get(workspace, headers=auth, timeout=30).json()
+            if sum(k.startswith("ragtt:") for k in saved["data"]) == 4:
+                break
+            page.wait_for_timeout(500)
+    finally:
+        context.close()  # nothing saves the workspace over the edit below
+
+    views = {
+        "timeline": {"version": int(server["first"]), "axis": "sideways"},  # the version fits: kept
+        "history_matrix": {"selected": {"question": 99, "column": 0}, "metric": "constructor"},
+        "drift_scatter": {"color_by": "<img src=x onerror=\"window.__pwned='view'\">"},
+        "pdf_overlay": {"page": 10_000, "scale": 1e9},
+    }
+    entries = {k: v for k, v in saved["data"].items() if k.startswith("ragtt:")}
+    assert sorted(v["data"]["widget"] for v in entries.values()) == sorted(views), entries
+    for entry in entries.values():
+        entry["data"]["view"] = views[entry["data"]["widget"]]
+    put = httpx.put(workspace, headers=auth, json=saved, timeout=30)
+    assert put.status_code == 204, put.text
+
+    context, page, dialogs = open_lab(browser, lab)
+    try:
+        states = page.wait_for_function(  # every restored tab settles, and settles ready
+            """() => { const s = [...document.querySelectorAll('.ragtt-tab-host')].map((h) => h.dataset.state);
+                       return s.length === 4 && s.every((x) => x === 'ready' || x === 'error') && s; }""",
+            timeout=SETTLED_MS,
+            polling=500,
+        ).json_value()
+        assert states == ["ready"] * 4, page.locator(".ragtt-tab-host[data-state=error]").all_inner_texts()
+        assert shown(page) == {**server, "version": server["first"]}
+        assert page.evaluate("window.__pwned") is None and dialogs == []
+    finally:
+        context.close()

@@ -18,6 +18,7 @@ from ipywidgets.embed import dependency_state, embed_data
 from playwright.sync_api import expect
 
 import ragtt
+from ragtt.views import page
 from ragtt.views.wire import static_file
 from ragtt_nb import Timeline
 from ragtt_nb.report_widgets import needs_manager
@@ -133,3 +134,17 @@ def test_buffers_come_back_where_they_were_in_a_report_of_ragtt_widgets(pdf_repo
     regions.last.click()  # the smallest, on top
     expect(overlay.locator(".ragtt-region.ragtt-selected")).to_have_count(1)
     assert offline.aborted == [] and offline.errors == []
+
+
+@pytest.mark.parametrize("bad", ["<script>x()</script>", "s = '</SCRIPT>'", "/* <!-- */", "s = '<Script'"])
+def test_a_bootstrap_that_would_break_its_inline_block_is_refused(
+    bad: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert page.report_bootstrap() == BOOTSTRAP  # the built one inlines as it is
+    built = tmp_path / "report.js"
+    built.write_text(f"// a bootstrap\n{bad}\n", encoding="utf-8")
+    monkeypatch.setattr(page, "static_file", lambda name: built if name == "report.js" else static_file(name))
+    with pytest.raises(ValueError, match=r"report.js holds '.*', which break its inline block: rebuild it"):
+        page.widget_page("timeline", {}, title="t")  # a page
+    with pytest.raises(ValueError, match="rebuild it"):
+        page.report_bootstrap()  # and a notebook report, through ReportWidgets

@@ -174,6 +174,37 @@ def test_the_entry_the_question_names_pairs_with_its_rewrite_not_with_the_next_e
     assert pair_passages([old], [alpha, beta], 0.9, Aboutness(query="What is ALPHA_KEY?", spans=spans)) == []
 
 
+# A second entry under the same name (an alias documented apart, say): the name then says
+# which entry it means in neither document.
+_ALIAS = """
+.. py:data:: {name}
+    :noindex:
+
+    The same key, read from the environment when the app is created.
+"""
+
+
+def test_a_name_two_entries_share_names_neither_and_the_words_pair() -> None:
+    def paired(alias: str, query: str) -> PassagePair:
+        """The chunks of the test above, their documents ending with an entry named ``alias``."""
+        extra = _ALIAS.format(name=alias)
+        old, old_span = _doc_chunk("old", _OLD_DOC + extra, ".. py:data:: ALPHA_KEY", "\n\n    Default: ``'/'``")
+        alpha, alpha_span = _doc_chunk("alpha", _NEW_DOC + extra, "    Must be set when", ".. py:data:: BETA_ROOT")
+        beta, beta_span = _doc_chunk("beta", _NEW_DOC + extra, "    .. versionchanged", extra)
+        spans = {"old": old_span, "alpha": alpha_span, "beta": beta_span}
+        (pair,) = pair_passages([old], [alpha, beta], about=Aboutness(query=query, spans=spans))
+        return pair
+
+    # ALPHA_KEY names two entries: the word rule's pair, as for a question that names none
+    pair = paired("ALPHA_KEY", "What is ALPHA_KEY?")
+    assert pair.right["chunk_id"] == "beta" and "subject" not in pair.signals
+    unasked = paired("ALPHA_KEY", "")
+    assert unasked.right["chunk_id"] == "beta" and pair.signals["bigrams"] == unasked.signals["bigrams"]
+    # the same chunks, the alias under another name: ALPHA_KEY names its entry, which pairs
+    once = paired("GAMMA_KEY", "What is ALPHA_KEY?")
+    assert once.right["chunk_id"] == "alpha" and once.subject == "alpha_key"
+
+
 def test_lost_words_are_the_runs_an_edit_took_out_of_the_passage() -> None:
     """Flask 2.0.0 rewrote 1.0's Python support sentence: what it lost is quoted, not its first
     words; "Python" is still in the document, but only far from the sentence, so it is lost."""
