@@ -5,10 +5,11 @@ By what the question is scored against:
 * reference passages (``context_recall``, ``context_precision``): what happened to each
   passage the good run found and the bad one does not, matched as the metric matches them
   (``found_passages``): its source was removed, or re-ingested without it (at which version;
-  an edit of it is quoted by the words it lost, ``lost_words``, a rewrite by its first
-  words), or it still holds it and a deeper search at the bad version ranks it below the
-  top-k (its rank there). For a passage gone from its source, the deeper search also says
-  which other document holds it now, if one among its results does;
+  an edit of it is quoted by the words that the good version's text held in its place and
+  the re-ingested text lacks, a rewrite by its first words), or it still holds it and a
+  deeper search at the bad version ranks it below the top-k (its rank there). For a passage
+  gone from its source, the deeper search also says which other document holds it now, if
+  one among its results does;
 * qrels (``ndcg@k``, ``recall@k``, ``mrr``): the relevant ids that left the top k (with the
   lineage of their chunk) or fell in rank;
 * answers (``contains``, ``answer_match``, the judge's metrics): the ``must_contain`` strings
@@ -38,7 +39,7 @@ from ragtt.evaluation.sources import Shingled
 from ragtt.events import types as ev
 from ragtt.results import RetrievedChunk, version_label
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, containment, shingles
-from ragtt.timetravel.passages import lost_words
+from ragtt.timetravel.passages import held_copy, lost_words, word_runs
 from ragtt.values import first_line, shorten
 
 if TYPE_CHECKING:
@@ -196,16 +197,28 @@ class Reasons:
             return f"{head} was in {then}; {source} was removed at {at}; {elsewhere}"
         edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
         at = self._label(_version(edited, bad.version))
-        document = self._ctx.log.documents.get(str(edited.payload["doc_key"]) if edited is not None else doc_key)
-        lost = lost_words(passage.text, str(document.text)) if document is not None else None
-        if not lost:  # rewritten, not edited: no words of it stand out
+        # the words the good version's text held in the passage's place and the re-ingested one lacks
+        # (not the reference's own words: it may have matched the good version only approximately)
+        held = self._held(passage, self._sources(good.version).get(source))
+        now = self._shingled.text(str(edited.payload["doc_key"]) if edited is not None else doc_key)
+        lost = lost_words(held, now) if held is not None and now is not None else None
+        if not lost or held is None:  # rewritten, not edited: no words of it stand out
             return f"{head} was in {then}; {source} was re-ingested at {at} and no longer holds it; {elsewhere}"
         one = len(lost) == 1 and len(lost[0].split()) == 1
         said = _listed([_quote(shorten(run, _QUOTED_CHARS)) for run in lost[:_NAMED]], len(lost) - _NAMED)
+        gone = f"{source} was re-ingested at {at} without {'it' if one else 'them'}; {elsewhere}"
+        if any(op != "equal" for op, _ in word_runs(passage.text, held)):
+            return (
+                f"{then} held the reference passage approximately, with the {'word' if one else 'words'} {said}; {gone}"
+            )
         return (
-            f"the reference passage's {'word' if one else 'words'} {said} {'was' if one else 'were'} in {then}; "
-            f"{source} was re-ingested at {at} without {'it' if one else 'them'}; {elsewhere}"
+            f"the reference passage's {'word' if one else 'words'} {said} {'was' if one else 'were'} in {then}; {gone}"
         )
+
+    def _held(self, passage: GoldenPassage, doc_key: str | None) -> str | None:
+        """What the document ``doc_key`` says in ``passage``'s place (``held_copy``); None: it holds no copy."""
+        text = self._shingled.text(doc_key)
+        return held_copy(passage.text, text) if text is not None else None
 
     def _changed(self, source: str, kind: str, low: int, high: int, own: frozenset[tuple[str, ...]]) -> Event | None:
         """The event in (low, high] that removed ``source`` (``kind`` DOCUMENT_REMOVED), or first
