@@ -84,16 +84,43 @@ class Reasons:
         # for one call: (question, bad query id) -> the deeper search; (kind, low, high) -> the log's changes
         self._deeps: dict[tuple[str, str], list[RetrievedChunk] | RagttError] = {}
         self._changes: dict[tuple[str, int, int], list[Event]] = {}
+        self._tables: dict[int, list[tuple[str, str, str]]] = {}  # version -> its chunks (id, source, text)
 
     def __call__(self, falls: Sequence[Fall]) -> list[str | None]:
         runs = self._runs([q for f in falls for q in (f.good_query_id, f.bad_query_id)])
         pairs = [(f, runs.get(f.good_query_id), runs.get(f.bad_query_id)) for f in falls]
         try:
-            self._search_deep([(f, good, bad) for f, good, bad in pairs if good is not None and bad is not None])
+            self._search_deep(
+                [
+                    (item, bad)
+                    for f, good, bad in pairs
+                    if good is not None and bad is not None and not _is_qrels(f.metric)
+                    for item in [self._items.get(f.question_id)]
+                    if item is not None and item.reference_contexts and self._lost_passages(item, good, bad)
+                ]
+            )
             return [None if g is None or b is None else self._explained(f, g, b) for f, g, b in pairs]
         finally:
             self._deeps.clear()
             self._changes.clear()
+            self._tables.clear()
+
+    def never_found(self, misses: Sequence[tuple[str, str]]) -> list[str | None]:
+        """For each (question id, query id) of a question that never found its reference passages:
+        where each passage its run missed is at the run's version (None: no run, or no passages).
+        Its source and rank in a search ``_DEEP`` deep, or that no document holds it; and when
+        the source holds it but no chunk holds it whole, the chunks it is split across."""
+        runs = self._runs([q for _, q in misses])
+        asked = [(self._items.get(question_id), runs.get(query_id)) for question_id, query_id in misses]
+        try:
+            self._search_deep([(i, r) for i, r in asked if i is not None and r is not None and i.reference_contexts])
+            return [
+                self._explained_miss(i, r) if i is not None and r is not None and i.reference_contexts else None
+                for i, r in asked
+            ]
+        finally:
+            self._deeps.clear()
+            self._tables.clear()
 
     def _explained(self, fall: Fall, good: _Run, bad: _Run) -> str:
         try:
@@ -103,23 +130,26 @@ class Reasons:
         except RagttError as e:
             return f"(no reason: {first_line(e)})"
 
-    def _search_deep(self, falls: list[tuple[Fall, _Run, _Run]]) -> None:
-        """The deeper searches the passage reasons need, the questions of one version and plan
-        searched together (``execute_many``): only a question that lost a passage needs one."""
+    def _explained_miss(self, item: EvalItem, run: _Run) -> str:
+        try:
+            return self._missed(item, run)
+        except ProjectDamagedError:
+            raise
+        except RagttError as e:
+            return f"(no reason: {first_line(e)})"
+
+    def _search_deep(self, asked: list[tuple[EvalItem, _Run]]) -> None:
+        """The deeper searches of the questions asked (each at its run's version and plan), the
+        questions of one version and plan searched together (``execute_many``)."""
         from ragtt.timetravel.run import execute_many
 
         groups: dict[tuple[int, str], tuple[RetrievalPlan, dict[str, list[str]]]] = {}
-        for fall, good, bad in falls:
-            item = self._items.get(fall.question_id)
-            if item is None or not item.reference_contexts or _is_qrels(fall.metric):
-                continue
-            if not self._lost_passages(item, good, bad):
-                continue
-            plan = replace(bad.logged.plan, top_k=max(_DEEP, bad.logged.plan.top_k))
-            key = (bad.version, json.dumps(plan.to_dict(), sort_keys=True))
-            groups.setdefault(key, (plan, {}))[1].setdefault(item.question, []).append(bad.logged.query_id)
-        for (version, _), (plan, asked) in groups.items():
-            questions = list(asked)
+        for item, run in asked:
+            plan = replace(run.logged.plan, top_k=max(_DEEP, run.logged.plan.top_k))
+            key = (run.version, json.dumps(plan.to_dict(), sort_keys=True))
+            groups.setdefault(key, (plan, {}))[1].setdefault(item.question, []).append(run.logged.query_id)
+        for (version, _), (plan, wanted) in groups.items():
+            questions = list(wanted)
             n = len(questions)
             try:
                 found = execute_many(self._ctx, questions, plan, version, generate=[False] * n, vectors=[None] * n)
@@ -127,12 +157,12 @@ class Reasons:
                 raise
             except RagttError as e:  # these falls' reasons say so (_deep), the others keep theirs
                 for question in questions:
-                    for query_id in asked[question]:
+                    for query_id in wanted[question]:
                         self._deeps[(question, query_id)] = e
                 continue
-            for question, run in zip(questions, found, strict=True):
-                for query_id in asked[question]:
-                    self._deeps[(question, query_id)] = run.chunks
+            for question, deep in zip(questions, found, strict=True):
+                for query_id in wanted[question]:
+                    self._deeps[(question, query_id)] = deep.chunks
 
     def _runs(self, query_ids: list[str]) -> dict[str, _Run]:
         """The runs, their chunks' texts read in one scan per version."""
@@ -269,6 +299,65 @@ class Reasons:
             raise found
         return found
 
+    # -- never found ------------------------------------------------------------------------------
+
+    def _missed(self, item: EvalItem, run: _Run) -> str:
+        found = found_passages(item, run.chunks, self._shingled.of(self._sources(run.version)))
+        missed = [p for p, source in zip(item.reference_contexts, found.found_in, strict=True) if source is None]
+        said = [self._where(item.question, p, run) for p in missed[:_NAMED]]
+        if len(missed) > _NAMED:
+            said.append(f"and {len(missed) - _NAMED} more reference passages")
+        return "; ".join(said)
+
+    def _where(self, question: str, passage: GoldenPassage, run: _Run) -> str:
+        """Where a passage ``run`` missed is at its version: the source that holds it and its rank
+        in the deeper search, and the chunks it is split across when no chunk holds it whole."""
+        own = shingles(passage.text)
+        at = self._label(run.version)
+        head = f"the reference passage {_quote(passage.first_words)}"
+        shares = sorted(
+            (
+                (containment(own, shingles(text)), chunk_id, source)
+                for chunk_id, source, text in self._table(run.version)
+                if not passage.source or source == passage.source
+            ),
+            reverse=True,
+        )
+        keys = self._sources(run.version)
+        holders = [
+            s
+            for s in dict.fromkeys(source for share, _, source in shares if share > 0)
+            if containment(own, self._shingled.document(keys.get(s))) >= DEFAULT_MATCH
+        ]
+        if not holders:
+            closest = (
+                f" (the closest chunk, in {shares[0][2]}, holds {shares[0][0]:.0%} of it)"
+                if shares and shares[0][0]
+                else ""
+            )
+            return f"{head} is in no document at {at}{closest}"
+        source = holders[0]
+        deep = self._deep(question, run)
+        rank = self._first_rank(replace(passage, source=source), deep, run.version)
+        ranked = f"rank {rank}" if rank is not None else f"not among the first {len(deep)} results"
+        said = f"{head} is in {source} at {at} ({ranked}; the runs retrieve the top {run.logged.plan.top_k})"
+        mine = [(share, chunk_id) for share, chunk_id, s in shares if s == source and share > 0]
+        if mine and mine[0][0] < DEFAULT_MATCH:
+            parts = _covering(
+                own, [(c, t) for c, s, t in self._table(run.version) if s == source], [c for _, c in mine]
+            )
+            said += f"; no chunk holds it whole: it is split across chunks {_listed([c[:10] for c in parts], 0)}"
+        return said
+
+    def _table(self, version: int) -> list[tuple[str, str, str]]:
+        """``version``'s chunks: (chunk id, source, text), in one scan per call."""
+        if version not in self._tables:
+            table = self._ctx.table.scan(version, ["chunk_id", "source", "text"])
+            self._tables[version] = list(
+                zip(*(table[c].to_pylist() for c in ("chunk_id", "source", "text")), strict=True)
+            )
+        return self._tables[version]
+
     # -- qrels -----------------------------------------------------------------------------------
 
     def _qrels(self, item: EvalItem, metric: str, good: _Run, bad: _Run) -> list[str]:
@@ -341,6 +430,21 @@ def _lost_strings(item: EvalItem, good: _Run, bad: _Run) -> list[str]:
         return []
     lost = [s for s in item.must_contain if holds(then, s) and not holds(now, s)]
     return [f"the answer lost {', '.join(_quote(s) for s in lost)}"] if lost else []
+
+
+def _covering(own: frozenset[tuple[str, ...]], chunks: list[tuple[str, str]], best_first: list[str]) -> list[str]:
+    """The fewest of ``best_first`` (chunk ids, those holding most of ``own`` first) that hold
+    ``DEFAULT_MATCH`` of its shingles together, in their order in ``chunks`` (all: they never do)."""
+    texts = dict(chunks)
+    pooled: set[tuple[str, ...]] = set()
+    chosen = []
+    for chunk_id in best_first:
+        chosen.append(chunk_id)
+        pooled |= shingles(texts[chunk_id])
+        if containment(own, pooled) >= DEFAULT_MATCH:
+            break
+    order = {c: i for i, (c, _) in enumerate(chunks)}
+    return sorted(chosen, key=order.__getitem__)
 
 
 def _version(event: Event | None, otherwise: int) -> int:
