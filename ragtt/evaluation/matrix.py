@@ -133,9 +133,10 @@ class HistoryMatrix(Result):
 
     def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
         """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
-        every regression the views' "got worse" lists, each with its reason, computed once per
-        matrix (about as long as a deeper search per question that lost a passage); False: none,
-        for a view that draws the cells only (the widget, ``/ui``)."""
+        every regression the views' "got worse" lists, each with its reason, and every question
+        ``never_found()`` lists, each with where its passages are, computed once per matrix (about
+        as long as a deeper search per question that lost or never found a passage); False:
+        neither, for a view that draws the cells only (the widget, ``/ui``)."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -149,7 +150,7 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-        } | ({"regressions": self._worse_rows} if regressions else {})
+        } | ({"regressions": self._worse_rows, "never_found": self._never_rows} if regressions else {})
 
     @functools.cached_property
     def _worse_rows(self) -> list[dict[str, Any]]:
@@ -157,6 +158,11 @@ class HistoryMatrix(Result):
         its reason (once per matrix: a reason reads the log and the index)."""
         worse = self._worse(explained=None)
         return [] if worse is None else worse[2].to_dicts()
+
+    @functools.cached_property
+    def _never_rows(self) -> list[dict[str, Any]]:
+        """``never_found()`` of context_recall as ``to_dict()`` carries it (none without that metric)."""
+        return self.never_found().to_dicts() if "context_recall" in self.metrics else []
 
     # -- frames ----------------------------------------------------------------------------------
 

@@ -145,4 +145,6 @@ def test_the_views_and_json_say_where(matrix: ragtt.HistoryMatrix, never: dict[s
     assert "never found (context_recall 0 at every evaluated version" in text
     for r in never.values():
         assert f"where: {r['reason']}" in text
-    json.dumps(matrix.to_dict())
+    assert json.loads(json.dumps(matrix.to_dict()))["never_found"] == matrix.never_found().to_dicts()
+    assert "never_found" not in matrix.to_dict(regressions=False)
+    assert "never found (context_recall 0" in matrix._repr_html_()
