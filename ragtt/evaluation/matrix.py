@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragtt._html import BOX, STYLE, esc
 from ragtt.errors import ConfigError, NotFoundError
@@ -94,6 +93,15 @@ class Fall:
     bad_query_id: str
 
 
+class Explainer(Protocol):
+    """What explains a matrix (``ragtt.evaluation.reasons.Reasons``): why each fall happened, and
+    where the reference passages of a question that never found them are ((question id, query id))."""
+
+    def __call__(self, falls: list[Fall]) -> list[str | None]: ...
+
+    def never_found(self, misses: list[tuple[str, str]]) -> list[str | None]: ...
+
+
 @dataclass(frozen=True, eq=False)
 class HistoryMatrix(Result):
     """``proj.evaluate(dataset)``: ``frame()``, ``wide(metric)``, ``regressions()``, ``to_dict()``."""
@@ -112,7 +120,7 @@ class HistoryMatrix(Result):
     reused_versions: int = 0
     gate: Gate | None = None
     # the regressions to explain -> why each fell (``ragtt.evaluation.reasons``); None: no reasons
-    explain: Callable[[list[Fall]], list[str | None]] | None = field(default=None, metadata=TRANSIENT, repr=False)
+    explain: Explainer | None = field(default=None, metadata=TRANSIENT, repr=False)
     # the Project it was evaluated on (``proj.evaluate`` sets it), so a view can draw it (``to_html``)
     project: Any = field(default=None, metadata=TRANSIENT, repr=False)
 
@@ -125,9 +133,10 @@ class HistoryMatrix(Result):
 
     def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
         """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
-        every regression the views' "got worse" lists, each with its reason, computed once per
-        matrix (about as long as a deeper search per question that lost a passage); False: none,
-        for a view that draws the cells only (the widget, ``/ui``)."""
+        every regression the views' "got worse" lists, each with its reason, and every question
+        ``never_found()`` lists, each with where its passages are, computed once per matrix (about
+        as long as a deeper search per question that lost or never found a passage); False:
+        neither, for a view that draws the cells only (the widget, ``/ui``)."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -141,7 +150,7 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-        } | ({"regressions": self._worse_rows} if regressions else {})
+        } | ({"regressions": self._worse_rows, "never_found": self._never_rows} if regressions else {})
 
     @functools.cached_property
     def _worse_rows(self) -> list[dict[str, Any]]:
@@ -149,6 +158,11 @@ class HistoryMatrix(Result):
         its reason (once per matrix: a reason reads the log and the index)."""
         worse = self._worse(explained=None)
         return [] if worse is None else worse[2].to_dicts()
+
+    @functools.cached_property
+    def _never_rows(self) -> list[dict[str, Any]]:
+        """``never_found()`` of context_recall as ``to_dict()`` carries it (none without that metric)."""
+        return self.never_found().to_dicts() if "context_recall" in self.metrics else []
 
     # -- frames ----------------------------------------------------------------------------------
 
@@ -245,6 +259,55 @@ class HistoryMatrix(Result):
         }
         return pl.DataFrame(rows, schema=schema, orient="row")
 
+    def never_found(self, metric: str = "context_recall") -> pl.DataFrame:
+        """Each question whose ``metric`` is 0 at every evaluated version where it was computed
+        (never found, so ``regressions()`` has nothing to say), at the last of those versions:
+        its run and ``reason``, where its missed reference passages are there (their source and
+        rank in a search 50 deep with the run's plan, or that no document holds them) and, when
+        no chunk holds one whole, the chunks it is split across (a chunking matter)."""
+        return self._never_found(metric, explained=None)
+
+    def _never_found(self, metric: str, *, explained: int | None) -> pl.DataFrame:
+        import polars as pl
+
+        rows: list[list[Any]] = []
+        for qi, values in enumerate(self._values(metric)):
+            scored = [ci for ci, v in enumerate(values) if v is not None]
+            if scored and all(values[ci] == 0 for ci in scored):
+                c = self.columns[scored[-1]]
+                query_id = self.query_ids[qi][scored[-1]]
+                rows.append([self.question_ids[qi], self.questions[qi], metric, c.version, c.label, query_id, None])
+        asked = [row for row in rows[:explained] if row[5] is not None]
+        if self.explain is not None and asked and metric in ("context_recall", "context_precision"):
+            for row, reason in zip(asked, self.explain.never_found([(r[0], r[5]) for r in asked]), strict=True):
+                row[-1] = reason
+        schema = {
+            "question_id": pl.String,
+            "question": pl.String,
+            "metric": pl.String,
+            "version": pl.Int64,
+            "label": pl.String,
+            "query_id": pl.String,
+            "reason": pl.String,
+        }
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def _never_lines(self) -> list[str]:
+        """The text and HTML views' "never found": the questions at 0 at every version, and where their passages are."""
+        if "context_recall" not in self.metrics:
+            return []
+        found = self._never_found("context_recall", explained=_TEXT_ROWS)
+        if found.is_empty():
+            return []
+        lines = ["never found (context_recall 0 at every evaluated version; never_found() has them all):"]
+        for r in found.head(_TEXT_ROWS).iter_rows(named=True):
+            lines.append(f"  {r['question'][:60]}: at {r['label'] or 'v' + str(r['version'])} (v{r['version']})")
+            if r["reason"]:
+                lines.append(f"    where: {r['reason']}")
+        if found.height > _TEXT_ROWS:
+            lines.append(f"  ... {found.height - _TEXT_ROWS} more")
+        return lines
+
     def against(self, baseline: int | str, *, metric: str | None = None, threshold: float = 0.0) -> HistoryMatrix:
         """This matrix with a ``gate``: the questions whose ``metric`` at the last column fell below
         the ``baseline`` column's (a version or a label) by more than ``threshold``."""
@@ -323,6 +386,7 @@ class HistoryMatrix(Result):
             if len(rows) > _TEXT_ROWS:
                 lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
         lines.extend(self._worse_lines())
+        lines.extend(self._never_lines())
         if self.unparseable:
             lines.append(f"{counted(len(self.unparseable), 'judge verdict')} did not parse (see .unparseable)")
         if self.gate is not None:
@@ -439,7 +503,7 @@ class HistoryMatrix(Result):
         """What the HTML views say below the cells: which questions got worse, and why; the
         verdicts that did not parse; the gate's verdict."""
         parts = []
-        worse = self._worse_lines()
+        worse = self._worse_lines() + self._never_lines()
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:

@@ -5,10 +5,11 @@ By what the question is scored against:
 * reference passages (``context_recall``, ``context_precision``): what happened to each
   passage the good run found and the bad one does not, matched as the metric matches them
   (``found_passages``): its source was removed, or re-ingested without it (at which version;
-  an edit of it is quoted by the words it lost, ``lost_words``, a rewrite by its first
-  words), or it still holds it and a deeper search at the bad version ranks it below the
-  top-k (its rank there). For a passage gone from its source, the deeper search also says
-  which other document holds it now, if one among its results does;
+  an edit of it is quoted by the words that the good version's text held in its place and
+  the re-ingested text lacks, a rewrite by its first words), or it still holds it and a
+  deeper search at the bad version ranks it below the top-k (its rank there). For a passage
+  gone from its source, the deeper search also says which other document holds it now, if
+  one among its results does;
 * qrels (``ndcg@k``, ``recall@k``, ``mrr``): the relevant ids that left the top k (with the
   lineage of their chunk) or fell in rank;
 * answers (``contains``, ``answer_match``, the judge's metrics): the ``must_contain`` strings
@@ -38,7 +39,7 @@ from ragtt.evaluation.sources import Shingled
 from ragtt.events import types as ev
 from ragtt.results import RetrievedChunk, version_label
 from ragtt.timetravel.golden import DEFAULT_MATCH, GoldenPassage, containment, shingles
-from ragtt.timetravel.passages import lost_words
+from ragtt.timetravel.passages import held_copy, lost_words, word_runs
 from ragtt.values import first_line, shorten
 
 if TYPE_CHECKING:
@@ -83,16 +84,43 @@ class Reasons:
         # for one call: (question, bad query id) -> the deeper search; (kind, low, high) -> the log's changes
         self._deeps: dict[tuple[str, str], list[RetrievedChunk] | RagttError] = {}
         self._changes: dict[tuple[str, int, int], list[Event]] = {}
+        self._tables: dict[int, list[tuple[str, str, str]]] = {}  # version -> its chunks (id, source, text)
 
     def __call__(self, falls: Sequence[Fall]) -> list[str | None]:
         runs = self._runs([q for f in falls for q in (f.good_query_id, f.bad_query_id)])
         pairs = [(f, runs.get(f.good_query_id), runs.get(f.bad_query_id)) for f in falls]
         try:
-            self._search_deep([(f, good, bad) for f, good, bad in pairs if good is not None and bad is not None])
+            self._search_deep(
+                [
+                    (item, bad)
+                    for f, good, bad in pairs
+                    if good is not None and bad is not None and not _is_qrels(f.metric)
+                    for item in [self._items.get(f.question_id)]
+                    if item is not None and item.reference_contexts and self._lost_passages(item, good, bad)
+                ]
+            )
             return [None if g is None or b is None else self._explained(f, g, b) for f, g, b in pairs]
         finally:
             self._deeps.clear()
             self._changes.clear()
+            self._tables.clear()
+
+    def never_found(self, misses: Sequence[tuple[str, str]]) -> list[str | None]:
+        """For each (question id, query id) of a question that never found its reference passages:
+        where each passage its run missed is at the run's version (None: no run, or no passages).
+        Its source and rank in a search ``_DEEP`` deep, or that no document holds it; and when
+        the source holds it but no chunk holds it whole, the chunks it is split across."""
+        runs = self._runs([q for _, q in misses])
+        asked = [(self._items.get(question_id), runs.get(query_id)) for question_id, query_id in misses]
+        try:
+            self._search_deep([(i, r) for i, r in asked if i is not None and r is not None and i.reference_contexts])
+            return [
+                self._explained_miss(i, r) if i is not None and r is not None and i.reference_contexts else None
+                for i, r in asked
+            ]
+        finally:
+            self._deeps.clear()
+            self._tables.clear()
 
     def _explained(self, fall: Fall, good: _Run, bad: _Run) -> str:
         try:
@@ -102,23 +130,26 @@ class Reasons:
         except RagttError as e:
             return f"(no reason: {first_line(e)})"
 
-    def _search_deep(self, falls: list[tuple[Fall, _Run, _Run]]) -> None:
-        """The deeper searches the passage reasons need, the questions of one version and plan
-        searched together (``execute_many``): only a question that lost a passage needs one."""
+    def _explained_miss(self, item: EvalItem, run: _Run) -> str:
+        try:
+            return self._missed(item, run)
+        except ProjectDamagedError:
+            raise
+        except RagttError as e:
+            return f"(no reason: {first_line(e)})"
+
+    def _search_deep(self, asked: list[tuple[EvalItem, _Run]]) -> None:
+        """The deeper searches of the questions asked (each at its run's version and plan), the
+        questions of one version and plan searched together (``execute_many``)."""
         from ragtt.timetravel.run import execute_many
 
         groups: dict[tuple[int, str], tuple[RetrievalPlan, dict[str, list[str]]]] = {}
-        for fall, good, bad in falls:
-            item = self._items.get(fall.question_id)
-            if item is None or not item.reference_contexts or _is_qrels(fall.metric):
-                continue
-            if not self._lost_passages(item, good, bad):
-                continue
-            plan = replace(bad.logged.plan, top_k=max(_DEEP, bad.logged.plan.top_k))
-            key = (bad.version, json.dumps(plan.to_dict(), sort_keys=True))
-            groups.setdefault(key, (plan, {}))[1].setdefault(item.question, []).append(bad.logged.query_id)
-        for (version, _), (plan, asked) in groups.items():
-            questions = list(asked)
+        for item, run in asked:
+            plan = replace(run.logged.plan, top_k=max(_DEEP, run.logged.plan.top_k))
+            key = (run.version, json.dumps(plan.to_dict(), sort_keys=True))
+            groups.setdefault(key, (plan, {}))[1].setdefault(item.question, []).append(run.logged.query_id)
+        for (version, _), (plan, wanted) in groups.items():
+            questions = list(wanted)
             n = len(questions)
             try:
                 found = execute_many(self._ctx, questions, plan, version, generate=[False] * n, vectors=[None] * n)
@@ -126,12 +157,12 @@ class Reasons:
                 raise
             except RagttError as e:  # these falls' reasons say so (_deep), the others keep theirs
                 for question in questions:
-                    for query_id in asked[question]:
+                    for query_id in wanted[question]:
                         self._deeps[(question, query_id)] = e
                 continue
-            for question, run in zip(questions, found, strict=True):
-                for query_id in asked[question]:
-                    self._deeps[(question, query_id)] = run.chunks
+            for question, deep in zip(questions, found, strict=True):
+                for query_id in wanted[question]:
+                    self._deeps[(question, query_id)] = deep.chunks
 
     def _runs(self, query_ids: list[str]) -> dict[str, _Run]:
         """The runs, their chunks' texts read in one scan per version."""
@@ -196,17 +227,28 @@ class Reasons:
             return f"{head} was in {then}; {source} was removed at {at}; {elsewhere}"
         edited = self._changed(source, ev.DOCUMENT_INGESTED, good.version, bad.version, own)
         at = self._label(_version(edited, bad.version))
-        document = self._ctx.log.documents.get(str(edited.payload["doc_key"]) if edited is not None else doc_key)
-        text = document.text if document is not None else None
-        lost = lost_words(passage.text, text) if isinstance(text, str) else None
-        if not lost:  # rewritten, not edited: no words of it stand out
+        # the words the good version's text held in the passage's place and the re-ingested one lacks
+        # (not the reference's own words: it may have matched the good version only approximately)
+        held = self._held(passage, self._sources(good.version).get(source))
+        now = self._shingled.text(str(edited.payload["doc_key"]) if edited is not None else doc_key)
+        lost = lost_words(held, now) if held is not None and now is not None else None
+        if not lost or held is None:  # rewritten, not edited: no words of it stand out
             return f"{head} was in {then}; {source} was re-ingested at {at} and no longer holds it; {elsewhere}"
         one = len(lost) == 1 and len(lost[0].split()) == 1
         said = _listed([_quote(shorten(run, _QUOTED_CHARS)) for run in lost[:_NAMED]], len(lost) - _NAMED)
+        gone = f"{source} was re-ingested at {at} without {'it' if one else 'them'}; {elsewhere}"
+        if any(op != "equal" for op, _ in word_runs(passage.text, held)):
+            return (
+                f"{then} held the reference passage approximately, with the {'word' if one else 'words'} {said}; {gone}"
+            )
         return (
-            f"the reference passage's {'word' if one else 'words'} {said} {'was' if one else 'were'} in {then}; "
-            f"{source} was re-ingested at {at} without {'it' if one else 'them'}; {elsewhere}"
+            f"the reference passage's {'word' if one else 'words'} {said} {'was' if one else 'were'} in {then}; {gone}"
         )
+
+    def _held(self, passage: GoldenPassage, doc_key: str | None) -> str | None:
+        """What the document ``doc_key`` says in ``passage``'s place (``held_copy``); None: it holds no copy."""
+        text = self._shingled.text(doc_key)
+        return held_copy(passage.text, text) if text is not None else None
 
     def _changed(self, source: str, kind: str, low: int, high: int, own: frozenset[tuple[str, ...]]) -> Event | None:
         """The event in (low, high] that removed ``source`` (``kind`` DOCUMENT_REMOVED), or first
@@ -256,6 +298,65 @@ class Reasons:
         if isinstance(found, RagttError):
             raise found
         return found
+
+    # -- never found ------------------------------------------------------------------------------
+
+    def _missed(self, item: EvalItem, run: _Run) -> str:
+        found = found_passages(item, run.chunks, self._shingled.of(self._sources(run.version)))
+        missed = [p for p, source in zip(item.reference_contexts, found.found_in, strict=True) if source is None]
+        said = [self._where(item.question, p, run) for p in missed[:_NAMED]]
+        if len(missed) > _NAMED:
+            said.append(f"and {len(missed) - _NAMED} more reference passages")
+        return "; ".join(said)
+
+    def _where(self, question: str, passage: GoldenPassage, run: _Run) -> str:
+        """Where a passage ``run`` missed is at its version: the source that holds it and its rank
+        in the deeper search, and the chunks it is split across when no chunk holds it whole."""
+        own = shingles(passage.text)
+        at = self._label(run.version)
+        head = f"the reference passage {_quote(passage.first_words)}"
+        shares = sorted(
+            (
+                (containment(own, shingles(text)), chunk_id, source)
+                for chunk_id, source, text in self._table(run.version)
+                if not passage.source or source == passage.source
+            ),
+            reverse=True,
+        )
+        keys = self._sources(run.version)
+        holders = [
+            s
+            for s in dict.fromkeys(source for share, _, source in shares if share > 0)
+            if containment(own, self._shingled.document(keys.get(s))) >= DEFAULT_MATCH
+        ]
+        if not holders:
+            closest = (
+                f" (the closest chunk, in {shares[0][2]}, holds {shares[0][0]:.0%} of it)"
+                if shares and shares[0][0]
+                else ""
+            )
+            return f"{head} is in no document at {at}{closest}"
+        source = holders[0]
+        deep = self._deep(question, run)
+        rank = self._first_rank(replace(passage, source=source), deep, run.version)
+        ranked = f"rank {rank}" if rank is not None else f"not among the first {len(deep)} results"
+        said = f"{head} is in {source} at {at} ({ranked}; the runs retrieve the top {run.logged.plan.top_k})"
+        mine = [(share, chunk_id) for share, chunk_id, s in shares if s == source and share > 0]
+        if mine and mine[0][0] < DEFAULT_MATCH:
+            parts = _covering(
+                own, [(c, t) for c, s, t in self._table(run.version) if s == source], [c for _, c in mine]
+            )
+            said += f"; no chunk holds it whole: it is split across chunks {_listed([c[:10] for c in parts], 0)}"
+        return said
+
+    def _table(self, version: int) -> list[tuple[str, str, str]]:
+        """``version``'s chunks: (chunk id, source, text), in one scan per call."""
+        if version not in self._tables:
+            table = self._ctx.table.scan(version, ["chunk_id", "source", "text"])
+            self._tables[version] = list(
+                zip(*(table[c].to_pylist() for c in ("chunk_id", "source", "text")), strict=True)
+            )
+        return self._tables[version]
 
     # -- qrels -----------------------------------------------------------------------------------
 
@@ -329,6 +430,21 @@ def _lost_strings(item: EvalItem, good: _Run, bad: _Run) -> list[str]:
         return []
     lost = [s for s in item.must_contain if holds(then, s) and not holds(now, s)]
     return [f"the answer lost {', '.join(_quote(s) for s in lost)}"] if lost else []
+
+
+def _covering(own: frozenset[tuple[str, ...]], chunks: list[tuple[str, str]], best_first: list[str]) -> list[str]:
+    """The fewest of ``best_first`` (chunk ids, those holding most of ``own`` first) that hold
+    ``DEFAULT_MATCH`` of its shingles together, in their order in ``chunks`` (all: they never do)."""
+    texts = dict(chunks)
+    pooled: set[tuple[str, ...]] = set()
+    chosen = []
+    for chunk_id in best_first:
+        chosen.append(chunk_id)
+        pooled |= shingles(texts[chunk_id])
+        if containment(own, pooled) >= DEFAULT_MATCH:
+            break
+    order = {c: i for i, (c, _) in enumerate(chunks)}
+    return sorted(chosen, key=order.__getitem__)
 
 
 def _version(event: Event | None, otherwise: int) -> int:

@@ -19,8 +19,8 @@ _SHINGLED_DOCS = 256  # parsed sources kept shingled across versions (an unchang
 class Shingled:
     """Each source's parsed text, shingled once per document, the last ``_SHINGLED_DOCS`` of
     them kept. ``keys(version)`` reads a version's document keys in one scan (on any thread);
-    ``of(keys)`` looks sources up in them and ``document(doc_key)`` one document (on the
-    thread that owns the log)."""
+    ``of(keys)`` looks sources up in them, ``document(doc_key)`` one document and ``text(doc_key)``
+    its text (on the thread that owns the log)."""
 
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
@@ -41,10 +41,14 @@ class Shingled:
         if doc_key is None:
             return frozenset()
         if doc_key not in self._docs:
-            row = self._ctx.log.documents.get(doc_key)
-            text = row.text if row is not None else None
-            self._docs[doc_key] = text_shingles(text) if isinstance(text, str) else frozenset()
+            text = self.text(doc_key)
+            self._docs[doc_key] = text_shingles(text) if text is not None else frozenset()
             if len(self._docs) > _SHINGLED_DOCS:
                 self._docs.popitem(last=False)
         self._docs.move_to_end(doc_key)
         return self._docs[doc_key]
+
+    def text(self, doc_key: str | None) -> str | None:
+        """One document's parsed text (None: no such document, or its text is not in the log)."""
+        row = self._ctx.log.documents.get(doc_key) if doc_key is not None else None
+        return None if row is None or row.text is None else str(row.text)

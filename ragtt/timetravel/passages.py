@@ -37,7 +37,16 @@ import numpy as np
 
 from ragtt.results import Result
 
-__all__ = ["DEFAULT_THRESHOLD", "Aboutness", "PassagePair", "lost_words", "pair_passages", "similarity", "word_runs"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "Aboutness",
+    "PassagePair",
+    "held_copy",
+    "lost_words",
+    "pair_passages",
+    "similarity",
+    "word_runs",
+]
 
 DEFAULT_THRESHOLD = 0.6
 # A word with the whitespace after it; leading whitespace of a text belongs to its first word.
@@ -463,6 +472,38 @@ def lost_words(passage: str, text: str) -> list[str] | None:
     >>> lost_words("Refunds within 30 days of purchase.", "# Refunds\n\nRefunds within 14 days of purchase.")
     ['30']
     """
+    copy = _edited_copy(passage, text)
+    if copy is None:
+        return None
+    lost = (" ".join(run.split()).strip(_RUN_EDGES) for op, run in copy[1] if op == "delete")
+    return [run for run in lost if run]
+
+
+def held_copy(passage: str, text: str) -> str | None:
+    """The stretch of ``text`` that holds an edited copy of ``passage``: from the first to the
+    last of the passage's words it keeps there (what ``text`` says in the passage's place, its
+    own words between them). None when ``text`` holds no edited copy (as ``lost_words``).
+
+    >>> held_copy("Refunds within 30 days of purchase.", "Refunds. Refunds within 14 days of purchase. Returns.")
+    'Refunds within 14 days of purchase.'
+    """
+    copy = _edited_copy(passage, text)
+    if copy is None:
+        return None
+    window, runs = copy
+    at, start, end = 0, -1, 0
+    for op, run in runs:  # equal and insert runs join to ``window``: ``at`` is in it
+        if op == "equal":
+            start, end = (at if start < 0 else start), at + len(run)
+        if op != "delete":
+            at += len(run)
+    return window[start:end].strip()
+
+
+def _edited_copy(passage: str, text: str) -> tuple[str, list[tuple[str, str]]] | None:
+    """The stretch of ``text`` around the longest run of words it shares with ``passage`` (the
+    passage's length either side) and ``word_runs`` of the passage against it; None when
+    ``text`` holds no edited copy of the passage."""
     at, anchor, size = 0, (0, 0), 0
     for op, run in word_runs(passage, text):  # equal and insert runs join to ``text``: ``at`` is in it
         words = len(run.split())
@@ -472,11 +513,11 @@ def lost_words(passage: str, text: str) -> list[str] | None:
             at += len(run)
     if size < _ANCHOR_WORDS:
         return None
-    runs = word_runs(passage, text[max(0, anchor[0] - len(passage)) : anchor[1] + len(passage)])
+    window = text[max(0, anchor[0] - len(passage)) : anchor[1] + len(passage)]
+    runs = word_runs(passage, window)
     if sum(len(run.split()) for op, run in runs if op == "equal") < _EDITED_KEEPS * len(passage.split()):
         return None
-    lost = (" ".join(run.split()).strip(_RUN_EDGES) for op, run in runs if op == "delete")
-    return [run for run in lost if run]
+    return window, runs
 
 
 def _key(token: str) -> str:

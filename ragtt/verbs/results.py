@@ -474,6 +474,19 @@ class Regression(TypedDict):
     reason: str | None  # None: a run is no longer in the log
 
 
+class NeverFound(TypedDict):
+    """A question whose context_recall is 0 at every evaluated version, and where its reference
+    passages are at the last of them."""
+
+    question_id: str
+    question: str
+    metric: str
+    version: int
+    label: str | None
+    query_id: str | None
+    reason: str | None  # None: its run is no longer in the log
+
+
 class HistoryMatrix(TypedDict):
     """A question set at each evaluated version (``ragtt.HistoryMatrix``): ``cells[metric]`` and
     ``query_ids`` are [question][column], None where absent."""
@@ -492,6 +505,8 @@ class HistoryMatrix(TypedDict):
     gate: Gate | None
     # context_recall's regressions at 0.5 (else the first metric's), every one with its reason
     regressions: list[Regression]
+    # the questions at context_recall 0 at every evaluated version, each with where its passages are
+    never_found: list[NeverFound]
 
 
 class FusionSettings(TypedDict):

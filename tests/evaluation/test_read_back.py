@@ -23,11 +23,13 @@ def test_an_evaluation_reads_back_from_the_log_alone(tmp_path: Path) -> None:
         assert proj.evaluations() == []
         first = proj.evaluate(questions, at=["flask-0.10", "flask-1.0"])
         evaluated = proj.evaluate(questions)  # every snapshot: two read back, two searched
+        theirs = evaluated.to_dict()  # (its reasons read the project: a question never found has one)
     questions.unlink()
     before = state(tmp_path)
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         (listed,) = proj.evaluations()
         back = proj.read_evaluation(evaluated.evaluation_id)
+        mine = back.to_dict()
         with pytest.raises(NotFoundError, match=r"eval-nope.*" + evaluated.evaluation_id):
             proj.read_evaluation("eval-nope")
     assert state(tmp_path) == before
@@ -36,7 +38,6 @@ def test_an_evaluation_reads_back_from_the_log_alone(tmp_path: Path) -> None:
     assert listed["source"] == str(questions) and listed["dataset"] == "questions"
     assert listed["versions"] == [c.version for c in evaluated.columns] and listed["questions"] == len(DATASET)
     assert (listed["mode"], listed["top_k"]) == (evaluated.plan["mode"], evaluated.plan["top_k"])
-    mine, theirs = back.to_dict(), evaluated.to_dict()
     assert (back.computed_versions, back.reused_versions) == (0, len(evaluated.columns))
     for key in ("computed_versions", "reused_versions"):
         mine.pop(key), theirs.pop(key)

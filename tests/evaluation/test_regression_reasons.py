@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,13 +130,29 @@ def test_a_passage_edited_out_by_a_re_ingest_names_the_re_ingest(
     assert held(proj, EDITED, "docs/installation.rst", "flask-1.1.2") >= DEFAULT_MATCH
     assert held(proj, EDITED, "docs/installation.rst", "flask-2.0.0") < DEFAULT_MATCH
     bad = f"flask-2.0.0 (v{row['first_bad_version']})"
-    # the words the re-ingest took out, not the passage's first words (which 2.0.0 kept)
+    # the words 1.1.2's text held in the passage's place and 2.0.0's lacks: "3.5", not the reference's "3.4"
     assert row["reason"].startswith(
-        'the reference passage\'s words "3" and "3.4 and newer, Python 2.7, and PyPy" were in docs/installation.rst '
-        f"at flask-1.1.2 (v{row['last_good_version']}); docs/installation.rst was re-ingested at {bad} without them; "
+        f"docs/installation.rst at flask-1.1.2 (v{row['last_good_version']}) held the reference passage "
+        'approximately, with the words "3" and "3.5 and newer, Python 2.7, and PyPy"; '
+        f"docs/installation.rst was re-ingested at {bad} without them; "
     ), row["reason"]
     now = " ".join(proj.document("docs/installation.rst", at="flask-2.0.0").text.split())
-    assert "We recommend using the latest version of Python" in now and "3.4 and newer, Python 2.7, and PyPy" not in now
+    assert "We recommend using the latest version of Python" in now and "3.5 and newer, Python 2.7, and PyPy" not in now
+
+
+def test_every_quoted_word_run_was_at_the_version_the_reason_names(
+    proj: ragtt.Project, matrix: ragtt.HistoryMatrix
+) -> None:
+    """A reason quotes the good version's words, never the reference's where that version said
+    otherwise: the reference "Python 3.4" matched 1.1.2's "Python 3.5" approximately."""
+    rows = matrix.regressions().to_dicts()
+    assert rows
+    for row in rows:
+        source = re.search(r"(docs/[\w.-]+) at ", row["reason"])  # the source that held the passage
+        assert source, row["reason"]
+        then = " ".join(proj.document(source[1], at=row["last_good_label"]).text.split())
+        for quoted in re.findall(r'"([^"]+)"', row["reason"]):
+            assert quoted.removesuffix(" …") in then, (quoted, row["reason"])
 
 
 def test_a_passage_still_in_its_source_says_its_rank(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 import ragtt
-from ragtt.timetravel.passages import Aboutness, PassagePair, lost_words, pair_passages, similarity, word_runs
+from ragtt.timetravel.passages import (
+    Aboutness,
+    PassagePair,
+    held_copy,
+    lost_words,
+    pair_passages,
+    similarity,
+    word_runs,
+)
 from tests.conftest import corpus
 
 
@@ -219,6 +227,22 @@ def test_lost_words_are_the_runs_an_edit_took_out_of_the_passage() -> None:
     assert lost == ["3", "3.4 and newer, Python 2.7, and PyPy"]
     assert lost[1] not in " ".join(now.split()) and "Python 2.7" in passage
     assert lost_words(passage, then) == []  # held whole: nothing lost
+
+
+def test_the_held_copy_is_what_the_text_says_in_the_passage_s_place() -> None:
+    """1.1.2's "Python 3.5" sentence held in 1.0's text, which says "3.4": the copy is 1.0's own
+    words, so what 2.0.0 lost from it is "3.4", never the passage's "3.5"."""
+    releases = corpus("evolving", "flask")
+    passage = (
+        "We recommend using the latest version of Python 3. Flask supports Python 3.5 and newer, Python 2.7, and PyPy."
+    )
+    then = (releases / "2018-04-26_flask-1.0" / "docs" / "installation.rst").read_text(encoding="utf-8")
+    now = (releases / "2021-05-11_flask-2.0.0" / "docs" / "installation.rst").read_text(encoding="utf-8")
+    held = held_copy(passage, then)
+    assert held is not None and held in then
+    assert " ".join(held.split()) == passage.replace("3.5", "3.4")
+    assert lost_words(held, now) == ["3", "3.4 and newer, Python 2.7, and PyPy"]
+    assert held_copy(passage, "Nothing of it here.") is None
 
 
 def test_a_rewritten_or_removed_passage_has_no_lost_words() -> None:
