@@ -150,7 +150,8 @@ def build(
     """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
     timelines. ``ids_limit``: the most cells whose query ids travel (None: all);
     ``timelines``: whether the questions' timelines are precomputed (each is a retrieval at
-    every version of the project: as much work as evaluating the question again); ``advice``:
+    every version of the project; at an evaluated column, the question's logged run is read
+    back instead); ``advice``:
     ``embed``'s (the notebook widget's words by default)."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
