@@ -228,6 +228,7 @@ class ChunkTable:
         self._id_cache: dict[int, dict[str, str]] = {}
         # (version, source, columns) -> its chunks' rows (``source_rows``), up to _ROW_CACHE rows
         self._row_cache: OrderedDict[tuple[int, str, tuple[str, ...]], list[dict[str, Any]]] = OrderedDict()
+        self._row_cached = 0  # rows in _row_cache
         self._ann_cache: dict[int, VectorIndex | None] = {}
         # LanceDB: the writer (and full-text search), connected on first use; reads never need it
         self._db, self._table = _db, _table
@@ -577,6 +578,7 @@ class ChunkTable:
         self._views.clear()
         self._id_cache.clear()
         self._row_cache.clear()
+        self._row_cached = 0
         self._ann_cache.clear()
         stats = self._latest().cleanup_old_versions(versions=sorted(versions), error_if_tagged_old_versions=True)
         return int(stats.bytes_removed)
@@ -614,8 +616,9 @@ class ChunkTable:
             for source, rows in read.items():
                 found[source] = rows
                 self._row_cache[(version, source, shape)] = rows
-            while len(self._row_cache) > 1 and sum(map(len, self._row_cache.values())) > _ROW_CACHE:
-                self._row_cache.popitem(last=False)
+                self._row_cached += len(rows)
+            while len(self._row_cache) > 1 and self._row_cached > _ROW_CACHE:
+                self._row_cached -= len(self._row_cache.popitem(last=False)[1])
         for s in wanted:
             if (version, s, shape) in self._row_cache:
                 self._row_cache.move_to_end((version, s, shape))
