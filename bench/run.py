@@ -68,7 +68,7 @@ OTHER_BENCHES = {
     "bench_ray.py": ([], ["--quick"]),  # ingest on a local Ray vs in-process (20,000 docs; quick: 2,000)
     "bench_s3.py": ([], ["--quick"]),  # issue 12: replay p50, index on S3 (moto) vs in the folder, 2,000 docs
     "bench_verify.py": ([], ["--quick"]),  # issue 31: hashing on ingest, verify() and verify(deep=True) costs
-    "bench_eval.py": ([], ["--quick"]),  # issue 26: the history matrix vs replay_text; 1,000 versions vs 10
+    "bench_eval.py": ([], ["--quick"]),  # issue 26: the history matrix vs replay_text, its page; 1,000 versions vs 10
     "bench_watch.py": ([], ["--quick"]),  # ragtt watch: last write to queryable vs debounce + 1.5x one ingest
     "bench_federation.py": ([], ["--quick"]),  # issue 29: a federated query over 3 members, and its replay
 }

@@ -441,6 +441,12 @@ class Project:
 
         return load_run(self._ctx, query_id)
 
+    def runs(self, query_ids: Sequence[str]) -> dict[str, LoggedRun]:
+        """Many logged runs by their full ids, read together (an id with no run logged is left out)."""
+        from ragtt.timetravel.run import load_runs
+
+        return load_runs(self._ctx, query_ids)
+
     def plan_of(self, query_id: str) -> RetrievalPlan:
         """The exact retrieval plan a logged query or replay ran with."""
         return self.run(query_id).plan
@@ -449,6 +455,22 @@ class Project:
         """Retrieval only, at any version, through the same path as queries and replays, and
         NOT logged: for views and analyses that sweep many versions (replays are logged)."""
         return self.retrieve_run(text, version, plan).chunks
+
+    def retrieve_many_at(
+        self,
+        texts: Sequence[str],
+        version: At,
+        plan: RetrievalPlan | None = None,
+        *,
+        logged: Sequence[LoggedRun | None] = (),
+    ) -> list[list[RetrievedChunk]]:
+        """``retrieve_at`` of each text, searched together; NOT logged. ``logged``: for each text
+        (or fewer), a logged run that stands for its search when it is that very search (that
+        text, that version, the plan as this search would record it): read back, not searched."""
+        from ragtt.timetravel.run import retrieve_many
+
+        ctx = self._ctx
+        return retrieve_many(ctx, texts, plan or ctx.plan(), ctx.resolve(version), logged)
 
     def retrieve_run(self, text: str, version: At, plan: RetrievalPlan | None = None) -> Run:
         """``retrieve_at`` with what a log records of it: the plan as searched (the version's ANN

@@ -9,7 +9,7 @@ question's run at the previous evaluated column; clicking a question shows its T
 What a click needs is in the state, so clicking works in an exported report with no kernel,
 within bounds (``ragtt.views.history_matrix``): diffs only where a cell's chunks differ
 from the previous column's, most changed first, up to ``embed_limit`` bytes; and the
-questions' timelines (each a retrieval at every version, so only when asked:
+questions' timelines (each a retrieval at every version the evaluation did not search, so only when asked:
 ``embed_timelines=True``, or by default when ``$RAGTT_REPORT`` is set, as ``ragtt report
 --execute`` sets it; ``embed_timelines()`` adds them to a live widget before you save it).
 What the state lacks is asked of the kernel (``model.send``) when one is live.

@@ -153,6 +153,12 @@ class HistoryMatrix(Result):
         } | ({"regressions": self._worse_rows, "never_found": self._never_rows} if regressions else {})
 
     @functools.cached_property
+    def _reasons(self) -> dict[Fall, str | None]:
+        """The reasons ``explain`` gave, by regression: each is worked out once per matrix, however
+        many views (the text, the page, ``to_dict()``, ``regressions()``) ask for it."""
+        return {}
+
+    @functools.cached_property
     def _worse_rows(self) -> list[dict[str, Any]]:
         """The views' "got worse" (``_worse()``) as ``to_dict()`` carries it: every regression, each with
         its reason (once per matrix: a reason reads the log and the index)."""
@@ -240,8 +246,12 @@ class HistoryMatrix(Result):
             if row[10] is not None and row[11] is not None
         ]
         if self.explain is not None and falls:
-            for (row, _), reason in zip(falls, self.explain([f for _, f in falls]), strict=True):
-                row[-1] = reason
+            known = self._reasons
+            asked = list(dict.fromkeys(f for _, f in falls if f not in known))
+            if asked:
+                known.update(zip(asked, self.explain(asked), strict=True))
+            for row, fall in falls:
+                row[-1] = known[fall]
         schema = {
             "question_id": pl.String,
             "question": pl.String,
@@ -385,7 +395,7 @@ class HistoryMatrix(Result):
                 lines.append(f"  {cells}  {self.questions[qi][:60]}")
             if len(rows) > _TEXT_ROWS:
                 lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
-        lines.extend(self._worse_lines())
+        lines.extend(self._worse_lines)
         lines.extend(self._never_lines())
         if self.unparseable:
             lines.append(f"{counted(len(self.unparseable), 'judge verdict')} did not parse (see .unparseable)")
@@ -405,7 +415,10 @@ class HistoryMatrix(Result):
         metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
         return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=explained)
 
+    @functools.cached_property
     def _worse_lines(self) -> list[str]:
+        """The views' "got worse" list, once per matrix (``ragtt eval --out m.html`` shows it in the
+        page and prints it)."""
         worse = self._worse()
         if worse is None:
             return []
@@ -503,7 +516,7 @@ class HistoryMatrix(Result):
         """What the HTML views say below the cells: which questions got worse, and why; the
         verdicts that did not parse; the gate's verdict."""
         parts = []
-        worse = self._worse_lines() + self._never_lines()
+        worse = self._worse_lines + self._never_lines()
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:

@@ -30,7 +30,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ragtt.errors import ProjectDamagedError, RagttError
 from ragtt.evaluation.matrix import Fall
@@ -166,14 +166,14 @@ class Reasons:
 
     def _runs(self, query_ids: list[str]) -> dict[str, _Run]:
         """The runs, their chunks' texts read in one scan per version."""
-        from ragtt.timetravel.run import load_runs
+        from ragtt.timetravel.run import load_runs, logged_chunks
 
         logged = load_runs(self._ctx, query_ids)
         wanted: dict[int, set[str]] = {}
         for run in logged.values():
             wanted.setdefault(run.index_version, set()).update(c["chunk_id"] for c in run.chunks)
         texts = {v: self._ctx.table.texts(v, ids) for v, ids in wanted.items()}
-        return {q: _Run(run, [_chunk(c, texts[run.index_version]) for c in run.chunks]) for q, run in logged.items()}
+        return {q: _Run(run, logged_chunks(run, texts[run.index_version])) for q, run in logged.items()}
 
     def _reason(self, fall: Fall, good: _Run, bad: _Run) -> str:
         item = self._items.get(fall.question_id)
@@ -468,21 +468,6 @@ def _item(passage: GoldenPassage) -> EvalItem:
     from ragtt.evaluation.dataset import EvalItem
 
     return EvalItem("", "", reference_contexts=[passage])
-
-
-def _chunk(logged: dict[str, Any], texts: dict[str, str]) -> RetrievedChunk:
-    """A logged chunk (its id, source and rank) with its text at the run's version."""
-    span = logged.get("charspan") or (0, 0)
-    return RetrievedChunk(
-        chunk_id=str(logged["chunk_id"]),
-        doc_id=str(logged.get("doc_id", "")),
-        source=str(logged["source"]),
-        text=texts.get(str(logged["chunk_id"]), ""),
-        rank=int(logged["rank"]),
-        score=float(logged["score"]),
-        scores=dict(logged.get("scores") or {}),
-        charspan=(int(span[0]), int(span[1])),
-    )
 
 
 def _quote(text: str) -> str:

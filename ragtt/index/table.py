@@ -56,6 +56,7 @@ SCAN_SIZES = {"batch_size": SCAN_BATCH_ROWS, "io_buffer_size": SCAN_IO_BUFFER_BY
 # Everything a retrieved chunk carries; the vector travels only when asked for.
 CHUNK_COLUMNS = ["chunk_id", "doc_id", "doc_key", "source", "text", "char_start", "char_end", "regions"]
 _VIEW_CACHE = 64
+_ROW_CACHE = 20_000  # rows ``source_rows`` keeps (a lineage over many cells reads the same sources)
 # LanceDB's optimize() deletes versions older than 7 days unless told otherwise: the history
 # is the product, so maintenance never removes a version.
 KEEP_FOREVER = timedelta(days=365 * 200)
@@ -225,6 +226,9 @@ class ChunkTable:
         self._cache = cache if is_remote(self.folder) else None
         self._views: OrderedDict[int, View] = OrderedDict()
         self._id_cache: dict[int, dict[str, str]] = {}
+        # (version, source, columns) -> its chunks' rows (``source_rows``), up to _ROW_CACHE rows
+        self._row_cache: OrderedDict[tuple[int, str, tuple[str, ...]], list[dict[str, Any]]] = OrderedDict()
+        self._row_cached = 0  # rows in _row_cache
         self._ann_cache: dict[int, VectorIndex | None] = {}
         # LanceDB: the writer (and full-text search), connected on first use; reads never need it
         self._db, self._table = _db, _table
@@ -573,6 +577,8 @@ class ChunkTable:
             return 0
         self._views.clear()
         self._id_cache.clear()
+        self._row_cache.clear()
+        self._row_cached = 0
         self._ann_cache.clear()
         stats = self._latest().cleanup_old_versions(versions=sorted(versions), error_if_tagged_old_versions=True)
         return int(stats.bytes_removed)
@@ -594,6 +600,29 @@ class ChunkTable:
             return {}
         rows = self.scan(version, ["chunk_id", "text"], where=f"chunk_id IN ({sql_string_list(wanted)})")
         return dict(zip(rows.column("chunk_id").to_pylist(), rows.column("text").to_pylist(), strict=True))
+
+    def source_rows(self, version: int, sources: Iterable[str], columns: list[str]) -> dict[str, list[dict[str, Any]]]:
+        """source -> the rows (``columns``, in table order) of its chunks at ``version``, the
+        sources not read recently in one scan (cached: a version never changes)."""
+        wanted = sorted(set(sources))
+        shape = tuple(columns)
+        found = {s: self._row_cache.get((version, s, shape)) for s in wanted}
+        missing = [s for s, rows in found.items() if rows is None]
+        if missing:
+            read: dict[str, list[dict[str, Any]]] = {s: [] for s in missing}
+            where = f"source IN ({sql_string_list(missing)})"
+            for row in self.scan(version, sorted({*columns, "source"}), where=where).to_pylist():
+                read[row["source"]].append({c: row[c] for c in columns})
+            for source, rows in read.items():
+                found[source] = rows
+                self._row_cache[(version, source, shape)] = rows
+                self._row_cached += len(rows)
+            while len(self._row_cache) > 1 and self._row_cached > _ROW_CACHE:
+                self._row_cached -= len(self._row_cache.popitem(last=False)[1])
+        for s in wanted:
+            if (version, s, shape) in self._row_cache:
+                self._row_cache.move_to_end((version, s, shape))
+        return {s: rows or [] for s, rows in found.items()}
 
     def doc_key_of(self, version: int, source: str) -> str | None:
         """The document key of ``source``'s chunks at ``version`` (None: not in the index then)."""

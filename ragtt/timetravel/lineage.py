@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ragtt._html import BOX, STYLE, esc, table
 from ragtt.events import types as ev
-from ragtt.index.table import sql_string_list
 from ragtt.results import Result, version_label
 from ragtt.timetravel.passages import pair_passages
 
@@ -200,16 +199,17 @@ def _with_passages(
     sources = sorted({e.source for e in entries if e.cause == "reingested"})
     if not sources:
         return out
-    # One scan per version for every re-ingested source (not one per source and version).
-    where = f"source IN ({sql_string_list(sources)})"
+    # At most one scan per version for every re-ingested source (not one per source and
+    # version), none for a source read lately (the diffs of a history matrix share them).
     by_version: dict[int, dict[str, dict[str, str]]] = {}
     rows: dict[str, dict[str, Any]] = {}
     columns = ["chunk_id", "source", "text", "doc_key", "char_start", "char_end", "vector"]
     for v in {left_version, right_version}:
         grouped: dict[str, dict[str, str]] = {}
-        for r in ctx.table.scan(v, columns, where=where).to_pylist():
-            grouped.setdefault(r["source"], {})[r["chunk_id"]] = r["text"]
-            rows[r["chunk_id"]] = r
+        for source, found in ctx.table.source_rows(v, sources, columns).items():
+            for r in found:
+                grouped.setdefault(source, {})[r["chunk_id"]] = r["text"]
+                rows[r["chunk_id"]] = r
         by_version[v] = grouped
     about = aboutness(ctx, query, rows)
     for source in sources:

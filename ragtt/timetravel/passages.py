@@ -88,6 +88,12 @@ class Aboutness:
     vectors: Mapping[str, Any] = field(default_factory=dict)
     spans: Mapping[str, tuple[str, int, int]] = field(default_factory=dict)
 
+    @functools.cached_property
+    def documents(self) -> _Documents:
+        """The documents of ``spans``, each read once however many pairings ask (a lineage
+        pairs once per re-ingested source and direction with one Aboutness)."""
+        return _Documents([text for text, _, _ in self.spans.values()])
+
 
 @dataclass(frozen=True)
 class PassagePair(Result):
@@ -212,7 +218,7 @@ class _Side:
         vector = about.vectors.get(_get(chunk, "chunk_id"))
         norm = float(np.linalg.norm(vector)) if vector is not None else 0.0
         unit = np.asarray(vector, dtype=np.float64) / norm if norm else None
-        held = _held(about.spans.get(_get(chunk, "chunk_id")), asked)
+        held = _held(about, about.spans.get(_get(chunk, "chunk_id")), asked)
         return cls(terms, shingles, shingles.total(), sum(map(idf, terms)), unit, _position(about, chunk), held)
 
 
@@ -223,7 +229,8 @@ def _pair_about(
     right_terms = [_terms(_get(c, "text")) for c in right_chunks]
     idf = _idf(about, [*left_terms, *right_terms])
     asked = _terms(about.query)
-    query = {t for t in asked if idf(t) >= _median_idf(idf, left_terms, right_terms)}
+    median = _median_idf(idf, left_terms, right_terms)
+    query = {t for t in asked if idf(t) >= median}
     left = [_Side.of(about, c, t, idf, asked) for c, t in zip(left_chunks, left_terms, strict=True)]
     right = [_Side.of(about, c, t, idf, asked) for c, t in zip(right_chunks, right_terms, strict=True)]
     candidates: list[tuple[float, int, int]] = []
@@ -289,14 +296,47 @@ def _terms(text: str) -> set[str]:
 
 
 def _idf(about: Aboutness, fallback: list[set[str]]) -> Any:
-    """Term -> inverse document frequency over the documents' paragraphs (else the chunks)."""
-    docs = {id(text): text for text, _, _ in about.spans.values()}
-    counted = [_paragraph_terms(text) for text in docs.values()]
-    df: Counter[str] = sum((c for c, _ in counted), Counter())
-    n = sum(size for _, size in counted)
-    if not n:
-        df, n = Counter(t for unit in fallback for t in unit), len(fallback)
+    """Term -> inverse document frequency over the documents' paragraphs (the Aboutness's,
+    computed once for it), else over the chunks (``fallback``)."""
+    return about.documents.idf or _idf_of(Counter(t for unit in fallback for t in unit), len(fallback))
+
+
+def _idf_of(df: Mapping[str, int], n: int) -> Any:
     return functools.cache(lambda t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)))
+
+
+class _Documents:
+    """The distinct documents an Aboutness places its chunks in: their paragraphs' term
+    counts, the idf over them, and the entries each names, each computed once."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = list({id(text): text for text in texts}.values())  # (a document shared by chunks: once)
+        self._entries: dict[str, dict[str, tuple[int, int]]] = {}
+
+    @functools.cached_property
+    def idf(self) -> Any:
+        """Term -> idf over every paragraph of the documents (None: no paragraphs)."""
+        return _documents_idf(tuple(self._texts))
+
+    def entries(self, text: str) -> dict[str, tuple[int, int]]:
+        """``_named_entries(text)``, kept for this Aboutness (beyond the shared cache's bound)."""
+        found = self._entries.get(text)
+        if found is None:
+            found = self._entries[text] = _named_entries(text)
+        return found
+
+
+@functools.lru_cache(maxsize=32)
+def _documents_idf(texts: tuple[str, ...]) -> Any:
+    """``_Documents.idf``: the same documents' once, however many Aboutness read them (the
+    diffs of a history matrix between two versions all do)."""
+    df: Counter[str] = Counter()
+    n = 0
+    for text in texts:
+        counted, size = _paragraph_terms(text)
+        df.update(counted)
+        n += size
+    return _idf_of(df, n) if n else None
 
 
 @functools.lru_cache(maxsize=32)
@@ -324,7 +364,8 @@ def _subject_texts(
         return None
     if asked is not None:
         subject = asked
-        left_entry, right_entry = _named_entries(left[0]).get(asked), _named_entries(right[0]).get(asked)
+        entries = about.documents.entries
+        left_entry, right_entry = entries(left[0]).get(asked), entries(right[0]).get(asked)
     elif shared:
         subject = max(shared, key=lambda t: (t in query, idf(t), t))
         left_entry, right_entry = _entry(*left, subject), _entry(*right, subject)
@@ -407,13 +448,13 @@ def _named_entries(text: str) -> dict[str, tuple[int, int]]:
     return {t: span for t, span in named.items() if span is not None}
 
 
-def _held(span: tuple[str, int, int] | None, asked: set[str]) -> dict[str, float]:
+def _held(about: Aboutness, span: tuple[str, int, int] | None, asked: set[str]) -> dict[str, float]:
     """Asked term -> the share of the entry it names in the chunk's document that the chunk
     (``span``) holds, for the terms that name an entry the chunk reaches into."""
     if span is None or not asked:
         return {}
     text, start, end = span
-    entries = _named_entries(text)
+    entries = about.documents.entries(text)
     held = {}
     for term in asked:
         entry = entries.get(term)

@@ -7,14 +7,15 @@ run's events in one transaction. Only the event type prefix differs ("" or "repl
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ragtt.events import types as ev
 from ragtt.events.store import Event, utc_now
 from ragtt.index.engines import run_engines
-from ragtt.index.retrieve import Hit, RetrievalPlan, retrieve_many
+from ragtt.index.retrieve import Hit, RetrievalPlan
+from ragtt.index.retrieve import retrieve_many as search_many
 from ragtt.ingest.types import Region
 from ragtt.results import RetrievedChunk
 from ragtt.values import check_text
@@ -36,10 +37,12 @@ __all__ = [
     "last_query",
     "load_run",
     "load_runs",
+    "logged_chunks",
     "record",
     "resolve_in_log",
     "resolve_pair",
     "resolve_query_id",
+    "retrieve_many",
     "run_events",
 ]
 
@@ -92,7 +95,7 @@ def execute_many(
     else:
         vectors = [ctx.query_vector(plan, q) if v is None else v for q, v in zip(queries, vectors, strict=True)]
     embedded = time.perf_counter()
-    found = retrieve_many(view, plan, queries, vectors)
+    found = search_many(view, plan, queries, vectors)
     retrieved = time.perf_counter()
     share = 1e3 / len(queries)
     recorded = replace(plan, engines=run_engines(view, plan, ctx.embedder))  # what ranked them, recorded with each
@@ -105,6 +108,58 @@ def execute_many(
         timings = {"embed": (embedded - started) * share, "retrieve": (retrieved - embedded) * share, "generate": took}
         runs.append(Run(query, version, recorded, chunks, generation, sum(timings.values()), timings))
     return runs
+
+
+def retrieve_many(
+    ctx: Context, queries: Sequence[str], plan: RetrievalPlan, version: int, logged: Sequence[LoggedRun | None] = ()
+) -> list[list[RetrievedChunk]]:
+    """The chunks ``execute`` (without generation) retrieves for each query at ``version``
+    with ``plan``. ``logged``: for each query (or fewer), a logged run that may stand for its
+    search: one of that text at that version whose recorded plan is what this search would
+    record (the ANN index searched and the engines included) is read back, its chunks' texts
+    in one scan for all (not their PDF regions, which the log does not keep); the other
+    queries are searched together (``execute_many``)."""
+    view = ctx.table.view(version)
+    searched = plan.searching(ctx.table.vector_index(version))
+    recorded = replace(searched, engines=run_engines(view, searched, ctx.embedder))
+    out: list[list[RetrievedChunk] | None] = [None] * len(queries)
+    reused: dict[int, LoggedRun] = {}
+    for i, (query, run) in enumerate(zip(queries, logged, strict=False)):
+        if run is not None and run.query == query and run.index_version == version and run.plan == recorded:
+            reused[i] = run
+    if reused:
+        texts = ctx.table.texts(version, sorted({c["chunk_id"] for run in reused.values() for c in run.chunks}))
+        for i, run in reused.items():
+            out[i] = logged_chunks(run, texts)
+    todo = [i for i in range(len(queries)) if i not in reused]
+    if todo:
+        runs = execute_many(
+            ctx, [queries[i] for i in todo], plan, version, generate=[False] * len(todo), vectors=[None] * len(todo)
+        )
+        for i, done in zip(todo, runs, strict=True):
+            out[i] = done.chunks
+    return [chunks or [] for chunks in out]
+
+
+def logged_chunks(run: LoggedRun, texts: Mapping[str, str]) -> list[RetrievedChunk]:
+    """A logged run's chunks as retrieved (id, source, rank, scores), with ``texts``: chunk id
+    -> its text (at the run's version; a chunk's id names its text)."""
+    out = []
+    for logged in run.chunks:
+        span = logged.get("charspan") or (0, 0)
+        out.append(
+            RetrievedChunk(
+                chunk_id=str(logged["chunk_id"]),
+                doc_id=str(logged.get("doc_id", "")),
+                source=str(logged["source"]),
+                text=texts.get(str(logged["chunk_id"]), ""),
+                rank=int(logged["rank"]),
+                score=float(logged["score"]),
+                scores=dict(logged.get("scores") or {}),
+                charspan=(int(span[0]), int(span[1])),
+            )
+        )
+    return out
 
 
 def _to_chunk(hit: Hit, rank: int) -> RetrievedChunk:

@@ -151,7 +151,8 @@ def build(
     """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
     timelines. ``ids_limit``: the most cells whose query ids travel (None: all);
     ``timelines``: whether the questions' timelines are precomputed (each is a retrieval at
-    every version of the project: as much work as evaluating the question again); ``advice``:
+    every version of the project; at an evaluated column, the question's logged run is read
+    back instead); ``advice``:
     ``embed``'s (the notebook widget's words by default)."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
@@ -208,7 +209,10 @@ def build(
         if bar is not None:
             bar.update()
     data["diffs"] = {"cell": array(diff_cells, "int32"), "data": diff_data}
-    data["timeline"], timelines_left = _timelines(proj, qids, table, limit - used if timelines else -1, bar)
+    versions_of = [int(c["version"]) for c in columns]
+    data["timeline"], timelines_left = _timelines(
+        proj, qids, versions_of, table, limit - used if timelines else -1, bar
+    )
     if bar is not None:
         bar.close()
     data["chunks"] = table.wire()
@@ -373,10 +377,6 @@ def _diff(table: _Chunks, proj: Any, left: str, right: str) -> dict[str, Any]:
     return table.diff(chunk_diff.build(proj.diff(left, right, generate=False), proj))
 
 
-def _focal(table: _Chunks, proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:
-    return table.focal(timeline.focal(proj, query_id, versions))
-
-
 def _progress(proj: Any, total: int) -> Any:
     """A progress bar over the diffs and timelines to precompute, shown once it takes 2 s."""
     if not total or not getattr(proj, "progress", False):
@@ -387,9 +387,11 @@ def _progress(proj: Any, total: int) -> Any:
 
 
 def _timelines(
-    proj: Any, qids: list[list[str | None]], table: _Chunks, budget: int, bar: Any = None
+    proj: Any, qids: list[list[str | None]], versions_of: list[int], table: _Chunks, budget: int, bar: Any = None
 ) -> tuple[dict[str, Any], int]:
-    """The Timeline of each question's run at its last column, within ``budget`` bytes."""
+    """The Timeline of each question's run at its last column, within ``budget`` bytes: the
+    questions' searches at each version run together, and at an evaluated column (``versions_of``:
+    each column's version) the question's logged run there is read back, not searched again."""
     focal_qids = [next((q for q in reversed(row) if q), None) for row in qids]
     wanted = [(i, q) for i, q in enumerate(focal_qids) if q]
     out: dict[str, Any] = {"base": None, "question": array([], "int32"), "focal": []}
@@ -399,24 +401,24 @@ def _timelines(
     used = _size(base)
     if used > budget:
         return out, len(wanted)
+    logged = proj.runs([q for _, q in wanted])  # (a question whose run was pruned has no timeline)
+    fit = [(i, q) for i, q in wanted if q in logged][: MAX_RETRIEVALS // max(1, len(versions))]
+    cells = {q: {v: c for v, c in zip(versions_of, qids[i], strict=True) if c} for i, q in fit}
+    focals = timeline.focals(proj, [q for _, q in fit], versions, cells)
     done: list[int] = []
-    focals: list[dict[str, Any]] = []
-    retrievals = 0
-    for i, qid in wanted:
-        if retrievals + len(versions) > MAX_RETRIEVALS:
-            break
-        compact, size = table.add(_focal, proj, qid, versions, room=budget - used)
+    parts: list[dict[str, Any]] = []
+    for i, qid in fit:
+        compact, size = table.add(_Chunks.focal, focals[qid], room=budget - used)
         if size < 0:
             break
         if compact is None:
             continue
-        retrievals += len(versions)
         used += size
         done.append(i)
-        focals.append(compact)
+        parts.append(compact)
         if bar is not None:
             bar.update()
-    return {"base": base, "question": array(done, "int32"), "focal": focals}, len(wanted) - len(done)
+    return {"base": base, "question": array(done, "int32"), "focal": parts}, len(wanted) - len(done)
 
 
 def quantize(values: np.ndarray) -> np.ndarray:

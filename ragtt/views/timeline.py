@@ -6,6 +6,8 @@ on it; the widget's docstring says what the state holds and why.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ __all__ = [
     "build",
     "epoch_ms",
     "focal",
+    "focals",
     "layout_wire",
     "model",
     "opening_version",
@@ -167,6 +170,21 @@ def focal(proj: Any, query_id: str, versions: list[int]) -> dict[str, Any]:
     return _precompute(proj, _focal(proj, query_id), versions)[0]
 
 
+def focals(
+    proj: Any, query_ids: list[str], versions: list[int], logged: Mapping[str, Mapping[int, str]] | None = None
+) -> dict[str, dict[str, Any]]:
+    """``focal`` of each of ``query_ids`` (those with no logged run are left out), the same
+    parts, the queries searched together at each version (``proj.retrieve_many_at``).
+    ``logged``: query id -> version -> the id of a logged run of its question there (a
+    history matrix's cells), read back instead of searched where it is that very search."""
+    runs = proj.runs(query_ids)
+    wanted = [_Focal(r.query_id, r.query, r.index_version, r.plan) for q in query_ids if (r := runs.get(q))]
+    cells = {q: dict(by) for q, by in (logged or {}).items()}
+    cell_runs = proj.runs([c for by in cells.values() for c in by.values()]) if cells else {}
+    found = _sweep(proj, wanted, versions, lambda f, v: cell_runs.get(cells.get(f.query_id, {}).get(v, "")))
+    return {f.query_id: found[i].wire(f.query_id, f.text, f.version) for i, f in enumerate(wanted)}
+
+
 def opening_version(data: dict[str, Any], versions: list[int]) -> int:
     """Where the cursor opens: at the focal query's version; else, with claims, at the version
     in force when the newest claims became valid (``claims.open_at``); else the latest."""
@@ -231,10 +249,28 @@ def _focal(proj: Any, query_id: str) -> _Focal:
 
 def _precompute(proj: Any, focal: _Focal, versions: list[int]) -> tuple[dict[str, Any], list[list[str]]]:
     """Run the focal query at every version."""
-    results = FocalResults()
-    for v in versions:
-        results.add(proj.retrieve_at(focal.text, v, focal.plan))  # the recorded plan, exactly
+    results = _sweep(proj, [focal], versions)[0]
     return results.wire(focal.query_id, focal.text, focal.version), results.ids
+
+
+def _sweep(
+    proj: Any, focals: list[_Focal], versions: list[int], logged: Callable[[_Focal, int], Any] | None = None
+) -> list[FocalResults]:
+    """Each focal query at every version with its recorded plan, exactly; at each version the
+    queries of one plan searched together, a ``logged(focal, version)`` run read back where it
+    is that very search."""
+    results = [FocalResults() for _ in focals]
+    groups: dict[str, list[int]] = {}
+    for i, f in enumerate(focals):
+        groups.setdefault(json.dumps(f.plan.to_dict(), sort_keys=True, default=repr), []).append(i)
+    for v in versions:
+        for members in groups.values():
+            plan = focals[members[0]].plan
+            reuse = [logged(focals[i], v) for i in members] if logged is not None else []
+            found = proj.retrieve_many_at([focals[i].text for i in members], v, plan, logged=reuse)
+            for i, chunks in zip(members, found, strict=True):
+                results[i].add(chunks)
+    return results
 
 
 def layout_wire(

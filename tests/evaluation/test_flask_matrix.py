@@ -3,12 +3,15 @@ whose reference passages come from the LATEST release, evaluated across all of t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import ragtt
@@ -241,3 +244,73 @@ def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
         asked = datetime(2021, 6, 1, tzinfo=UTC)  # after flask-2.0.0 (2021-05-11), before 3.1.3
         (column,) = proj.evaluate(rows, mode=MODE, at=[asked]).columns
         assert column.label == label_of(releases[1]) and column.at == matrix.columns[1].at
+
+
+def _plain(value: Any) -> Any:
+    """Wire state with its buffers as bytes, comparable with ==."""
+    if isinstance(value, dict):
+        return {k: bytes(v) if isinstance(v, memoryview) else _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def test_the_page_state_is_what_each_view_builds_alone(
+    history: ragtt.Project, matrix: ragtt.HistoryMatrix, tmp_path: Path
+) -> None:
+    """The page (``save_html``, the widget's embedded state) reads the evaluation's runs back at
+    evaluated columns, searches the questions of a version together and shares reads across its
+    diffs: what it shows is what each view builds alone. A question's timeline is the one a
+    ``retrieve_at`` per version gives; a diff's reasons are ``proj.lineage`` of its two runs,
+    asked of a project opened afresh (none of the page's reads cached)."""
+    from ragtt.views import history_matrix, timeline
+    from ragtt.views.wire import strings
+
+    data = history_matrix.build(history, matrix.to_dict(regressions=False))
+    ids, sources, texts = (strings(data["chunks"]["ids"]), data["chunks"]["sources"], strings(data["chunks"]["texts"]))
+    _, versions, _ = timeline.build(history, None)
+    shown = list(np.frombuffer(data["timeline"]["question"]["view"], dtype="<i4"))
+    assert shown == list(range(len(matrix.questions)))
+    for q, part in zip(shown, data["timeline"]["focal"], strict=True):
+        query_id = matrix.query_ids[q][-1]
+        assert query_id is not None
+        run = history.run(query_id)
+        alone = timeline.FocalResults()
+        for version in versions:
+            alone.add(history.retrieve_at(run.query, version, run.plan))
+        expected = alone.wire(query_id, run.query, run.index_version)
+        rows = np.frombuffer(part["rows"]["view"], dtype="<i4")
+        assert [{"chunk_id": ids[r], "source": sources[r], "text": texts[r]} for r in rows] == expected["chunks"]
+        assert _plain({k: v for k, v in part.items() if k != "rows"}) == _plain(
+            {k: v for k, v in expected.items() if k != "chunks"}
+        )
+    diffs = data["diffs"]["data"]
+    assert diffs and any(d["reasons"] for d in diffs)
+    copy = tmp_path / "copy"
+    shutil.copytree(history.path, copy)
+    with ragtt.Project.open(copy, embedder=ragtt.HashEmbedder(), progress=False) as fresh:
+        for d in diffs:
+            assert d["reasons"] == fresh.lineage(d["left"]["id"], d["right"]["id"]).reasons()
+
+
+def test_reasons_are_worked_out_once_per_matrix(history: ragtt.Project) -> None:
+    """The text, the page's notes, ``to_dict()`` and ``regressions()`` share each reason: a
+    regression is explained once per matrix however many views show it."""
+    old = "Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+    rows = [{"question": "Which Python versions does Flask support?", "reference_contexts": [old]}]
+    matrix = history.evaluate(rows, mode=MODE, top_k=TOP_K)
+    assert matrix.explain is not None
+    explain = matrix.explain
+    asked: list[Any] = []
+
+    def counting(falls: list[Any]) -> list[str | None]:
+        asked.extend(falls)
+        return explain(falls)
+
+    again = dataclasses.replace(matrix, explain=counting)
+    text = again.to_text()
+    assert again.to_text() == text
+    wire = again.to_dict()["regressions"]
+    assert again.regressions().to_dicts() == wire
+    assert wire and all(r["reason"] for r in wire)
+    assert len(asked) == len(set(asked)) == len(wire)
