@@ -248,3 +248,24 @@ def test_script_payloads_in_documents_never_run_in_a_report(tmp_path: Path, offl
     assert_columns_fit(page.locator(".ragtt-chunk-diff"))  # the notebook's diff, as the lab tab's
     assert "onerror" in page.locator(".ragtt-timeline .ragtt-tl-query").inner_text()
     assert offline.aborted == [] and offline.errors == []
+
+
+def test_the_diff_page_wraps_to_the_window(tmp_path: Path, offline: Offline) -> None:
+    """`ragtt diff --html`'s page: its text dump (one line per answer, each a paragraph long) and
+    a URL in a chunk wrap inside the window instead of widening the page to thousands of pixels."""
+    import ragtt
+
+    policy = "Refunds are granted within 30 days of purchase. Annual plans are refunded pro rata."
+    added = " ".join(f"clause{i} applies to refund requests sent by post" for i in range(40))
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts({"refunds.md": f"{policy}\nSee {LONG_URL}\n"})
+        then = proj.query("refund days", top_k=2)
+        proj.ingest_texts({"refunds.md": f"{policy} {added}\nSee {LONG_URL}\n"})
+        now = proj.query("refund days", top_k=2)
+        report = proj.diff(then.query_id, now.query_id)
+    assert max(len(line) for line in report.to_text().splitlines()) > 300  # far wider than the window
+    path = tmp_path / "diff.html"
+    path.write_text(report.to_html(), encoding="utf-8")
+    page = offline.open(path)
+    width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
