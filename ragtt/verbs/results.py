@@ -194,6 +194,7 @@ class LineageEntry(TypedDict):
     rank_after: int | None
     top_k: int | None
     passage: str | None
+    counterpart_rank: int | None  # passage "changed": its edited counterpart's rank in the other run
 
 
 class LineageReport(TypedDict):
