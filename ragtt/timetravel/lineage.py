@@ -53,11 +53,8 @@ class LineageEntry(Result):
         if self.cause == "reingested" and self.passage == "changed" and self.counterpart_rank is not None:
             # its edited counterpart is in the other run: the passage changed in place, it did
             # not enter or leave the top-k
-            then, now = (
-                (self.rank_before, self.counterpart_rank)
-                if self.change == "left"
-                else (self.counterpart_rank, self.rank_after)
-            )
+            own = (self.rank_before if self.change == "left" else self.rank_after) or 0
+            then, now = (own, self.counterpart_rank) if self.change == "left" else (self.counterpart_rank, own)
             moved = "rank kept" if then == now else f"moved {'up' if now < then else 'down'}"
             what = f"chunk {self.chunk_id[:10]} ({self.source}, #{then} -> #{now}) changed in place, {moved}"
         if self.cause == "ranking":
