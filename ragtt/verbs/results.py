@@ -301,6 +301,7 @@ class Snapshot(TypedDict):
     created_at: datetime
     doc_count: int
     chunk_count: int
+    as_of: datetime | None  # the date its version's ingest was dated with (--as-of-date)
 
 
 class OtlpSpan(TypedDict):
