@@ -17,11 +17,11 @@ STYLE = (
     "<style>.ragtt-r{font-family:var(--jp-ui-font-family,system-ui,sans-serif);font-size:13px}"
     ".ragtt-r table.ragtt-t{border-collapse:collapse;margin:4px 0}"
     ".ragtt-r table.ragtt-t th,.ragtt-r table.ragtt-t td{border:1px solid var(--jp-border-color2,#ddd);"
-    "padding:2px 6px;text-align:left;vertical-align:top;white-space:normal}"
+    "padding:2px 6px;text-align:left;vertical-align:top;white-space:normal;overflow-wrap:anywhere}"
     ".ragtt-r table.ragtt-t th{background:var(--jp-layout-color2,#f4f4f4)}"
     ".ragtt-r .add{color:#1a7f37}.ragtt-r .rem{color:#cf222e}.ragtt-r .dim{opacity:.7}"
     ".ragtt-r ins{background:#dafbe1;text-decoration:none}.ragtt-r del{background:#ffebe9}"
-    ".ragtt-r pre{white-space:pre-wrap;margin:0;max-width:70em}</style>"
+    ".ragtt-r pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;max-width:70em}</style>"
 )
 # The box every report's HTML sits in: MathJax (JupyterLab, nbconvert) skips elements with
 # these classes, so a "$" in chunk text (shell prompts, prices) never turns into maths.

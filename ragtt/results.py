@@ -302,11 +302,15 @@ class Snapshot(Result):
     created_at: datetime
     doc_count: int
     chunk_count: int
+    # the date its version's ingest was dated with (``ingest(..., as_of=...)``, ``--as-of-date``:
+    # a release date; the timeline places the version there), None when it had none
+    as_of: datetime | None = None
 
     def __repr__(self) -> str:
+        dated = f", as of {iso_utc(self.as_of)}" if self.as_of else ""
         return (
             f"Snapshot({self.label!r} = v{self.index_version}, {counted(self.doc_count, 'doc')}, "
-            f"{counted(self.chunk_count, 'chunk')}, {self.created_at:%Y-%m-%d %H:%M:%S} UTC)"
+            f"{counted(self.chunk_count, 'chunk')}, {self.created_at:%Y-%m-%d %H:%M:%S} UTC{dated})"
         )
 
     def _repr_html_(self) -> str:
@@ -325,17 +329,28 @@ class Snapshots(list[Snapshot]):
         """One aligned row per snapshot under a header (what ``ragtt snapshots`` prints)."""
         if not self:
             return "no snapshots yet (ragtt snapshot LABEL)"
-        rows = [("label", "version", "documents", "chunks", "created (UTC)")]
+        rows = [("label", "version", "documents", "chunks", "created (UTC)", "as of (UTC)")]
         rows += [
-            (s.label, f"v{s.index_version}", str(s.doc_count), str(s.chunk_count), iso_utc(s.created_at)) for s in self
+            (
+                s.label,
+                f"v{s.index_version}",
+                str(s.doc_count),
+                str(s.chunk_count),
+                iso_utc(s.created_at),
+                iso_utc(s.as_of),
+            )
+            for s in self
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
         return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def snapshots_html(snapshots: list[Snapshot]) -> str:
-    rows = [(s.label, s.index_version, s.doc_count, s.chunk_count, iso_utc(s.created_at)) for s in snapshots]
-    return f"{STYLE}{BOX}{table(['label', 'version', 'documents', 'chunks', 'created'], rows)}</div>"
+    rows = [
+        (s.label, s.index_version, s.doc_count, s.chunk_count, iso_utc(s.created_at), iso_utc(s.as_of))
+        for s in snapshots
+    ]
+    return f"{STYLE}{BOX}{table(['label', 'version', 'documents', 'chunks', 'created', 'as of'], rows)}</div>"
 
 
 @dataclass(frozen=True)

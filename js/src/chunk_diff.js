@@ -8,7 +8,7 @@
 import { el } from "./dom.js";
 import { typed } from "./wire.js";
 import { versionLabel } from "./labels.js";
-import { chunkCard, queryTerms } from "./chunk_card.js";
+import { changedWords, chunkCard, queryTerms } from "./chunk_card.js";
 
 /** @typedef {import("./types.js").Model} Model */
 
@@ -78,8 +78,12 @@ function columnCard(d, ch, side, selected) {
   } else {
     meta.push(["ragtt-score", fmt(side === "left" ? ch.scoreL : ch.scoreR)]);
   }
+  // a changed passage's card marks the words its edit took out (then) or put in (now), and
+  // scrolls to them
+  const changed = ch.pair ? side === "left" ? { words: changedWords(ch.pair.runs, "delete", ch.text), cls: "ragtt-wd-del" }
+    : { words: changedWords(ch.pair.runs, "insert", ch.text), cls: "ragtt-wd-ins" } : undefined;
   const card = chunkCard({
-    id: ch.id, text: ch.text, source: ch.source, meta, terms: d.terms,
+    id: ch.id, text: ch.text, source: ch.source, meta, terms: d.terms, changed,
     badges: ch.state === "kept" ? [] : [ch.state],
     cls: `ragtt-${ch.state}${selected.has(ch.id) ? " ragtt-selected" : ""}`,
   });

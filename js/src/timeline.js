@@ -395,10 +395,29 @@ function drawLanes(V, g, c, rowList, w) {
   }
   g.fillStyle = c.grid;
   const versionsAxis = mode(V) === "versions";
+  const after = versionsAxis ? null : afterLastVersion(V);
+  if (after) {  // past the last version (queries asked since): shaded, not read as more history
+    g.save();
+    g.globalAlpha = 0.45;
+    g.fillRect(after.x0, 0, after.x1 - after.x0, lanes * ROW);
+    g.restore();
+  }
+  V.root.dataset.afterLast = after ? JSON.stringify(after) : "";
   for (let i = 0; i < V.d.vt.length; i++) {
     if (versionsAxis && runAt(V.d.layout, V.d.layout.first + i)) continue;  // the segment is drawn as one
     g.fillRect(Math.round(versionX(V, i)), 0, 1, lanes * ROW);
   }
+}
+
+/** On the time axis, the stretch after the last version up to the axis end (the runs logged
+ *  since, often months after the last release an ingest was dated with), or null.
+ * @param {View} V @returns {{x0: number, x1: number, from: string, to: string} | null} */
+function afterLastVersion(V) {
+  const d = V.d, last = d.vt[d.vt.length - 1];
+  if (!(V.tHi > last)) return null;
+  const x0 = Math.max(LABEL_W + PAD, xOf(V, last)), x1 = xOf(V, V.tHi);
+  return x1 - x0 >= 2 ? { x0: Math.round(x0 * 10) / 10, x1: Math.round(x1 * 10) / 10,
+    from: fmtTime(d, last), to: fmtTime(d, V.tHi) } : null;
 }
 
 /** The compressed segments: each a hatched band over the lanes between two rules
@@ -487,9 +506,13 @@ function drawAxisLabels(V, g, c, w, lanes) {
     : [{ x: LABEL_W + PAD - 4, text: fmtTime(d, V.tLo) }];
   const axisBoxes = placeLabels(g, axisMarks, LABEL_W, w - PAD);
   const y = lanes * ROW + 9;
-  if (!versionsAxis) {  // the end time, right-aligned, unless it would run into the start
-    const end = fmtTime(d, V.tHi), ew = g.measureText(end).width;
-    if (!axisBoxes.length || w - PAD - ew >= axisBoxes[0].x1 + LABEL_GAP) g.fillText(end, w - PAD - ew, y);
+  if (!versionsAxis) {  // the end time, right-aligned, unless it would run into the start; past
+    // the last version, it says so (the axis runs on to the newest run, not to a release)
+    const fits = (/** @type {string} */ t) => !axisBoxes.length || w - PAD - g.measureText(t).width >= axisBoxes[0].x1 + LABEL_GAP;
+    const plain = fmtTime(d, V.tHi), noted = `shaded: after the last version, to ${plain}`;
+    const end = afterLastVersion(V) && fits(noted) ? noted : plain;
+    if (fits(end)) g.fillText(end, w - PAD - g.measureText(end).width, y);
+    V.root.dataset.axisEnd = fits(end) ? end : "";
   }
   for (const b of axisBoxes) g.fillText(b.text, b.x0, y);
   V.root.dataset.axisLabels = JSON.stringify(axisBoxes.map((b) => b.text));

@@ -15,6 +15,8 @@ from ragtt.results import Snapshot, Snapshots, version_names
 from ragtt.values import check_label_length, check_text, quoted
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from ragtt.context import Context
     from ragtt.events.base import EventLog
 
@@ -70,7 +72,8 @@ def _labelled(ctx: Context, label: str) -> Snapshot:
 
 
 def list_snapshots(ctx: Context) -> Snapshots:
-    return Snapshots(_snapshot(e) for e in snapshot_events(ctx).values())
+    as_of = ctx.log.as_of_times()
+    return Snapshots(_snapshot(e, as_of) for e in snapshot_events(ctx).values())
 
 
 def snapshot_events(ctx: Context) -> dict[str, Event]:
@@ -93,7 +96,7 @@ def snapshot_events_in(log: EventLog) -> dict[str, Event]:
 
 def version_labels(ctx: Context) -> dict[int, str]:
     """Version -> the snapshot label that names it, for ``ragtt.results.version_label``."""
-    return version_names(list_snapshots(ctx))
+    return version_names([_snapshot(e, {}) for e in snapshot_events(ctx).values()])  # no dates asked
 
 
 def maybe_auto_snapshot(ctx: Context) -> None:
@@ -106,9 +109,10 @@ def maybe_auto_snapshot(ctx: Context) -> None:
             take_snapshot(ctx, label)
 
 
-def _snapshot(e: Event) -> Snapshot:
+def _snapshot(e: Event, as_of: dict[int, datetime]) -> Snapshot:
     p = e.payload
-    return Snapshot(p["snapshot_id"], p["label"], int(e.index_version or 0), e.ts, p["doc_count"], p["chunk_count"])
+    version = int(e.index_version or 0)
+    return Snapshot(p["snapshot_id"], p["label"], version, e.ts, p["doc_count"], p["chunk_count"], as_of.get(version))
 
 
 def snapshot_if_changed(ctx: Context, label: str) -> Snapshot | None:

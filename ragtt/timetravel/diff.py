@@ -246,7 +246,7 @@ class DiffReport(Result):
         return (
             "<!DOCTYPE html><html><head><meta charset='utf-8'><title>ragtt diff</title></head><body>"
             + self._repr_html_()
-            + f"<pre>{esc(self.to_text())}</pre></body></html>"
+            + f"{BOX}<pre>{esc(self.to_text())}</pre></div></body></html>"
         )
 
 

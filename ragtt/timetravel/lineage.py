@@ -39,6 +39,8 @@ class LineageEntry(Result):
     rank_after: int | None
     top_k: int | None = None  # the k of the run the chunk entered or left
     passage: str | None = None  # re-ingested: "changed" (an edited counterpart exists), "gone" or "new"
+    # passage "changed": the edited counterpart's rank in the other run (None: not in its top-k)
+    counterpart_rank: int | None = None
 
     def statement(self, labels: Mapping[int, str] | None = None) -> str:
         """One sentence: "chunk 1a2b3c4d5e (refund-policy.md, was #2) left the top 4:
@@ -47,6 +49,13 @@ class LineageEntry(Result):
         top = f"the top {self.top_k}" if self.top_k else "the top-k"
         what = f"chunk {self.chunk_id[:10]} ({self.source}, {rank}) {self.change} {top}"
         when = version_label(self.version, labels)
+        if self.cause == "reingested" and self.passage == "changed" and self.counterpart_rank is not None:
+            # its edited counterpart is in the other run: the passage changed in place, it did
+            # not enter or leave the top-k
+            own = (self.rank_before if self.change == "left" else self.rank_after) or 0
+            then, now = (own, self.counterpart_rank) if self.change == "left" else (self.counterpart_rank, own)
+            moved = "rank kept" if then == now else f"moved {'up' if now < then else 'down'}"
+            what = f"chunk {self.chunk_id[:10]} ({self.source}, #{then} -> #{now}) changed in place, {moved}"
         if self.cause == "ranking":
             return f"{what}: ranking changed only; this passage is unchanged at both versions"
         if self.cause == "added":
@@ -212,6 +221,8 @@ def _with_passages(
                 rows[r["chunk_id"]] = r
         by_version[v] = grouped
     about = aboutness(ctx, query, rows)
+    # a chunk at one version only is in the other run's top-k iff an entry of that run names it
+    ranks = {e.chunk_id: e.rank_before or e.rank_after for e in entries}
     for source in sources:
         texts = {v: by_version[v].get(source, {}) for v in by_version}
         for change, own, other in (("left", left_version, right_version), ("entered", right_version, left_version)):
@@ -231,10 +242,11 @@ def _with_passages(
                 for cid, t in texts[other].items()
                 if cid not in texts[own]
             ]
-            paired = {p.left["k"] for p in pair_passages(ours, theirs, about=about)}
+            paired = {p.left["k"]: p.right["chunk_id"] for p in pair_passages(ours, theirs, about=about)}
             for k, e in mine:
                 fallback = "gone" if change == "left" else "new"
-                out[k] = replace(e, passage="changed" if k in paired else fallback)
+                counterpart = ranks.get(paired.get(k, ""))
+                out[k] = replace(e, passage="changed" if k in paired else fallback, counterpart_rank=counterpart)
     return out
 
 

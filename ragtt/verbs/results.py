@@ -194,6 +194,7 @@ class LineageEntry(TypedDict):
     rank_after: int | None
     top_k: int | None
     passage: str | None
+    counterpart_rank: int | None  # passage "changed": its edited counterpart's rank in the other run
 
 
 class LineageReport(TypedDict):
@@ -300,6 +301,7 @@ class Snapshot(TypedDict):
     created_at: datetime
     doc_count: int
     chunk_count: int
+    as_of: datetime | None  # the date its version's ingest was dated with (--as-of-date)
 
 
 class OtlpSpan(TypedDict):

@@ -120,6 +120,18 @@ def _inside(inner: Any, outer: Any) -> bool:
     )
 
 
+def _starts_inside(inner: Any, outer: Any) -> bool:
+    """Whether the first line of `inner` (an inline run that may go on over blank lines) lies
+    within `outer`'s visible box."""
+    return bool(
+        inner.evaluate(
+            """(e, o) => { const a = e.getClientRects()[0], b = o.getBoundingClientRect();
+              return !!a && a.height > 0 && a.top >= b.top - 1 && a.bottom <= b.bottom + 1; }""",
+            outer.element_handle(),
+        )
+    )
+
+
 VISIBLE_HL = """card => { const body = card.querySelector('.ragtt-chunk-text').getBoundingClientRect();
   return [...card.querySelectorAll('.ragtt-hl')].some(m => { const r = m.getBoundingClientRect();
     return r.height > 0 && r.top >= body.top - 1 && r.bottom <= body.bottom + 1; }); }"""
@@ -248,3 +260,77 @@ def test_script_payloads_in_documents_never_run_in_a_report(tmp_path: Path, offl
     assert_columns_fit(page.locator(".ragtt-chunk-diff"))  # the notebook's diff, as the lab tab's
     assert "onerror" in page.locator(".ragtt-timeline .ragtt-tl-query").inner_text()
     assert offline.aborted == [] and offline.errors == []
+
+
+def test_the_diff_page_wraps_to_the_window(tmp_path: Path, offline: Offline) -> None:
+    """`ragtt diff --html`'s page: its text dump (one line per answer, each a paragraph long) and
+    a URL in a chunk wrap inside the window instead of widening the page to thousands of pixels."""
+    import ragtt
+
+    policy = "Refunds are granted within 30 days of purchase. Annual plans are refunded pro rata."
+    added = " ".join(f"clause{i} applies to refund requests sent by post" for i in range(40))
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts({"refunds.md": f"{policy}\nSee {LONG_URL}\n"})
+        then = proj.query("refund days", top_k=2)
+        proj.ingest_texts({"refunds.md": f"{policy} {added}\nSee {LONG_URL}\n"})
+        now = proj.query("refund days", top_k=2)
+        report = proj.diff(then.query_id, now.query_id)
+    assert max(len(line) for line in report.to_text().splitlines()) > 300  # far wider than the window
+    path = tmp_path / "diff.html"
+    path.write_text(report.to_html(), encoding="utf-8")
+    page = offline.open(path)
+    width = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert width[0] <= width[1], width
+
+
+PYTHON_QUESTION = "What Python version do I need for Flask?"
+
+
+def test_a_changed_passage_shows_its_edits_inline_and_folded(tmp_path: Path, offline: Offline, screens: Path) -> None:
+    """Flask 1.1.2 -> 2.0.0 rewrote installation.rst's "Flask supports Python 3.5 and newer,
+    Python 2.7, and PyPy." as "Flask supports Python\\n3.6 and newer.", and dropped its
+    ``.. _installation:`` label. Folded, the changed passage shows the version edit and the
+    removed sentence (not just the label), with "3.5" -> "3.6" inline in their sentence; the
+    then and now cards show the words that changed, not a window ending at them."""
+    import ragtt
+    from ragtt.views import chunk_diff
+    from ragtt.views.page import widget_page
+    from tests.conftest import corpus
+
+    root = corpus("evolving", "flask")
+    with ragtt.Project.open(tmp_path / "proj", embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest(root / "2020-04-03_flask-1.1.2")
+        then = proj.query(PYTHON_QUESTION, mode="bm25", top_k=5)
+        proj.ingest(root / "2021-05-11_flask-2.0.0")
+        now = proj.query(PYTHON_QUESTION, mode="bm25", top_k=5)
+        page_html = widget_page("chunk_diff", chunk_diff.model(proj, then.query_id, now.query_id), title="diff")
+    (path := tmp_path / "diff.html").write_text(page_html, encoding="utf-8")
+    page = offline.open(path)
+    page.wait_for_selector(".ragtt-chunk-diff .ragtt-cd-pairs .ragtt-chunk", timeout=30_000)
+    settle(page)
+    diff = page.locator(".ragtt-chunk-diff")
+    pair = diff.locator(".ragtt-cd-pairs .ragtt-chunk", has=page.locator("del", has_text="3.5"))
+    assert pair.count() == 1 and "_installation:" in pair.locator("del").first.inner_text()
+    body = pair.locator(".ragtt-chunk-text")
+    old, new = pair.locator("del", has_text="3.5"), pair.locator("ins", has_text="3.6")
+    pypy = pair.locator("del", has_text="PyPy")
+    # folded: the version edit and the removed sentence are in view, the label scrolled past
+    assert _inside(old, body) and _inside(new, body) and _starts_inside(pypy, body)
+    assert not _inside(pair.locator("del").first, body)
+    # inline: "Python 3.5 3.6 and newer." on one line, not "3.5" and "3.6" on lines of their own
+    line = [b["y"] for b in (old.bounding_box(), new.bounding_box(), pair.get_by_text("and newer.").bounding_box())]
+    assert max(line) - min(line) < 2, line
+    # the then and now cards: the words that changed are marked and in view
+    cards = {
+        side: diff.locator(f".ragtt-cd-{side} .ragtt-chunk.ragtt-changed", has_text="Flask supports Python")
+        for side in ("left", "right")
+    }
+    gone = cards["left"].locator(".ragtt-wd-del", has_text="3.5")
+    came = cards["right"].locator(".ragtt-wd-ins", has_text="3.6")
+    assert _inside(gone, cards["left"].locator(".ragtt-chunk-text"))
+    assert _inside(came, cards["right"].locator(".ragtt-chunk-text"))
+    assert _starts_inside(
+        cards["left"].locator(".ragtt-wd-del", has_text="PyPy"), cards["left"].locator(".ragtt-chunk-text")
+    )
+    screenshot(page, diff, screens / "chunk_diff_flask_python.png")
+    assert offline.errors == []

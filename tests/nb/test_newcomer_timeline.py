@@ -4,6 +4,7 @@ queries, and an ingest can carry the date its content is of (``as_of``), which t
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,58 @@ def test_cli_and_magic_take_as_of_date(tmp_path: Path, shell: Any) -> None:
             datetime(2013, 6, 13, tzinfo=UTC),
             datetime(2016, 12, 21, tzinfo=UTC),
         ]
+
+
+def test_snapshots_show_the_date_their_ingest_was_dated_with(
+    dated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ragtt snapshots` and `ragtt snapshot` show the release date (--as-of-date) next to when
+    the snapshot was taken, as the sidebar and the timeline date the version."""
+    import shutil
+
+    from ragtt.cli import main
+
+    path = tmp_path / "proj"
+    shutil.copytree(dated, path)
+    cli = ["--project", str(path), "--embedder", "hash"]
+    assert main(["snapshots", *cli]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[-6:] == ["chunks", "created", "(UTC)", "as", "of", "(UTC)"]
+    row = next(line for line in table if line.startswith("flask-2.0.0 "))
+    assert row.rstrip().endswith("2021-05-11T00:00:00Z")
+    assert main(["snapshots", "--json", *cli]) == 0
+    rows = {s["label"]: s for s in json.loads(capsys.readouterr().out)}
+    assert rows["flask-2.0.0"]["as_of"] == "2021-05-11T00:00:00+00:00"
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts({"notes.md": "# Notes\n\nrelease notes"}, as_of=datetime(2026, 3, 1, tzinfo=UTC))
+    assert main(["snapshot", "notes", *cli]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(", as of 2026-03-01T00:00:00Z)")
+    with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        proj.ingest_texts({"todo.md": "# Todo\n\nundated"})
+    assert main(["snapshot", "todo", *cli]) == 0
+    assert "as of" not in capsys.readouterr().out
+
+
+def test_the_time_axis_says_where_the_versions_end(dated: Path, offline: Any, screens: Path) -> None:
+    """The releases end 2026-02-18; the question was asked today, months later. The time axis
+    runs on to it, and shades and names that stretch rather than reading it as more history."""
+    from ragtt.views import timeline
+    from ragtt.views.page import widget_page
+    from tests.nb.conftest import screenshot, settle
+
+    with ragtt.Project.open(dated, embedder=ragtt.HashEmbedder(), progress=False) as proj:
+        asked = proj.events.query(types="query.received")[-1].query_id
+        last = max(proj.events.version_times().values())
+        page_html = widget_page("timeline", timeline.model(proj, asked), title="timeline")
+    (path := dated.parent / "timeline.html").write_text(page_html, encoding="utf-8")
+    page = offline.open(path)
+    page.wait_for_selector(".ragtt-timeline canvas", timeout=30_000)
+    settle(page)
+    root = page.locator(".ragtt-timeline")
+    assert root.get_attribute("data-axis-labels") and "time" in root.locator(".ragtt-tl-axis").inner_text().lower()
+    after = json.loads(root.get_attribute("data-after-last") or "null")
+    assert after and after["x1"] - after["x0"] > 20, after
+    assert after["from"].startswith(f"{last:%Y-%m-%d}") and after["to"] > after["from"], after
+    assert root.get_attribute("data-axis-end") == f"shaded: after the last version, to {after['to']}"
+    screenshot(page, root, screens / "timeline_after_last_version.png")
+    assert offline.errors == []

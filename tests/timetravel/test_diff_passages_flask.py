@@ -104,14 +104,19 @@ def test_lineage_reasons_are_sentences_with_labels(flask) -> None:  # type: igno
     label = f"flask-2.0.0 (v{now.index_version})"
     reasons = report.reasons()
     diff = proj.diff(then.query_id, now.query_id)
+    # the default's edit, #1 at both versions: its passage changed in place, nothing entered or left
     edited = next(p for p in diff.changed if "43200" in p.left.text)
-    assert reasons[edited.left.chunk_id].endswith(
-        f"left the top 20: docs/config.rst was re-ingested at {label} and this passage changed"
-    )
-    assert reasons[edited.right.chunk_id].endswith(
-        f"entered the top 20: docs/config.rst was re-ingested at {label} and this passage changed"
-    )
-    assert f"(docs/config.rst, was #{edited.left.rank})" in reasons[edited.left.chunk_id]
+    assert edited.left.rank == edited.right.rank == 1
+    for chunk in (edited.left, edited.right):
+        assert reasons[chunk.chunk_id] == (
+            f"chunk {chunk.chunk_id[:10]} (docs/config.rst, #1 -> #1) changed in place, rank kept: "
+            f"docs/config.rst was re-ingested at {label} and this passage changed"
+        )
+    moved = [p for p in diff.changed if p.left.rank != p.right.rank]
+    assert moved, "a changed passage that moved"
+    for p in moved:
+        way = "up" if p.right.rank < p.left.rank else "down"
+        assert f"#{p.left.rank} -> #{p.right.rank}) changed in place, moved {way}: " in reasons[p.right.chunk_id]
     gone = [e for e in report.entries if e.passage == "gone"]
     assert {e.chunk_id for e in gone} <= {c.chunk_id for c in diff.removed_unpaired}
     assert all("this passage is no longer in it" in reasons[e.chunk_id] for e in gone)

@@ -229,7 +229,7 @@ def test_cli_events_show_the_question_and_snapshots_print_a_table(
     line = next(x for x in events.splitlines() if asked["other"].query_id in x)
     assert line.endswith(repr(OTHER))
     table = _cli(proj, capsys, "snapshots").splitlines()
-    assert table[0].split() == ["label", "version", "documents", "chunks", "created", "(UTC)"]
+    assert table[0].split() == ["label", "version", "documents", "chunks", "created", "(UTC)", "as", "of", "(UTC)"]
     assert [row.split()[0] for row in table[1:]] == [f"flask-{r.split('_flask-')[1]}" for r in RELEASES]
     assert "Snapshot(" not in "\n".join(table)
     assert json.loads(_cli(proj, capsys, "snapshots", "--json"))[0]["label"] == "flask-0.12"
