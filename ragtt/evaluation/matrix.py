@@ -23,11 +23,13 @@ from ragtt.values import counted, shorten
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Column", "Fall", "Gate", "HistoryMatrix"]
+__all__ = ["WORSE_THRESHOLD", "Column", "Fall", "Gate", "HistoryMatrix"]
 
 _TEXT_ROWS, _TEXT_COLUMNS = 20, 8
 _TEXT_LABEL = 16  # the widest column label the text view prints whole
-_WORSE_THRESHOLD = 0.5  # what the text and HTML views call "got worse" (regressions()' default)
+WORSE_THRESHOLD = 0.5
+"""The got-worse threshold: what the views call "got worse" (``regressions()``' default), a
+level a question's metric fell below; not the CI gate's ``threshold``, how far it may fall."""
 _HTML_ROWS, _HTML_COLUMNS = 100, 60
 # A fall of exactly the threshold passes the gate: 0.8 - 0.7 is 0.10000000000000009 in floats.
 _FALL_TOLERANCE = 1e-9
@@ -72,8 +74,8 @@ class Gate(Result):
         base = self.baseline_label or f"v{self.baseline_version}"
         now = self.label or f"v{self.version}"
         head = (
-            f"gate on {self.metric}: {counted(len(self.fallen), 'question')} fell more than {self.threshold:g} below "
-            f"{base} at {now}; exit {self.exit_code}"
+            f"gate on {self.metric}: {counted(len(self.fallen), 'question')} fell more than {self.threshold:g} "
+            f"(the gate's threshold) below {base} (the baseline) at {now}; exit {self.exit_code}"
         )
         return "\n".join(
             [head]
@@ -195,7 +197,7 @@ class HistoryMatrix(Result):
             data, schema={k: pl.String if k in ("question_id", "question") else pl.Float64 for k in data}
         )
 
-    def regressions(self, metric: str = "context_recall", threshold: float = 0.5) -> pl.DataFrame:
+    def regressions(self, metric: str = "context_recall", threshold: float = WORSE_THRESHOLD) -> pl.DataFrame:
         """Each time a question's ``metric`` fell below ``threshold`` after being at or above it:
         the last good and first bad columns, their runs, and the ``reason``
         (``ragtt.evaluation.reasons``): what happened to the reference passages the good run found
@@ -333,13 +335,15 @@ class HistoryMatrix(Result):
         return self.to_text()
 
     def _worse(self, *, explained: int | None = _TEXT_ROWS) -> tuple[str, float, Any] | None:
-        """The default ``regressions()`` (context_recall below 0.5, else the first metric's), for
-        the text and HTML views (which explain the ``_TEXT_ROWS`` they print) and ``to_dict()``
-        (every one): which questions got worse, since when, and why."""
+        """The default ``regressions()`` (the gate's metric, else context_recall, else the first
+        metric's, below ``WORSE_THRESHOLD``), for the text and HTML views (which explain the
+        ``_TEXT_ROWS`` they print) and ``to_dict()`` (every one): which questions got worse,
+        since when, and why."""
         if not self.metrics:
             return None
         metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
-        return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=explained)
+        metric = self.gate.metric if self.gate is not None else metric
+        return metric, WORSE_THRESHOLD, self._regressions(metric, WORSE_THRESHOLD, explained=explained)
 
     def _worse_lines(self) -> list[str]:
         worse = self._worse()
@@ -347,8 +351,11 @@ class HistoryMatrix(Result):
             return []
         metric, threshold, found = worse
         if found.is_empty():
-            return [f"got worse: no question's {metric} fell below {threshold} after being at or above it"]
-        lines = [f"got worse ({metric} fell below {threshold}; regressions() has them all):"]
+            return [
+                f"got worse: no question's {metric} fell below {threshold} (the got-worse threshold) after being "
+                "at or above it"
+            ]
+        lines = [f"got worse ({metric} fell below {threshold}, the got-worse threshold; regressions() has them all):"]
         for r in found.head(_TEXT_ROWS).iter_rows(named=True):
             good = r["last_good_label"] or f"v{r['last_good_version']}"
             bad = r["first_bad_label"] or f"v{r['first_bad_version']}"
