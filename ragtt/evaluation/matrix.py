@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,11 +125,13 @@ class HistoryMatrix(Result):
             f"metrics {', '.join(self.metrics) or 'none'})"
         )
 
-    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, regressions: bool | Sequence[str] = True) -> dict[str, Any]:
         """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
-        every regression the views' "got worse" lists, each with its reason, computed once per
-        matrix (about as long as a deeper search per question that lost a passage); False: none,
-        for a view that draws the cells only (the widget, ``/ui``)."""
+        every regression the text's "got worse" lists (the gate's metric, else context_recall,
+        below ``WORSE_THRESHOLD``), each with its reason, computed once per matrix (about as long
+        as a deeper search per question that lost a passage); metric names: every regression of
+        each below ``WORSE_THRESHOLD``, one metric after the other (the widget's got-worse lists);
+        False: none."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -143,7 +145,11 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-        } | ({"regressions": self._worse_rows} if regressions else {})
+        } | (
+            {"regressions": self._worse_rows if regressions is True else self._worse_of(regressions)}
+            if regressions
+            else {}
+        )
 
     @functools.cached_property
     def _worse_rows(self) -> list[dict[str, Any]]:
@@ -151,6 +157,9 @@ class HistoryMatrix(Result):
         its reason (once per matrix: a reason reads the log and the index)."""
         worse = self._worse(explained=None)
         return [] if worse is None else worse[2].to_dicts()
+
+    def _worse_of(self, metrics: Sequence[str]) -> list[dict[str, Any]]:
+        return [row for metric in metrics for row in self.regressions(metric, WORSE_THRESHOLD).to_dicts()]
 
     # -- frames ----------------------------------------------------------------------------------
 
@@ -382,7 +391,8 @@ class HistoryMatrix(Result):
         and hover, and in its state what a click shows, each changed cell's ChunkDiff against
         the question's previous evaluated column and (``timelines``) each question's Timeline,
         within ``embed_limit`` bytes (default ``ragtt.views.history_matrix.EMBED_LIMIT``: the
-        most changed cells first; a click past it says so). Below it, the "got worse" list.
+        most changed cells first; a click past it says so), and the "got worse" list of each metric
+        (the picked one's shows).
         ``proj``: the project it was evaluated on (default: the one ``proj.evaluate`` set)."""
         from ragtt.views import history_matrix as view
 
@@ -396,7 +406,7 @@ class HistoryMatrix(Result):
             f"<p>ragtt evaluation {esc(self.evaluation_id)}: hover a cell for its value, click it for the diff with "
             "the question's previous evaluated version, click a question for its timeline</p></div></div>"
         )
-        foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html()}</div></div>"
+        foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html(listed=False)}</div></div>"
         limit = view.EMBED_LIMIT if embed_limit is None else int(embed_limit)
         return view.page(proj, self, metric=metric, limit=limit, timelines=timelines, head=head, foot=foot)
 
@@ -433,11 +443,11 @@ class HistoryMatrix(Result):
             )
         return "".join(parts) + self._notes_html() + "</div>"
 
-    def _notes_html(self) -> str:
-        """What the HTML views say below the cells: which questions got worse, and why; the
-        verdicts that did not parse; the gate's verdict."""
+    def _notes_html(self, *, listed: bool = True) -> str:
+        """What the HTML views say below the cells: which questions got worse, and why (unless
+        ``listed`` is False: the widget lists them); the verdicts that did not parse; the gate's verdict."""
         parts = []
-        worse = self._worse_lines()
+        worse = self._worse_lines() if listed else []
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:

@@ -268,7 +268,9 @@ class DashboardHandler(Base):
             msg = json.loads(self.request.body or b"{}")
             if not isinstance(msg, dict) or set(msg) != {"args", "content"}:
                 raise ValidationError("a widget message is a JSON object with 'args' and 'content'")
-            return dumps(board.wire(board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"])))
+            root = self.backend.pool(resolve_project(self.backend.root, project)).files_root
+            replies = board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"], files_root=root)
+            return dumps(board.wire(replies))
 
         await self.guarded(reply, self.send)
 
