@@ -44,16 +44,17 @@ def wire(value: Any) -> Any:
 
 def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
-) -> tuple[int, list[dict[str, Any]]]:
-    """``(total, page)``: the runs a person asked for (live queries, golden runs), newest first,
+) -> tuple[int, list[dict[str, Any]], int]:
+    """``(total, page, evaluation_runs)``: the runs a person asked for (live queries, golden runs), newest first,
     each with its kind, retrieval mode, the start of its answer (None without one; an extractive
     answer's quoted text, without its label, with ``extractive`` true) and its ``replays``: the
     replays of it, newest first, in the same form. A replay belongs to the run
     it replays (``original_query_id``); a question asked of the past (``replay --text``, the
     sidebar's "Diff with now") to the newest run of the same question before it. A replay
     that belongs to none is a row of its own (kind ``replay``). An evaluation's cells are not
-    listed (the history matrix shows them). ``search`` keeps the runs whose text holds every
-    one of its words, in any order, case-insensitive; ``total`` counts rows."""
+    listed (the history matrix shows them): ``evaluation_runs`` counts them. ``search`` keeps the
+    runs whose text holds every one of its words, in any order, case-insensitive; ``total``
+    counts rows."""
     import polars as pl
 
     from ragtt.events import types as ev
@@ -64,9 +65,11 @@ def logged_queries(
         pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
         pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
     )
-    frame = frame.filter(pl.col("purpose").is_null() | (pl.col("purpose") != "evaluation"))
     for word in search.lower().split():
         frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
+    cells = pl.col("purpose").fill_null("") == "evaluation"
+    evaluation_runs = int(frame.select(cells.sum()).item())
+    frame = frame.filter(~cells)
     owners = _replay_owners(frame, replayed)
     rows = frame.filter(~pl.col("query_id").is_in(list(owners))).sort("seq", descending=True)
     total = rows.height
@@ -77,7 +80,8 @@ def logged_queries(
         owned.setdefault(owner, []).append(replay_id)
     children = [r for i in ids for r in owned.get(i, [])]
     described = _describe(proj, frame.filter(pl.col("query_id").is_in(ids + children)), replayed)
-    return total, [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
+    listed = [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
+    return total, listed, evaluation_runs
 
 
 def _question(text: Any) -> Any:

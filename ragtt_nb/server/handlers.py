@@ -241,10 +241,10 @@ class DashboardHandler(Base):
             proj = self.open(project)
             if what == "queries":
                 offset, limit = self._bounded("offset", 0, 0, 10**9), self._bounded("limit", 100, 1, 500)
-                total, page = board.logged_queries(
+                total, page, evaluation_runs = board.logged_queries(
                     proj, self.get_query_argument("search", ""), offset=offset, limit=limit
                 )
-                return {"total": total, "offset": offset, "queries": page}
+                return {"total": total, "offset": offset, "queries": page, "evaluation_runs": evaluation_runs}
             if what == "versions":
                 return board.versions(proj)
             if what == "sources":
