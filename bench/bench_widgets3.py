@@ -41,6 +41,7 @@ class Synthetic:
 
     def __init__(self, questions: int, versions: int) -> None:
         rng = np.random.default_rng(0)
+        self.metrics = list(METRICS)
         self.wire: dict[str, Any] = {
             "metrics": list(METRICS),
             "questions": [
@@ -59,8 +60,8 @@ class Synthetic:
             values[rng.random((questions, versions)) < 0.1] = np.nan
             self.wire["cells"][m] = [[None if np.isnan(x) else float(x) for x in row] for row in values]
 
-    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
-        return self.wire  # the widget asks for none: a synthetic matrix has no log to explain from
+    def to_dict(self, *, regressions: Any = True) -> dict[str, Any]:
+        return self.wire  # no regressions: a synthetic matrix has no log to explain them from
 
 
 def first_paint(html: Path, rounds: int) -> list[tuple[float, float]]:

@@ -5,6 +5,8 @@ labels them), one metric at a time (the picker). A cell's colour is its value; a
 metric (no references for that row) is hatched, never 0; an unparseable judge verdict is
 crossed. Clicking a cell shows, in the widget, the ChunkDiff between its run and the same
 question's run at the previous evaluated column; clicking a question shows its Timeline.
+Below the heatmap, the picked metric's "got worse" list (each regression with its reason;
+a click opens its cell).
 
 What a click needs is in the state, so clicking works in an exported report with no kernel,
 within bounds (``ragtt.views.history_matrix``): diffs only where a cell's chunks differ
@@ -84,7 +86,12 @@ class HistoryMatrix(anywidget.AnyWidget):
         if embed_timelines is None:
             embed_timelines = bool(os.environ.get("RAGTT_REPORT"))
         data = build(
-            proj, matrix.to_dict(regressions=False), limit=self.embed_limit, metric=metric, timelines=embed_timelines
+            proj,
+            matrix.to_dict(regressions=list(matrix.metrics)),
+            limit=self.embed_limit,
+            metric=metric,
+            timelines=embed_timelines,
+            worse=matrix.metrics,
         )
         super().__init__(_data=data, metric=pick_metric(data, metric))
         self.on_msg(self._on_request)
@@ -92,9 +99,8 @@ class HistoryMatrix(anywidget.AnyWidget):
     def embed_timelines(self) -> int:
         """Put the questions' timelines in the state (up to ``embed_limit``), for a notebook you
         will save and export without ``--execute``; returns how many the bound left out."""
-        self._data = build(
-            self._proj, self.matrix.to_dict(regressions=False), limit=self.embed_limit, metric=self.metric
-        )
+        wire = self.matrix.to_dict(regressions=list(self.matrix.metrics))
+        self._data = build(self._proj, wire, limit=self.embed_limit, metric=self.metric, worse=self.matrix.metrics)
         return int(self._data["embed"]["timelines_left_out"])
 
     @t.validate("metric")

@@ -5,14 +5,17 @@
 // (js/src/labels.js). A metric picker; hover shows a cell's value, question, version and run;
 // a click opens, in the widget, the ChunkDiff between the cell's run and the question's run at
 // the previous evaluated column (the ChunkDiff's own view, js/src/chunk_diff.js), and a click
-// on a question opens its Timeline (js/src/timeline.js). What they show comes from the state
+// on a question opens its Timeline (js/src/timeline.js). Below the heatmap, the picked metric's
+// "got worse" list: each question that fell below the got-worse threshold, since when and why;
+// a click on one opens its cell. What they show comes from the state
 // (ragtt/views/history_matrix.py), or, where the state's bounds left it out, from the
-// kernel over model.send; with neither (an offline report), the panel says so.
-// Untrusted text (questions, labels, chunk text) reaches the DOM only as text nodes.
+// kernel (or ragtt's server) over model.send; with neither (an offline report), the view says so.
+// Untrusted text (questions, labels, chunk text, reasons) reaches the DOM only as text nodes.
 //
 // Test hooks on the root: `data-painted` (set after the first paint), `data-metric`,
 // `data-axis-labels` (the column labels drawn, JSON), `data-panel` ("diff", "same", "first",
-// "none", "timeline", "waiting", "missing" or "error"); on the canvas, `data-cell-w`/`data-cell-h`,
+// "none", "timeline", "waiting", "missing" or "error"), `data-worse` (the list: "list", "none",
+// "waiting", "missing" or "error") and `data-worse-metric`; on the canvas, `data-cell-w`/`data-cell-h`,
 // `data-left`/`data-top` (the heatmap's origin in CSS px).
 
 import { button, el, themeColors } from "./dom.js";
@@ -33,6 +36,7 @@ const MAX_ROW = 22;       // tallest row, CSS px
 const MAX_PLOT_H = 560;   // rows shrink (to 1 px) to keep the plot about this tall
 const LABEL_ROW = 11;     // rows at least this tall get their question written in the gutter
 const FETCH_WAIT_MS = 4000;
+const WORSE_WAIT_MS = 60000;  // a got-worse list: the server works out every regression's reason first
 // viridis at five stops: dark (0) to bright (1), readable by colour-blind readers and in print
 const STOPS = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
 
@@ -83,6 +87,7 @@ function decode(d) {
     diffOf: new Map(Array.from(diffCells, (c, k) => [c, k])),
     timelineOf: new Map(Array.from(tlQuestions, (q, k) => [q, k])),
     embed: d.embed,
+    worse: { threshold: d.worse?.threshold ?? null, lists: new Map(Object.entries(d.worse?.metrics ?? {})) },
   };
 }
 
@@ -106,6 +111,13 @@ function valuesOf(d, metric) {
 function previousRun(d, q, c) {
   for (let k = c - 1; k >= 0; k--) if (d.cell[q * d.nC + k] !== CELL.NO_RUN) return k;
   return -1;
+}
+
+/** The column of the question's last run (-1: none): the run its Timeline shows. @param {Data} d @param {number} q */
+function lastRun(d, q) {
+  let c = d.nC - 1;
+  while (c >= 0 && d.cell[q * d.nC + c] === CELL.NO_RUN) c--;
+  return c;
 }
 
 /** @param {Data} d @param {number} c */
@@ -136,9 +148,14 @@ function createView(model) {
   const panelBody = el("div", "ragtt-hm-panel-body");
   panel.append(panelHead, panelBody);
   panel.hidden = true;
-  root.append(head, plot, readout, panel);
+  const worse = el("section", "ragtt-hm-worse");
+  const worseHead = el("div", "ragtt-hm-worse-head");
+  const worseList = el("ol", "ragtt-hm-worse-list");
+  worseList.setAttribute("aria-label", "questions that got worse: a click opens the cell");
+  worse.append(worseHead, worseList);
+  root.append(head, plot, readout, worse, panel);
   return {
-    model, root, picker, legend, counts, plot, canvas, tip, readout, panel, panelHead, panelBody,
+    model, root, picker, legend, counts, plot, canvas, tip, readout, panel, panelHead, panelBody, worse, worseHead, worseList,
     d: decode(model.get("_data")),
     /** @type {HTMLCanvasElement | null} */ image: null, imageMetric: "",
     geo: { left: GUTTER, top: AXIS_H, cellW: 1, cellH: 1, w: 0, h: 0 },
@@ -146,6 +163,7 @@ function createView(model) {
     /** @type {(() => void) | null} */ cleanup: null,
     /** @type {Map<string, any>} replies from the kernel, by request key */ replies: new Map(),
     /** @type {Map<string, ReturnType<typeof setTimeout>>} */ waiting: new Map(),
+    /** @type {Set<string>} the got-worse lists asked for */ worseAsked: new Set(),
     /** @type {string} the request the panel waits for */ want: "",
     /** @type {{key: string, title: string, onReply: (reply: any) => void} | null} */ pending: null,
   };
@@ -440,9 +458,7 @@ function openCell(V, q, c) {
 
 /** Open a question's Timeline (its run at the last evaluated column). @param {View} V @param {number} q */
 function openQuestion(V, q) {
-  const d = V.d;
-  let c = d.nC - 1;
-  while (c >= 0 && d.cell[q * d.nC + c] === CELL.NO_RUN) c--;
+  const d = V.d, c = lastRun(d, q);
   const title = `Timeline · ${d.questions.texts[q]}`;
   if (c < 0) return panelText(V, "none", title, "This question has no run in the matrix, so no timeline.");
   const k = d.timelineOf.get(q), base = d.raw.timeline.base;
@@ -479,12 +495,13 @@ function ask(V, content, title, onReply, missing) {
 
 /** A reply from the kernel. @param {View} V @param {any} msg @param {any[]} buffers */
 function onMessage(V, msg, buffers) {
-  if (!msg || (msg.type !== "diff" && msg.type !== "timeline")) return;
+  if (!msg || !["diff", "timeline", "worse"].includes(msg.type)) return;
   const reply = joinBuffers(msg, buffers || []);
   const key = String(msg.key);
   clearTimeout(V.waiting.get(key));
   V.waiting.delete(key);
   V.replies.set(key, reply);
+  if (msg.type === "worse") { showWorse(V); return; }
   const p = V.pending;
   if (p && V.want === key) {
     if (reply.error) panelText(V, "error", p.title, reply.error);
@@ -508,13 +525,18 @@ function select(V, sel) {
 /** @param {View} V */
 function fromSelected(V) {
   const sel = V.model.get("selected") || {};
-  if (typeof sel.question !== "number" || sel.question < 0 || sel.question >= V.d.nQ) return closePanel(V);
-  if (typeof sel.column === "number" && sel.column >= 0 && sel.column < V.d.nC) {
+  if (typeof sel.question !== "number" || sel.question < 0 || sel.question >= V.d.nQ) {
+    closePanel(V);
+  } else if (typeof sel.column === "number" && sel.column >= 0 && sel.column < V.d.nC) {
     if (V.focus.q !== sel.question || V.focus.c !== sel.column) focusCell(V, sel.question, sel.column);
     openCell(V, sel.question, sel.column);
   } else {
+    // the focus (its ring and the readout) on the cell whose run the Timeline shows
+    const c = lastRun(V.d, sel.question);
+    if (V.focus.q !== sel.question || (c >= 0 && V.focus.c !== c)) focusCell(V, sel.question, c >= 0 ? c : V.focus.c);
     openQuestion(V, sel.question);
   }
+  markWorse(V);
 }
 
 /** @param {View} V */
@@ -561,13 +583,77 @@ function showHead(V) {
   V.counts.textContent = `${counted(d.nQ, "question")} × ${counted(d.nC, "version")}`;
 }
 
+// -- the got-worse list ---------------------------------------------------------------------
+
+/** The picked metric's got-worse list: from the state, else from the kernel's (or the server's)
+ *  reply, else asked for; each regression a button that opens its cell. @param {View} V */
+function showWorse(V) {
+  const d = V.d, metric = V.model.get("metric"), key = `worse ${metric}`;
+  const reply = V.replies.get(key);
+  const rows = d.worse.lists.get(metric) ?? (reply && !reply.error ? reply.rows : undefined);
+  V.root.dataset.worseMetric = metric;
+  V.worse.hidden = !d.metrics.length;
+  const level = d.worse.threshold ?? "the got-worse threshold";
+  /** @param {string} state @param {string} text */
+  const say = (state, text) => {
+    V.root.dataset.worse = state;
+    V.worseHead.replaceChildren(el("span", "ragtt-hm-worse-title", "Got worse"), ` · ${text}`);
+    V.worseList.replaceChildren();
+  };
+  if (rows === undefined) {
+    if (reply?.error) return say("error", `${metric}'s list could not be worked out: ${reply.error}`);
+    if (V.waiting.has(key)) return say("waiting", `asking for ${metric}'s list…`);
+    if (V.worseAsked.has(key)) {
+      return say("missing", `${metric}'s list is not in this view's state, and no kernel or server has answered yet.`);
+    }
+    V.worseAsked.add(key);
+    try { V.model.send({ type: "worse", key, metric }); } catch { /* no kernel (a report): the timer says so */ }
+    V.waiting.set(key, setTimeout(() => { V.waiting.delete(key); showWorse(V); }, WORSE_WAIT_MS));
+    return say("waiting", `asking for ${metric}'s list…`);
+  }
+  if (!rows.length) return say("none", `no question's ${metric} fell below ${level} after being at or above it`);
+  say("list", `${metric} fell below ${level} after being at or above it: ${counted(rows.length, "time")}; `
+    + "a click opens the cell");
+  V.worseList.replaceChildren(...rows.map((/** @type {any} */ r) => {
+    const item = el("li", "ragtt-hm-worse-item");
+    const go = button("ragtt-hm-worse-go", "", `open ${d.questions.texts[r.question]} at ${columnLabel(d, r.bad)}`, () => {
+      focusCell(V, r.question, r.bad);
+      select(V, { question: r.question, column: r.bad });
+    });
+    go.dataset.question = String(r.question);
+    go.dataset.column = String(r.bad);
+    go.append(el("span", "ragtt-hm-worse-q", d.questions.texts[r.question]),
+      el("span", "ragtt-hm-worse-fall", ` · ${fmt(r.good_value)} at ${columnLabel(d, r.good)} → `
+        + `${fmt(r.bad_value)} at ${columnLabel(d, r.bad)}`),
+      el("span", "ragtt-hm-worse-why", r.reason ? `why: ${r.reason}` : "why: unknown (a run is no longer in the log)"));
+    item.append(go);
+    return item;
+  }));
+  markWorse(V);
+}
+
+/** @param {number | null} v */
+const fmt = (v) => (typeof v === "number" ? v.toFixed(2) : "–");
+
+/** The regression whose cell is selected, marked. @param {View} V */
+function markWorse(V) {
+  const sel = V.model.get("selected") || {};
+  for (const b of V.worseList.querySelectorAll("button")) {
+    const on = Number(b.dataset.question) === sel.question && Number(b.dataset.column) === sel.column;
+    b.classList.toggle("ragtt-selected", on);
+    if (on) b.setAttribute("aria-current", "true"); else b.removeAttribute("aria-current");
+  }
+}
+
 /** @param {import("./types.js").RenderProps} props */
 function render({ model, el: host }) {
   const V = createView(model);
   host.append(V.root);
   attach(V);
-  const onData = () => { V.d = decode(model.get("_data")); V.image = null; V.replies.clear(); showHead(V); draw(V); showReadout(V); };
-  const onMetric = () => { showHead(V); draw(V); showReadout(V); };
+  const onData = () => {
+    V.d = decode(model.get("_data")); V.image = null; V.replies.clear(); V.worseAsked.clear(); showHead(V); draw(V); showReadout(V); showWorse(V);
+  };
+  const onMetric = () => { showHead(V); draw(V); showReadout(V); showWorse(V); };
   const onSelected = () => fromSelected(V);
   const onMsg = (/** @type {any} */ msg, /** @type {any[]} */ buffers) => onMessage(V, msg, buffers);
   const events = /** @type {Array<[string, (...args: any[]) => void]>} */ ([["change:_data", onData],
@@ -582,6 +668,7 @@ function render({ model, el: host }) {
   showHead(V);
   draw(V);
   showReadout(V);
+  showWorse(V);
   V.root.dataset.painted = "1";
   fromSelected(V);
   return () => {

@@ -19,6 +19,7 @@ export interface QueryPage {
   total: number;
   offset: number;
   queries: LoggedQuery[];
+  evaluation_runs: number; // the evaluations' cells (runs too, matching the search): not listed
 }
 export interface Version {
   version: number;

@@ -48,7 +48,7 @@ export class HistoryPanel extends Widget {
   private scroll = el('div', 'ragtt-history-scroll');
   private spacer = el('div', 'ragtt-history-spacer');
   private ask = el('form', 'ragtt-history-ask');
-  private count = el('div', 'ragtt-history-meta');
+  private count = el('div', 'ragtt-history-meta ragtt-history-count');
   private evaluations = el('ul', 'ragtt-history-evaluations');
   private evaluationsHead = el('h3', '', 'Evaluation matrix');
   private pdfs = el('ul', 'ragtt-history-pdfs');
@@ -252,21 +252,26 @@ export class HistoryPanel extends Widget {
   private showEvaluations(evaluations: Evaluation[]): void {
     this.evaluationsHead.hidden = this.evaluations.hidden = evaluations.length === 0;
     const project = this.project;
-    keyed(this.evaluations, evaluations, { key: (e) => `${project}:${e.evaluation_id}`, make: (e) => {
-      const item = el('li', 'ragtt-history-evaluation');
-      item.dataset.evaluation = e.evaluation_id;
-      const args: Record<string, string> = { evaluation: e.evaluation_id, at: e.versions.join(',') };
-      if (e.source) args.dataset = e.source;
-      if (e.mode) args.mode = e.mode;
-      if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
-      const name = e.dataset ?? e.evaluation_id;
-      item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
-        () => this.opener.open(project, 'history_matrix', args, matrixAbout(name, e.versions.length))));
-      const plan = [e.mode, e.top_k ? `top ${e.top_k}` : ''].filter(Boolean).join(' ');
-      item.append(el('span', 'ragtt-history-meta',
-        ` ${counted(e.questions, 'question')} × ${counted(e.versions.length, 'version')}${plan ? ` · ${plan}` : ''}`));
-      return item;
-    } });
+    const titles = evaluationTitles(evaluations);
+    keyed(this.evaluations, evaluations, {
+      key: (e) => `${project}:${e.evaluation_id}`,
+      sig: (e) => `${JSON.stringify(e)} ${titles.get(e.evaluation_id)}`, // a title changes as namesakes come
+      make: (e) => {
+        const item = el('li', 'ragtt-history-evaluation');
+        item.dataset.evaluation = e.evaluation_id;
+        const args: Record<string, string> = { evaluation: e.evaluation_id, at: e.versions.join(',') };
+        if (e.source) args.dataset = e.source;
+        if (e.mode) args.mode = e.mode;
+        if (e.top_k !== null && e.top_k !== undefined) args.top_k = String(e.top_k);
+        const name = titles.get(e.evaluation_id) ?? e.evaluation_id;
+        item.append(button('ragtt-history-link', name, `open the history matrix of ${name}`,
+          () => this.opener.open(project, 'history_matrix', args, matrixAbout(name, e.versions.length))));
+        const plan = planText(e);
+        item.append(el('span', 'ragtt-history-meta',
+          ` ${counted(e.questions, 'question')} × ${counted(e.versions.length, 'version')}${plan ? ` · ${plan}` : ''}`));
+        return item;
+      },
+    });
   }
 
   private showPdfs(sources: string[]): void {
@@ -300,7 +305,11 @@ export class HistoryPanel extends Widget {
       this.total = first.total;
       this.pages.set(0, first.queries);
       for (const q of first.queries) this.runs.set(q.query_id, q);
-      this.count.textContent = `${counted(first.total, this.search ? 'matching query' : 'query', this.search ? 'matching queries' : 'queries')}, newest first`;
+      // what is counted: the queries listed, and the evaluations' runs, shown in their matrices
+      const runs = first.evaluation_runs
+        ? ` · ${counted(first.evaluation_runs, this.search ? 'matching evaluation run' : 'evaluation run')} (in their matrices)`
+        : '';
+      this.count.textContent = `${counted(first.total, this.search ? 'matching query' : 'query', this.search ? 'matching queries' : 'queries')}, newest first${runs}`;
       this.spacer.style.height = `${first.total * ROW}px`;
       this.paint();
       this.node.dataset.painted = project; // a test and bench hook: this project's lists are up
@@ -366,12 +375,16 @@ export class HistoryPanel extends Widget {
     // A replay is listed under the run it replays (the server's list): the row says how many.
     const replays = q.replays.length;
     const meta = el('div', 'ragtt-history-meta');
-    if (replays) { // first: the meta line is cut at the panel's edge
-      const marker = el('span', 'ragtt-history-replays', `↻ ${counted(replays, 'replay')} · `);
+    // first: the meta line is cut at the panel's edge. A replay's row says so once: "replay ·",
+    // and with replays of its own "replay · ↻ 1 more replay ·" (not "↻ 1 replay · replay")
+    if (q.kind === 'replay') meta.append('replay · ');
+    if (replays) {
+      const marker = el('span', 'ragtt-history-replays',
+        `↻ ${counted(replays, q.kind === 'replay' ? 'more replay' : 'replay')} · `);
       marker.title = q.replays.map((r) => `replay at v${r.index_version}, ${String(r.ts).slice(0, 19).replace('T', ' ')}`).join('\n');
       meta.append(marker);
     }
-    meta.append(`${q.kind === 'replay' ? 'replay · ' : ''}${q.mode ?? '?'} · v${q.index_version} · ${when}`);
+    meta.append(`${q.mode ?? '?'} · v${q.index_version} · ${when}`);
     row.append(
       el('div', 'ragtt-history-text', q.text),
       meta,
@@ -440,6 +453,36 @@ export class HistoryPanel extends Widget {
       this.say(String(err), true);
     }
   }
+}
+
+/** An evaluation's plan, as its row says it ("vector top 4"); '' when it named none. */
+function planText(e: Evaluation): string {
+  return [e.mode, e.top_k ? `top ${e.top_k}` : ''].filter(Boolean).join(' ');
+}
+
+/** Each evaluation's row title (and its tab's): its dataset's name, and where two evaluations
+ *  share one, what tells them apart (their plan, metrics, question count: those that differ
+ *  among them), else the short form of their ids. (Their version counts the row and the tab
+ *  say anyway.) */
+export function evaluationTitles(evaluations: Evaluation[]): Map<string, string> {
+  const facets: ((e: Evaluation) => string)[] = [
+    (e) => planText(e) || 'default plan',
+    (e) => e.metrics.join(', '),
+    (e) => counted(e.questions, 'question'),
+  ];
+  const byName = new Map<string, Evaluation[]>();
+  for (const e of evaluations) {
+    const name = e.dataset ?? e.evaluation_id;
+    byName.set(name, [...(byName.get(name) ?? []), e]);
+  }
+  const titles = new Map<string, string>();
+  for (const [name, group] of byName) {
+    const differ = group.length > 1 ? facets.filter((f) => new Set(group.map(f)).size > 1) : [];
+    const titled = group.map((e) => [name, ...differ.map((f) => f(e))].join(' · '));
+    const clash = new Set(titled).size < titled.length || (group.length > 1 && !differ.length);
+    group.forEach((e, i) => titles.set(e.evaluation_id, clash ? `${titled[i]} · ${e.evaluation_id.slice(0, 12)}` : titled[i]));
+  }
+  return titles;
 }
 
 /** A run's answer, as its row previews it: the start of what it says, an extractive answer

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,11 +23,13 @@ from ragtt.values import counted, shorten
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["Column", "Fall", "Gate", "HistoryMatrix"]
+__all__ = ["WORSE_THRESHOLD", "Column", "Fall", "Gate", "HistoryMatrix"]
 
 _TEXT_ROWS, _TEXT_COLUMNS = 20, 8
 _TEXT_LABEL = 16  # the widest column label the text view prints whole
-_WORSE_THRESHOLD = 0.5  # what the text and HTML views call "got worse" (regressions()' default)
+WORSE_THRESHOLD = 0.5
+"""The got-worse threshold: what the views call "got worse" (``regressions()``' default), a
+level a question's metric fell below; not the CI gate's ``threshold``, how far it may fall."""
 _HTML_ROWS, _HTML_COLUMNS = 100, 60
 # A fall of exactly the threshold passes the gate: 0.8 - 0.7 is 0.10000000000000009 in floats.
 _FALL_TOLERANCE = 1e-9
@@ -71,8 +74,8 @@ class Gate(Result):
         base = self.baseline_label or f"v{self.baseline_version}"
         now = self.label or f"v{self.version}"
         head = (
-            f"gate on {self.metric}: {counted(len(self.fallen), 'question')} fell more than {self.threshold:g} below "
-            f"{base} at {now}; exit {self.exit_code}"
+            f"gate on {self.metric}: {counted(len(self.fallen), 'question')} fell more than {self.threshold:g} "
+            f"(the gate's threshold) below {base} (the baseline) at {now}; exit {self.exit_code}"
         )
         return "\n".join(
             [head]
@@ -131,12 +134,14 @@ class HistoryMatrix(Result):
             f"metrics {', '.join(self.metrics) or 'none'})"
         )
 
-    def to_dict(self, *, regressions: bool = True) -> dict[str, Any]:
+    def to_dict(self, *, regressions: bool | Sequence[str] = True) -> dict[str, Any]:
         """The wire format (``ragtt eval --json``, ``POST /evaluate``, the MCP tool). ``regressions``:
-        every regression the views' "got worse" lists, each with its reason, and every question
-        ``never_found()`` lists, each with where its passages are, computed once per matrix (about
-        as long as a deeper search per question that lost or never found a passage); False:
-        neither, for a view that draws the cells only (the widget, ``/ui``)."""
+        every regression the text's "got worse" lists (the gate's metric, else context_recall,
+        below ``WORSE_THRESHOLD``), each with its reason, and every question ``never_found()``
+        lists, each with where its passages are, computed once per matrix (about as long as a
+        deeper search per question that lost or never found a passage); metric names: every
+        regression of each below ``WORSE_THRESHOLD``, one metric after the other (the widget's
+        got-worse lists); False: neither, for a view that draws the cells only (``/ui``)."""
         return {
             "dataset": self.dataset,
             "evaluation_id": self.evaluation_id,
@@ -150,7 +155,14 @@ class HistoryMatrix(Result):
             "computed_versions": self.computed_versions,
             "reused_versions": self.reused_versions,
             "gate": self.gate.to_dict() if self.gate is not None else None,
-        } | ({"regressions": self._worse_rows, "never_found": self._never_rows} if regressions else {})
+        } | (
+            {
+                "regressions": self._worse_rows if regressions is True else self._worse_of(regressions),
+                "never_found": self._never_rows,
+            }
+            if regressions
+            else {}
+        )
 
     @functools.cached_property
     def _reasons(self) -> dict[Fall, str | None]:
@@ -169,6 +181,9 @@ class HistoryMatrix(Result):
     def _never_rows(self) -> list[dict[str, Any]]:
         """``never_found()`` of context_recall as ``to_dict()`` carries it (none without that metric)."""
         return self.never_found().to_dicts() if "context_recall" in self.metrics else []
+
+    def _worse_of(self, metrics: Sequence[str]) -> list[dict[str, Any]]:
+        return [row for metric in metrics for row in self.regressions(metric, WORSE_THRESHOLD).to_dicts()]
 
     # -- frames ----------------------------------------------------------------------------------
 
@@ -215,7 +230,7 @@ class HistoryMatrix(Result):
             data, schema={k: pl.String if k in ("question_id", "question") else pl.Float64 for k in data}
         )
 
-    def regressions(self, metric: str = "context_recall", threshold: float = 0.5) -> pl.DataFrame:
+    def regressions(self, metric: str = "context_recall", threshold: float = WORSE_THRESHOLD) -> pl.DataFrame:
         """Each time a question's ``metric`` fell below ``threshold`` after being at or above it:
         the last good and first bad columns, their runs, and the ``reason``
         (``ragtt.evaluation.reasons``): what happened to the reference passages the good run found
@@ -407,13 +422,15 @@ class HistoryMatrix(Result):
         return self.to_text()
 
     def _worse(self, *, explained: int | None = _TEXT_ROWS) -> tuple[str, float, Any] | None:
-        """The default ``regressions()`` (context_recall below 0.5, else the first metric's), for
-        the text and HTML views (which explain the ``_TEXT_ROWS`` they print) and ``to_dict()``
-        (every one): which questions got worse, since when, and why."""
+        """The default ``regressions()`` (the gate's metric, else context_recall, else the first
+        metric's, below ``WORSE_THRESHOLD``), for the text and HTML views (which explain the
+        ``_TEXT_ROWS`` they print) and ``to_dict()`` (every one): which questions got worse,
+        since when, and why."""
         if not self.metrics:
             return None
         metric = "context_recall" if "context_recall" in self.metrics else self.metrics[0]
-        return metric, _WORSE_THRESHOLD, self._regressions(metric, _WORSE_THRESHOLD, explained=explained)
+        metric = self.gate.metric if self.gate is not None else metric
+        return metric, WORSE_THRESHOLD, self._regressions(metric, WORSE_THRESHOLD, explained=explained)
 
     @functools.cached_property
     def _worse_lines(self) -> list[str]:
@@ -424,8 +441,11 @@ class HistoryMatrix(Result):
             return []
         metric, threshold, found = worse
         if found.is_empty():
-            return [f"got worse: no question's {metric} fell below {threshold} after being at or above it"]
-        lines = [f"got worse ({metric} fell below {threshold}; regressions() has them all):"]
+            return [
+                f"got worse: no question's {metric} fell below {threshold} (the got-worse threshold) after being "
+                "at or above it"
+            ]
+        lines = [f"got worse ({metric} fell below {threshold}, the got-worse threshold; regressions() has them all):"]
         for r in found.head(_TEXT_ROWS).iter_rows(named=True):
             good = r["last_good_label"] or f"v{r['last_good_version']}"
             bad = r["first_bad_label"] or f"v{r['first_bad_version']}"
@@ -452,8 +472,9 @@ class HistoryMatrix(Result):
         and hover, and in its state what a click shows, each changed cell's ChunkDiff against
         the question's previous evaluated column and (``embed_timelines``) each question's
         Timeline, within ``embed_limit`` bytes (default ``ragtt.views.history_matrix.EMBED_LIMIT``:
-        the most changed cells first; a click past it says so). Below it, the "got worse" list.
-        Computing what a click shows takes at least as long as evaluating the matrix again.
+        the most changed cells first; a click past it says so), and the "got worse" list of each
+        metric (the picked one's shows); below it, the "never found" list. Computing what a click
+        shows takes at least as long as evaluating the matrix again.
         ``proj``: the project it was evaluated on, open (default: the one ``proj.evaluate`` set)."""
         from ragtt.views import history_matrix as view
 
@@ -475,7 +496,7 @@ class HistoryMatrix(Result):
             f"<p>ragtt evaluation {esc(self.evaluation_id)}: hover a cell for its value, click it for the diff with "
             "the question's previous evaluated version, click a question for its timeline</p></div></div>"
         )
-        foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html()}</div></div>"
+        foot = f"{BOX}<div class='ragtt-page-foot'>{self._notes_html(listed=False)}</div></div>"
         limit = view.EMBED_LIMIT if embed_limit is None else int(embed_limit)
         return view.page(proj, self, metric=metric, limit=limit, timelines=embed_timelines, head=head, foot=foot)
 
@@ -512,11 +533,11 @@ class HistoryMatrix(Result):
             )
         return "".join(parts) + self._notes_html() + "</div>"
 
-    def _notes_html(self) -> str:
-        """What the HTML views say below the cells: which questions got worse, and why; the
-        verdicts that did not parse; the gate's verdict."""
+    def _notes_html(self, *, listed: bool = True) -> str:
+        """What the HTML views say below the cells: which questions got worse, and why (unless
+        ``listed`` is False: the widget lists them); the verdicts that did not parse; the gate's verdict."""
         parts = []
-        worse = self._worse_lines + self._never_lines()
+        worse = (self._worse_lines if listed else []) + self._never_lines()
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:

@@ -148,7 +148,9 @@ def router(get_project: Callable[[], Project], guard: list[Depends], files_root:
 
     @api.post("/model/{widget}/msg")
     def message(widget: str, msg: Message) -> Response:
-        return _json(_guarded(lambda: widget_reply(get_project(), widget, msg.args, msg.content)))
+        return _json(
+            _guarded(lambda: widget_reply(get_project(), widget, msg.args, msg.content, files_root=files_root))
+        )
 
     ui.include_router(api)
     return ui

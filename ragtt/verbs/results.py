@@ -454,7 +454,7 @@ class Gate(TypedDict):
     baseline_label: str | None
     version: int
     label: str | None
-    threshold: float
+    threshold: float  # the gate's threshold: how far a question may fall below the baseline
     fallen: list[dict[str, Any]]  # question_id, question, baseline, now, query_id
 
 
@@ -464,7 +464,7 @@ class Regression(TypedDict):
     question_id: str
     question: str
     metric: str
-    threshold: float
+    threshold: float  # the got-worse threshold (0.5): the level it fell below, not the gate's
     last_good_version: int
     last_good_label: str | None
     last_good_value: float
@@ -505,7 +505,7 @@ class HistoryMatrix(TypedDict):
     computed_versions: int  # versions searched by this call; the rest were read back from the log
     reused_versions: int
     gate: Gate | None
-    # context_recall's regressions at 0.5 (else the first metric's), every one with its reason
+    # the gate's metric's regressions at 0.5 (else context_recall's, else the first metric's), with reasons
     regressions: list[Regression]
     # the questions at context_recall 0 at every evaluated version, each with where its passages are
     never_found: list[NeverFound]

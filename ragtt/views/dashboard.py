@@ -44,16 +44,17 @@ def wire(value: Any) -> Any:
 
 def logged_queries(
     proj: Project, search: str = "", *, offset: int = 0, limit: int = 100
-) -> tuple[int, list[dict[str, Any]]]:
-    """``(total, page)``: the runs a person asked for (live queries, golden runs), newest first,
+) -> tuple[int, list[dict[str, Any]], int]:
+    """``(total, page, evaluation_runs)``: the runs a person asked for (live queries, golden runs), newest first,
     each with its kind, retrieval mode, the start of its answer (None without one; an extractive
     answer's quoted text, without its label, with ``extractive`` true) and its ``replays``: the
     replays of it, newest first, in the same form. A replay belongs to the run
     it replays (``original_query_id``); a question asked of the past (``replay --text``, the
     sidebar's "Diff with now") to the newest run of the same question before it. A replay
     that belongs to none is a row of its own (kind ``replay``). An evaluation's cells are not
-    listed (the history matrix shows them). ``search`` keeps the runs whose text holds every
-    one of its words, in any order, case-insensitive; ``total`` counts rows."""
+    listed (the history matrix shows them): ``evaluation_runs`` counts them. ``search`` keeps the
+    runs whose text holds every one of its words, in any order, case-insensitive; ``total``
+    counts rows."""
     import polars as pl
 
     from ragtt.events import types as ev
@@ -64,9 +65,11 @@ def logged_queries(
         pl.col("payload").str.json_path_match("$.purpose").alias("purpose"),
         pl.col("payload").str.json_path_match("$.original_query_id").alias("original_query_id"),
     )
-    frame = frame.filter(pl.col("purpose").is_null() | (pl.col("purpose") != "evaluation"))
     for word in search.lower().split():
         frame = frame.filter(pl.col("text").str.to_lowercase().str.contains(word, literal=True))
+    cells = pl.col("purpose").fill_null("") == "evaluation"
+    evaluation_runs = int(frame.select(cells.sum()).item())
+    frame = frame.filter(~cells)
     owners = _replay_owners(frame, replayed)
     rows = frame.filter(~pl.col("query_id").is_in(list(owners))).sort("seq", descending=True)
     total = rows.height
@@ -77,7 +80,8 @@ def logged_queries(
         owned.setdefault(owner, []).append(replay_id)
     children = [r for i in ids for r in owned.get(i, [])]
     described = _describe(proj, frame.filter(pl.col("query_id").is_in(ids + children)), replayed)
-    return total, [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
+    listed = [{**described[i], "replays": [described[r] for r in owned.get(i, [])]} for i in ids]
+    return total, listed, evaluation_runs
 
 
 def _question(text: Any) -> Any:
@@ -214,40 +218,53 @@ def widget_model(
         return drift_scatter.model(proj, need("a"), need("b"), query=args.get("query") or None)
     if widget == "pdf_overlay":
         return pdf_overlay.model(proj, need("source"), query_id=args.get("query_id") or None)
-    if widget == "history_matrix" and args.get("evaluation"):  # by its id, read back from the log
-        # at the versions it was opened on: the same id evaluated later at more versions has more
-        from ragtt.evaluation.run import at_spec
-
-        versions = at_spec([args.get("at") or ""])
-        if not isinstance(versions, list) or not all(isinstance(v, int) for v in versions):
-            raise ValidationError(f"history_matrix: at lists version numbers with an evaluation; got {args['at']!r}")
-        matrix = proj.read_evaluation(need("evaluation"), at=[int(v) for v in versions] or None)
-        return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
-    if widget == "history_matrix":  # the matrix POST /evaluate logged for `dataset` (a path on the server), read back
-        from ragtt.evaluation.run import at_spec
-        from ragtt.server_paths import confine_path
-        from ragtt.server_paths import files_root as files_root_for
-
-        root = files_root or files_root_for(proj.path)
-        dataset = confine_path(need("dataset"), root, "history_matrix: dataset")
-        at = at_spec([args.get("at") or "snapshots"])
-        matrix = proj.evaluate(dataset, at=at, read_only=True)  # a GET: reads back only
-        return history_matrix.model(proj, matrix, metric=args.get("metric") or None)
+    if widget == "history_matrix":
+        return history_matrix.model(proj, _matrix(proj, args, files_root), metric=args.get("metric") or None)
     raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
 
 
+def _matrix(proj: Project, args: dict[str, str | None], files_root: Path | None) -> Any:
+    """The matrix a history_matrix's arguments name, read back from the log (never evaluated):
+    ``evaluation`` (an id) at the versions ``at`` lists, else what ``POST /evaluate`` logged for
+    ``dataset`` (a path under ``files_root``) at ``at``."""
+    from ragtt.evaluation.run import at_spec
+
+    if args.get("evaluation"):
+        # at the versions it was opened on: the same id evaluated later at more versions has more
+        versions = at_spec([args.get("at") or ""])
+        if not isinstance(versions, list) or not all(isinstance(v, int) for v in versions):
+            raise ValidationError(f"history_matrix: at lists version numbers with an evaluation; got {args['at']!r}")
+        return proj.read_evaluation(str(args["evaluation"]), at=[int(v) for v in versions] or None)
+    from ragtt.server_paths import confine_path
+    from ragtt.server_paths import files_root as files_root_for
+
+    if not args.get("dataset"):
+        raise MissingArgumentError("history_matrix needs the query parameter 'dataset'")
+    dataset = confine_path(str(args["dataset"]), files_root or files_root_for(proj.path), "history_matrix: dataset")
+    return proj.evaluate(dataset, at=at_spec([args.get("at") or "snapshots"]), read_only=True)  # reads back only
+
+
 def widget_reply(
-    proj: Project, widget: str, args: dict[str, str | None], content: dict[str, Any]
+    proj: Project,
+    widget: str,
+    args: dict[str, str | None],
+    content: dict[str, Any],
+    *,
+    files_root: Path | None = None,
 ) -> list[dict[str, Any]]:
     """The replies the widget's Python side would send to a message its view sent
-    (``msg:custom`` content and buffers); only the PDF overlay answers (its page requests)."""
+    (``msg:custom`` content and buffers): the PDF overlay's pages, and what the history
+    matrix's state left out (diffs, timelines, a metric's got-worse list, from the matrix its
+    ``args`` name: ``files_root`` as ``widget_model``'s)."""
     if widget not in WIDGETS:
         raise NotFoundError(f"no widget {widget!r}; the dashboard has {', '.join(WIDGETS)}")
     if widget == "history_matrix":  # diffs and timelines past its state's bound
         from ragtt.views import history_matrix
         from ragtt.views.wire import split_buffers
 
-        answer = history_matrix.answer(proj, content)
+        answer = history_matrix.answer(proj, content) or history_matrix.worse_answer(
+            lambda: _matrix(proj, args, files_root), content
+        )
         if answer is None:
             return []
         content, buffers = split_buffers(answer)

@@ -1,9 +1,10 @@
 """The HistoryMatrix widget's model state (``_data``), from a ``ragtt.HistoryMatrix`` and its Project.
 
 No widget stack here: the notebook's ``HistoryMatrix`` widget and ``ragtt serve``'s ``/ui``
-both build on it. The matrix is read through its ``to_dict(regressions=False)`` only (metrics,
-questions, columns, cells, query_ids, unparseable: the regressions' reasons are not drawn
-here). Wire format, for ``Q`` questions and ``C`` columns (cells row-major, question by question: cell ``q * C + c``):
+both build on it. The matrix is read through its ``to_dict()`` only (metrics, questions,
+columns, cells, query_ids, unparseable, and the regressions of the metrics whose got-worse
+lists the state carries). Wire format, for ``Q`` questions and ``C`` columns (cells row-major,
+question by question: cell ``q * C + c``):
 
 - ``questions``: ``{"ids", "texts"}``; ``columns``: ``{"version"`` (int32), ``"labels"``,
   ``"at"}``; ``names``: version (as a string) -> the snapshot label that names it;
@@ -23,6 +24,10 @@ here). Wire format, for ``Q`` questions and ``C`` columns (cells row-major, ques
 - ``timeline``: ``{"base"`` (a Timeline ``_data`` without its focal part, or None),
   ``"question"`` (int32), ``"focal"}``: each question's Timeline focal part (its run at the
   last column), its ``chunks`` list replaced by ``rows``;
+- ``worse``: ``{"threshold"`` (``WORSE_THRESHOLD``), ``"metrics"}``: metric -> its got-worse
+  list, each regression as ``{"question", "good", "bad"`` (the last good and first bad column),
+  ``"good_value", "bad_value", "reason"}``; a metric not there is asked for (``worse_answer``):
+  the offline page and the notebook carry every metric's, ``/ui`` none (they come after the cells);
 - ``embed``: what was left out and why (``limit``, ``diffs_left_out``, ``timelines_left_out``,
   ``timelines``: whether they were asked for, ``compared``), and ``advice``: what the panel
   says to do when a click needs what the state lacks and nothing answers (``"bound"``: past
@@ -39,12 +44,13 @@ up to ``COMPARE_LIMIT`` runs. What is left out is asked of the kernel over ``mod
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ragtt.errors import RagttError
+from ragtt.evaluation.matrix import WORSE_THRESHOLD
 from ragtt.events import types as ev
 from ragtt.views import chunk_diff, timeline
 from ragtt.views.page import widget_page
@@ -73,6 +79,7 @@ __all__ = [
     "previous_runs",
     "quantize",
     "unquantize",
+    "worse_answer",
 ]
 
 NO_RUN, FIRST, SAME, CHANGED, UNKNOWN = range(5)
@@ -101,7 +108,8 @@ _RETRIEVALS = (ev.RETRIEVAL_EXECUTED, ev.REPLAY_PREFIX + ev.RETRIEVAL_EXECUTED)
 def model(proj: Any, matrix: Any, *, metric: str | None = None, limit: int = EMBED_LIMIT) -> dict[str, Any]:
     """The HistoryMatrix widget's traits as ``/ui`` shows it: ``_data``, ``metric``, ``selected``.
     Every cell's query id travels (the server's answers need them), timelines come from the
-    server when a question is clicked."""
+    server when a question is clicked, and so do the got-worse lists (``worse_answer``): the
+    cells paint without waiting for the regressions' reasons."""
     data = build(proj, matrix.to_dict(regressions=False), limit=limit, metric=metric, ids_limit=None, timelines=False)
     return _traits(data, metric)
 
@@ -117,10 +125,10 @@ def page(
     foot: str = "",
 ) -> str:
     """The widget as a self-contained HTML page (``ragtt.views.page``): the state a click needs
-    offline, within ``limit`` (``build``), the questions' timelines too unless ``timelines`` is
-    False; ``head`` and ``foot``: HTML around it, built from escaped parts."""
-    wire = matrix.to_dict(regressions=False)
-    data = build(proj, wire, limit=limit, metric=metric, timelines=timelines, advice=PAGE_ADVICE)
+    offline, within ``limit`` (``build``), every metric's got-worse list, the questions' timelines
+    too unless ``timelines`` is False; ``head`` and ``foot``: HTML around it, built from escaped parts."""
+    wire = matrix.to_dict(regressions=list(matrix.metrics))
+    data = build(proj, wire, limit=limit, metric=metric, timelines=timelines, advice=PAGE_ADVICE, worse=matrix.metrics)
     title = f"{matrix.dataset}: ragtt history matrix"
     return widget_page("history_matrix", _traits(data, metric), title=title, head=head, foot=foot)
 
@@ -147,13 +155,15 @@ def build(
     ids_limit: int | None = IDS_LIMIT,
     timelines: bool = True,
     advice: Mapping[str, str] = NOTEBOOK_ADVICE,
+    worse: Sequence[str] = (),
 ) -> dict[str, Any]:
     """``_data`` from ``HistoryMatrix.to_dict()`` (``wire``); ``proj`` answers the diffs and
     timelines. ``ids_limit``: the most cells whose query ids travel (None: all);
     ``timelines``: whether the questions' timelines are precomputed (each is a retrieval at
     every version of the project; at an evaluated column, the question's logged run is read
-    back instead); ``advice``:
-    ``embed``'s (the notebook widget's words by default)."""
+    back instead); ``advice``: ``embed``'s (the notebook widget's words by default);
+    ``worse``: the metrics whose regressions ``wire`` carries (``to_dict(regressions=worse)``),
+    their got-worse lists."""
     metrics = [str(m) for m in wire["metrics"]]
     questions = wire["questions"]
     columns = wire["columns"]
@@ -181,6 +191,7 @@ def build(
         "unparseable": unparseable,
         "runs": runs,
         "cell": array(states, "uint8"),
+        "worse": _worse(wire, worse if "regressions" in wire else ()),
     }
     table = _Chunks()
     order = _diff_order(states, values.get(pick_metric(data, metric)) if metrics else None, n_c)
@@ -308,6 +319,41 @@ def answer(
         }
     except Exception as exc:  # the view shows why, instead of waiting forever
         return {"type": kind, "key": key, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def worse_answer(read: Callable[[], Any], content: dict[str, Any]) -> dict[str, Any] | None:
+    """The reply to ``{"type": "worse", "key", "metric"}`` (a got-worse list the state lacks):
+    ``{"type", "key", "metric", "rows"}`` (``worse``'s rows), the regressions of the matrix
+    ``read()`` returns; an error is a reply that says what went wrong; None for anything else."""
+    if content.get("type") != "worse":
+        return None
+    key, metric = str(content.get("key", "")), str(content.get("metric", ""))
+    try:
+        wire = read().to_dict(regressions=[metric])
+        return {"type": "worse", "key": key, "metric": metric, "rows": _worse(wire, [metric])["metrics"][metric]}
+    except Exception as exc:  # the view shows why, instead of waiting forever
+        return {"type": "worse", "key": key, "metric": metric, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _worse(wire: dict[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
+    """``worse`` (the module's docstring): the regressions ``wire`` carries, by metric, each
+    with its question's row and its two columns' indexes."""
+    q_index = {str(q["id"]): i for i, q in enumerate(wire["questions"])}
+    c_index = {int(c["version"]): i for i, c in enumerate(wire["columns"])}
+    lists: dict[str, list[dict[str, Any]]] = {str(m): [] for m in metrics}
+    for r in wire.get("regressions") or []:
+        if r["metric"] in lists:
+            lists[r["metric"]].append(
+                {
+                    "question": q_index[str(r["question_id"])],
+                    "good": c_index[int(r["last_good_version"])],
+                    "bad": c_index[int(r["first_bad_version"])],
+                    "good_value": r["last_good_value"],
+                    "bad_value": r["first_bad_value"],
+                    "reason": r["reason"],
+                }
+            )
+    return {"threshold": WORSE_THRESHOLD, "metrics": lists}
 
 
 class _Chunks:

@@ -241,10 +241,10 @@ class DashboardHandler(Base):
             proj = self.open(project)
             if what == "queries":
                 offset, limit = self._bounded("offset", 0, 0, 10**9), self._bounded("limit", 100, 1, 500)
-                total, page = board.logged_queries(
+                total, page, evaluation_runs = board.logged_queries(
                     proj, self.get_query_argument("search", ""), offset=offset, limit=limit
                 )
-                return {"total": total, "offset": offset, "queries": page}
+                return {"total": total, "offset": offset, "queries": page, "evaluation_runs": evaluation_runs}
             if what == "versions":
                 return board.versions(proj)
             if what == "sources":
@@ -268,7 +268,9 @@ class DashboardHandler(Base):
             msg = json.loads(self.request.body or b"{}")
             if not isinstance(msg, dict) or set(msg) != {"args", "content"}:
                 raise ValidationError("a widget message is a JSON object with 'args' and 'content'")
-            return dumps(board.wire(board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"])))
+            root = self.backend.pool(resolve_project(self.backend.root, project)).files_root
+            replies = board.widget_reply(self.open(project), widget or "", msg["args"], msg["content"], files_root=root)
+            return dumps(board.wire(replies))
 
         await self.guarded(reply, self.send)
 

@@ -43,7 +43,29 @@ def test_a_question_that_fell_exits_1(folder: Path, tmp_path: Path, capsys: pyte
     code = ragtt_cli(folder, "eval", str(qs), "--at", "latest", "--baseline", "release-1", "--mode", "bm25")
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "gate on context_recall: 1 question fell more than 0 below release-1 at release-3; exit 1" in out
+    assert (
+        "gate on context_recall: 1 question fell more than 0 (the gate's threshold) below release-1 (the baseline) "
+        "at release-3; exit 1"
+    ) in out
+    # the got-worse list says its own threshold is another one (it read "fell below 0.5" beside the gate's 0)
+    assert "got worse (context_recall fell below 0.5, the got-worse threshold;" in out
+
+
+def test_the_got_worse_list_follows_the_gates_metric(
+    folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gated on context_precision, the got-worse list and ``regressions`` are context_precision's
+    (they were context_recall's whatever the gate's metric)."""
+    qs = dataset(tmp_path, REFUND_THEN)
+    args = ("eval", str(qs), "--at", "latest", "--baseline", "release-1", "--mode", "bm25")
+    assert ragtt_cli(folder, *args, "--metric", "context_precision") == 1
+    out = capsys.readouterr().out
+    assert "got worse (context_precision fell below 0.5, the got-worse threshold;" in out
+    assert "gate on context_precision:" in out
+    assert ragtt_cli(folder, *args, "--metric", "context_precision", "--json") == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["gate"]["metric"] == "context_precision" and data["gate"]["threshold"] == 0.0
+    assert [(r["metric"], r["threshold"]) for r in data["regressions"]] == [("context_precision", 0.5)]
 
 
 def test_no_fall_exits_0_and_writes_the_cells(folder: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

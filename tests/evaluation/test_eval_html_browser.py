@@ -2,9 +2,11 @@
 headless Chromium with every request other than file:, data: and blob: aborted: the heatmap
 paints on its canvas, hover names the cell and its value, a click on a cell whose chunks
 changed shows its ChunkDiff (from the page's own state: there is no kernel and no server), a
-click on a question its Timeline; past the page's bound, a click says how to put more in;
-and a question holding ``</script><script>alert(1)</script>``
-stays text: the page's state block keeps it escaped, and nothing runs."""
+click on a question its Timeline and moves the focus to the cell it shows; under the heatmap,
+the picked metric's got-worse list with each regression's reason, a click on one opening its
+cell; past the page's bound, a click says how to put more in; and a question holding
+``</script><script>alert(1)</script>`` stays text (in the heatmap, the list and the panel):
+the page's state block keeps it escaped, and nothing runs."""
 
 from __future__ import annotations
 
@@ -31,8 +33,14 @@ from tests.nb.test_history_matrix_browser import _click
 screens = nb_conftest.screens
 offline = nb_conftest.offline
 
-EVIL = "</script><script>alert(1)</script><!-- How do I install Flask?"
-QUESTIONS = [*DATASET, {"id": "evil", "question": EVIL, "reference_contexts": ["pip install Flask"]}]
+EVIL = "</script><script>alert(1)</script><!-- Which Python versions, Python 3.4 and newer, Python 2.7, and PyPy?"
+# in flask-1.0's docs only (of the four releases): the question gets worse at flask-2.0.0, in
+# context_recall (the passage left) and contains (the answer lost "Python 2.7")
+PY27 = "We recommend using the latest version of Python 3. Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+QUESTIONS = [
+    *DATASET,
+    {"id": "evil", "question": EVIL, "reference_contexts": [PY27], "must_contain": ["Python 2.7"]},
+]
 STATE = "application/vnd.jupyter.widget-state+json"
 
 
@@ -49,6 +57,7 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         again = proj.evaluate(str(dataset))
         assert again.computed_versions == 0  # read back: the cells the page was written from
         wire = again.to_dict(regressions=False)
+        worse = {m: again.regressions(m).to_dicts() for m in again.metrics}
         # one diff (the most changed cell's), no timelines: what a click needs past that is not in the page
         bounded = again.save_html(folder / "bounded.html", embed_limit=1, embed_timelines=False)
         # no questions (a matrix evaluate cannot return: it refuses an empty dataset): an empty page
@@ -56,7 +65,14 @@ def evaluated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             again, question_ids=[], questions=[], query_ids=[], cells={m: [] for m in again.cells}
         )
         empty = nothing.save_html(folder / "empty.html")
-    return {"out": out, "html": out.read_text(encoding="utf-8"), "wire": wire, "bounded": bounded, "empty": empty}
+    return {
+        "out": out,
+        "html": out.read_text(encoding="utf-8"),
+        "wire": wire,
+        "bounded": bounded,
+        "empty": empty,
+        "worse": worse,
+    }
 
 
 def saved_data(html: str) -> dict[str, Any]:
@@ -129,12 +145,62 @@ def test_the_page_paints_the_heatmap_and_a_cell_click_shows_its_diff_offline(
     title = widget.locator(".ragtt-hm-panel-title").inner_text()
     assert wire["columns"][c]["label"] in title and wire["columns"][c - 1]["label"] in title
     screenshot(page, page.locator("body"), screens / "eval_html_diff.png")
-    # a question: its Timeline, from the page too
-    _click(page, widget, 1, -1)
+    # a question: its Timeline, from the page too; the focus (ring and readout) moves to the cell
+    # whose run the Timeline shows, the question's last (it stayed on the cell clicked before)
+    other = (q + 1) % len(QUESTIONS)
+    _click(page, widget, other, -1)
     expect(widget).to_have_attribute("data-panel", "timeline")
     assert widget.locator(".ragtt-timeline .ragtt-chunk").count() > 0
-    # below the widget, the got-worse list the text view prints
-    assert "got worse" in page.locator(".ragtt-page-foot").inner_text()
+    readout = widget.locator(".ragtt-hm-readout").inner_text()
+    last = wire["columns"][-1]["label"]
+    assert readout.startswith(f"{wire['questions'][other]['question']} · {last} (v"), readout
+    assert f"query {wire['query_ids'][other][-1]}" in readout
+    assert widget.locator(".ragtt-timeline .ragtt-tl-query").inner_text().endswith(wire["questions"][other]["question"])
+    # the got-worse list is the widget's now, not a static context_recall list below the page
+    assert "got worse" not in page.locator(".ragtt-page-foot").inner_text().lower()
+    assert offline.aborted == [] and offline.errors == []
+
+
+def test_the_got_worse_list_follows_the_picked_metric_and_opens_its_cell(
+    evaluated: dict[str, Any], offline: Offline, screens: Path
+) -> None:
+    """Each metric's list is in the page: picking a metric shows its own (it stayed
+    context_recall's), each regression with its reason; a click on one opens its cell's diff;
+    the question (a script payload) and the reason stay text."""
+    wire, worse = evaluated["wire"], evaluated["worse"]
+    assert [r["question_id"] for r in worse["context_recall"]] == ["evil"]  # what the fixture is for
+    page = _open(offline, evaluated["out"])
+    widget = page.locator(".ragtt-history-matrix")
+    items = widget.locator(".ragtt-hm-worse-go")
+    for metric in ("context_recall", "contains", "context_precision"):
+        page.select_option(".ragtt-hm-metric", metric)
+        expect(widget).to_have_attribute("data-worse-metric", metric)
+        expected = worse[metric]
+        expect(widget).to_have_attribute("data-worse", "list" if expected else "none")
+        head = widget.locator(".ragtt-hm-worse-head").inner_text()
+        assert f"{metric} fell below 0.5" in head or f"no question's {metric} fell below 0.5" in head, head
+        assert items.count() == len(expected)
+        for item, r in zip(items.all(), expected, strict=True):
+            assert item.locator(".ragtt-hm-worse-q").inner_text() == r["question"]
+            assert item.locator(".ragtt-hm-worse-why").inner_text() == f"why: {r['reason']}"
+            fall = item.locator(".ragtt-hm-worse-fall").inner_text()
+            assert f"at {r['last_good_label']} (v{r['last_good_version']}) → " in fall
+            assert fall.endswith(f"at {r['first_bad_label']} (v{r['first_bad_version']})")
+    assert worse["contains"][0]["reason"].startswith("the answer lost")  # a list of its own, not context_recall's
+    assert worse["contains"][0]["reason"] != worse["context_recall"][0]["reason"]
+
+    # a click on the regression: its cell (the first bad column) focused and its diff opened
+    page.select_option(".ragtt-hm-metric", "context_recall")
+    r = worse["context_recall"][0]
+    qi = [q["id"] for q in wire["questions"]].index("evil")
+    bad = [c["version"] for c in wire["columns"]].index(r["first_bad_version"])
+    items.first.click()
+    expect(widget).to_have_attribute("data-panel", "diff")
+    assert widget.locator(".ragtt-cd-id").all_inner_texts() == [wire["query_ids"][qi][bad - 1], r["first_bad_query_id"]]
+    assert widget.locator(".ragtt-hm-readout").inner_text().startswith(f"{EVIL} · {r['first_bad_label']} (v")
+    assert items.first.get_attribute("aria-current") == "true"
+    screenshot(page, widget, screens / "eval_html_got_worse.png")
+    assert offline.dialogs == [] and page.locator("script").count() == 3
     assert offline.aborted == [] and offline.errors == []
 
 

@@ -265,8 +265,9 @@ def test_one_dataset_is_logged_once_under_each_name_it_is_evaluated_as(
 
 
 def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: ragtt.HistoryMatrix) -> None:
-    """The widget and /ui draw the cells: they never pay for every regression's reason."""
-    from ragtt.views.history_matrix import model
+    """/ui and the lab tab draw the cells without paying for the regressions' reasons; the
+    got-worse list of the metric picked comes after (``worse_answer``), that metric's alone."""
+    from ragtt.views.history_matrix import model, worse_answer
 
     def refuse(falls: list[Fall]) -> list[str | None]:
         raise AssertionError(f"a cell view explained {len(falls)} regressions")
@@ -274,6 +275,26 @@ def test_the_cell_views_draw_without_explaining(proj: ragtt.Project, matrix: rag
     quiet = dataclasses.replace(matrix, explain=refuse)
     data = model(proj, quiet)["_data"]
     assert data["questions"]["ids"] == [r["id"] for r in ROWS]
+    assert data["worse"] == {"threshold": 0.5, "metrics": {}}  # the view asks for the list it shows
     assert "regressions" not in quiet.to_dict(regressions=False)
     with pytest.raises(AssertionError, match="explained 3 regressions"):
         quiet.to_dict()
+    asked: list[Fall] = []
+    explain = matrix.explain
+    assert explain is not None
+
+    def counted(falls: list[Fall]) -> list[str | None]:
+        asked.extend(falls)
+        return explain(falls)
+
+    counting = dataclasses.replace(matrix, explain=counted)
+    reply = worse_answer(lambda: counting, {"type": "worse", "key": "k", "metric": "context_recall"})
+    assert reply is not None and {f.metric for f in asked} == {"context_recall"}
+    expected = matrix.regressions("context_recall")
+    assert [r["reason"] for r in reply["rows"]] == expected["reason"].to_list()
+    questions = [r["id"] for r in ROWS]
+    assert [questions[r["question"]] for r in reply["rows"]] == expected["question_id"].to_list()
+    columns = [c.version for c in matrix.columns]
+    assert [columns[r["bad"]] for r in reply["rows"]] == expected["first_bad_version"].to_list()
+    failed = worse_answer(lambda: quiet, {"type": "worse", "key": "k", "metric": "context_recall"})
+    assert failed is not None and "explained 3 regressions" in failed["error"]  # a reply that says why

@@ -217,6 +217,29 @@ def test_the_widget(flask: tuple[ragtt.Project, Any]) -> None:
     w.close()
 
 
+def test_the_widget_carries_every_metrics_got_worse_list(flask: tuple[ragtt.Project, Any]) -> None:
+    """The notebook's state (a report's, saved with it) holds each metric's got-worse list, as
+    ``regressions()`` has it: the picker shows any metric's with no kernel (it carried none)."""
+    proj, _ = flask
+    # flask-1.0 only held this passage of the four releases: the question gets worse at flask-2.0.0
+    passage = "Flask supports Python 3.4 and newer, Python 2.7, and PyPy."
+    fell = proj.evaluate([*DATASET, {"id": "py27", "question": "Python 2.7 and PyPy", "reference_contexts": [passage]}])
+    w = HistoryMatrix(fell, proj=proj)
+    worse = w._data["worse"]
+    assert worse["threshold"] == 0.5 and set(worse["metrics"]) == set(fell.metrics)
+    versions = [c.version for c in fell.columns]
+    for metric in fell.metrics:
+        expected = fell.regressions(metric)
+        rows = worse["metrics"][metric]
+        assert [fell.question_ids[r["question"]] for r in rows] == expected["question_id"].to_list()
+        assert [versions[r["good"]] for r in rows] == expected["last_good_version"].to_list()
+        assert [versions[r["bad"]] for r in rows] == expected["first_bad_version"].to_list()
+        assert [r["reason"] for r in rows] == expected["reason"].to_list()
+    assert [fell.question_ids[r["question"]] for r in worse["metrics"]["context_recall"]] == ["py27"]
+    assert "flask-1.0" in worse["metrics"]["context_recall"][0]["reason"]
+    w.close()
+
+
 def test_ragtt_eval_magic_shows_the_widget(
     shell: Any, flask_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

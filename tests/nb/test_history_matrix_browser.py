@@ -188,9 +188,19 @@ def test_cell_click_shows_the_diff_offline(
     timeline = widget.locator(".ragtt-timeline")
     assert timeline.locator(".ragtt-tl-query").inner_text().endswith(wire["questions"][1]["question"])
     assert timeline.locator(".ragtt-chunk").count() > 0
-    # the picker recolours by another metric
-    widget.locator("select.ragtt-hm-metric").select_option("contains")
-    assert widget.get_attribute("data-metric") == "contains"
+    # the question's row focused, at the column whose run the Timeline shows (it stayed on (q, 0))
+    assert (
+        widget.locator(".ragtt-hm-readout")
+        .inner_text()
+        .startswith(f"{wire['questions'][1]['question']} · {wire['columns'][-1]['label']} (v")
+    )
+    # the picker recolours by another metric, and shows its got-worse list, from the report's own
+    # state (no kernel to ask): none of these questions fell
+    for metric in ("context_recall", "contains"):
+        widget.locator("select.ragtt-hm-metric").select_option(metric)
+        assert widget.get_attribute("data-metric") == metric
+        assert (widget.get_attribute("data-worse"), widget.get_attribute("data-worse-metric")) == ("none", metric)
+        assert f"no question's {metric} fell below 0.5" in widget.locator(".ragtt-hm-worse-head").inner_text()
     assert offline.aborted == [] and offline.errors == []
 
 

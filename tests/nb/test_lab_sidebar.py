@@ -37,6 +37,12 @@ EVIL_SOURCE = "<img src=x onerror=\"window.__pwned='source'\">.md"
 EVIL_PDF = "crazy<img src=x onerror=\"window.__pwned='pdf'\">.pdf"
 EVIL_QUESTION = "blueprint <img src=x onerror=\"window.__pwned='question'\">"
 EVIL_DATASET = "q<img src=x onerror=\"window.__pwned='dataset'\">"  # a file name: the matrix's label
+# a question whose reference passage flask-1.0 rewrote: it gets worse there (the got-worse list)
+EVIL_WORSE = (
+    "What is the most kick-ass method to install Flask's libraries? <img src=x onerror=\"window.__pwned='worse'\">"
+)
+KICK_ASS = "There are many ways you could do that, but the most kick-ass method is virtualenv"
+ASKED_OF_THE_PAST = "how do I serve static files"  # replay --text: a row of its own, kind replay
 THROTTLE_ENV = "RAGTT_CPU_THROTTLE"  # N > 1: the pages run N times slower (see new_page)
 
 
@@ -57,6 +63,8 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             proj.ingest(release, as_of=release_date(release))  # dated, as `--as-of-date` does
             proj.snapshot(release.name.split("_", 1)[1])
             if number == 0:  # asked at the first release: "Diff with now" has history to show
+                # asked of the past, then that replay replayed: a replay's row with a replay of its own
+                proj.replay(proj.replay_text(ASKED_OF_THE_PAST, at=release.name.split("_", 1)[1]).query_id)
                 proj.query("how do I register a blueprint")
         pdfs = home / "pdfs"
         pdfs.mkdir()
@@ -71,10 +79,13 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         dataset = home / f"{EVIL_DATASET}.jsonl"
         rows = [
             {"id": "bp", "question": EVIL_QUESTION, "must_contain": ["register"]},
-            {"id": "ctx", "question": "app context"},
+            {"id": "venv", "question": EVIL_WORSE, "reference_contexts": [KICK_ASS]},
         ]
         dataset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        evaluation = proj.evaluate(dataset).evaluation_id  # every snapshot
+        matrix = proj.evaluate(dataset)  # every snapshot
+        evaluation = matrix.evaluation_id
+        cells = sum(1 for row in matrix.query_ids for run in row if run)
+        worse = {metric: matrix.regressions(metric).to_dicts() for metric in ("context_recall", "contains")}
     with ragtt.Project.open(root / "second", embedder=ragtt.HashEmbedder(), progress=False, create=True) as other:
         other.ingest_texts({"second.md": "# Second\n\nThe second project.\n"})
         other.query("second project")
@@ -85,7 +96,7 @@ def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell("%load_ext ragtt_nb")]
     nbformat.write(nb, root / "work.ipynb")
-    yield {"home": home, "root": root, "dataset": dataset, "evaluation": evaluation}
+    yield {"home": home, "root": root, "dataset": dataset, "evaluation": evaluation, "cells": cells, "worse": worse}
 
 
 @pytest.fixture
@@ -149,6 +160,13 @@ def test_history_sidebar_in_jupyterlab(lab: str, lab_root: dict[str, Any], brows
         rows = panel.locator(".ragtt-history-row .ragtt-history-text").all_inner_texts()
         assert rows[:3] == [EVIL_QUERY, "application context teardown", "how do I register a blueprint"]
         assert panel.get_attribute("data-project") == "flask"
+        # what is counted: the queries listed and, apart, the evaluations' runs (not "4 queries" alone)
+        count = panel.locator(".ragtt-history-search + .ragtt-history-meta").inner_text()
+        assert count == f"4 queries, newest first · {lab_root['cells']} evaluation runs (in their matrices)", count
+        assert not panel.locator(".ragtt-history-count").evaluate("(e) => e.scrollWidth > e.clientWidth")  # whole
+        # a replay's row says "replay" once, its own replay counted as one more (was "↻ 1 replay · replay")
+        replayed = panel.locator(".ragtt-history-row", has_text=ASKED_OF_THE_PAST).locator(".ragtt-history-meta")
+        assert re.match(r"replay · ↻ 1 more replay · \S+ · v3 · ", replayed.inner_text()), replayed.inner_text()
         screenshot(page, panel, screens / "lab_sidebar.png")
 
         # the answer preview shows what the answer says, an extractive one marked by a badge
@@ -348,7 +366,27 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         matrix = tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
         assert EVIL_QUESTION in matrix.inner_text()
         line_of("history_matrix")
+        # the got-worse list of the metric shown, from the server (the tab's state carries none),
+        # each regression with its reason; a click opens its cell's diff (the tab showed no list)
+        (fell,) = lab_root["worse"]["context_recall"]
+        expect(matrix).to_have_attribute("data-worse", "list", timeout=60_000)
+        assert matrix.get_attribute("data-worse-metric") == "context_recall"
+        item = matrix.locator(".ragtt-hm-worse-go")
+        assert item.count() == 1 and item.locator(".ragtt-hm-worse-q").inner_text() == EVIL_WORSE
+        assert item.locator(".ragtt-hm-worse-why").inner_text() == f"why: {fell['reason']}"
+        assert fell["first_bad_label"] == "flask-1.0" and "no longer holds it" in fell["reason"]
+        item.click()
+        expect(matrix).to_have_attribute("data-panel", "diff", timeout=60_000)
+        assert matrix.locator(".ragtt-cd-id").last.inner_text() == fell["first_bad_query_id"]
+        assert matrix.locator(".ragtt-hm-readout").inner_text().startswith(f"{EVIL_WORSE} · flask-1.0 (v")
         screenshot(page, matrix, screens / "lab_history_matrix_tab.png")
+        # another metric's list, asked of the server when picked: its own
+        matrix.locator(".ragtt-hm-metric").select_option("contains")
+        contains = lab_root["worse"]["contains"]
+        expect(matrix).to_have_attribute("data-worse", "list" if contains else "none", timeout=60_000)
+        assert matrix.locator(".ragtt-hm-worse-why").all_inner_texts() == [f"why: {r['reason']}" for r in contains]
+        matrix.locator(".ragtt-hm-metric").select_option("context_recall")
+        expect(matrix).to_have_attribute("data-worse", "list")
         # a cell opened below the plot: hovering it again, the tip never covers what opened
         canvas = matrix.locator(".ragtt-hm-canvas")
         cbox = canvas.bounding_box()

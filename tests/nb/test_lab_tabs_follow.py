@@ -128,7 +128,7 @@ def test_tabs_are_named_for_what_they_show_and_a_replay_belongs_to_its_query(
         asked = [t for t in texts if t.startswith("how do I register a blueprint\n")]
         # one click, one replay: the replay answers, so the diff logs no replay of it to generate one
         assert len(asked) == 1 and "(no answer)" not in asked[0] and "↻ 1 replay · " in asked[0], "\n~~~\n".join(texts)
-        assert panel.locator(".ragtt-history-row[data-kind='replay']").count() == 0
+        assert panel.locator(".ragtt-history-row[data-kind='replay']", has_text="register a blueprint").count() == 0
         shot(page, screens / "lab_replay_under_its_query.png")
 
         # a drift and a PDF: the versions' names, the source's name
@@ -204,6 +204,10 @@ def test_the_sidebar_follows_the_kernels_writes_and_a_matrix_tab_keeps_its_evalu
             "() => document.querySelectorAll('#ragtt-history .ragtt-history-evaluation').length === 2",
             timeout=60_000,
         )
+        # two evaluations of one dataset name: their titles say what tells them apart (both read
+        # the dataset's name alone, the line below them the only difference)
+        titles = panel.locator(".ragtt-history-evaluation button").all_inner_texts()
+        assert sorted(titles) == [f"{EVIL_DATASET} · vector top 3", f"{EVIL_DATASET} · vector top 4"], titles
         run_cell(page, "%ragtt query how are sessions signed")
         page.wait_for_function(
             "() => document.querySelector('#ragtt-history .ragtt-history-row .ragtt-history-text')"
@@ -217,7 +221,7 @@ def test_the_sidebar_follows_the_kernels_writes_and_a_matrix_tab_keeps_its_evalu
         evaluation.locator("button").click()
         wider = tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
         assert wider.locator(".ragtt-hm-counts").inner_text() == f"2 questions × {more} versions"
-        assert title(page)["caption"].startswith(f"Matrix · {EVIL_DATASET} (@ {more} versions)\n")
+        assert title(page)["caption"].startswith(f"Matrix · {EVIL_DATASET} · vector top 4 (@ {more} versions)\n")
         shown = matrix_tabs(page)
         assert sorted(at_count(line) for line, _ in shown) == [5, more], shown
         assert all(counts == f"2 questions × {at_count(line)} versions" for line, counts in shown), shown
@@ -249,7 +253,7 @@ def test_the_sidebar_follows_the_kernels_writes_and_a_matrix_tab_keeps_its_evalu
         titles = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab").evaluate_all("ts => ts.map((t) => t.title)")
         assert {t.split("\n")[0] for t in titles if t.startswith("Matrix · ")} == {
             f"Matrix · {EVIL_DATASET} (@ 5 versions)",
-            f"Matrix · {EVIL_DATASET} (@ {more} versions)",
+            f"Matrix · {EVIL_DATASET} · vector top 4 (@ {more} versions)",  # opened once a namesake was listed
         }
         # the tab opened on 5 versions, current (clicked until it is: a restored layout may still move)
         five = '.lm-DockPanel-tabBar .lm-TabBar-tab[title*="(@ 5 versions)"]'

@@ -69,12 +69,12 @@ def test_thousands_of_replays_are_each_listed_under_the_run_they_belong_to(tmp_p
                 nested.setdefault(belongs, []).append(replay_id)
         assert sum(map(len, nested.values())) > 800 and len(live) > 900
 
-        total, listed = logged_queries(proj, limit=len(expected))
+        total, listed, _ = logged_queries(proj, limit=len(expected))
         assert total == len(expected) == len(listed)
         assert [q["query_id"] for q in listed] == expected
         for row in listed:
             assert [r["query_id"] for r in row["replays"]] == nested.get(row["query_id"], [])
             assert row["kind"] == ("replay" if row["query_id"] in owner else "live")
             assert all(normal(r["text"]) == normal(row["text"]) for r in row["replays"])
-        _, page = logged_queries(proj, offset=100, limit=50)
+        _, page, _ = logged_queries(proj, offset=100, limit=50)
         assert page == listed[100:150]

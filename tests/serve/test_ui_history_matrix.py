@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from playwright.sync_api import expect
 
 import ragtt
 from ragtt.serve import create_app
@@ -73,6 +74,15 @@ def test_the_matrix_in_the_dashboard(browser: Any, base_url: str, evaluated: dic
             "() => document.querySelector('.ragtt-history-matrix').dataset.panel === 'timeline'", timeout=30_000
         )
         assert widget.locator(".ragtt-timeline .ragtt-chunk").count() > 0
+        # the readout and the focus ring on the cell whose run the Timeline shows (its last)
+        assert (
+            widget.locator(".ragtt-hm-readout")
+            .inner_text()
+            .startswith(f"{wire['questions'][q]['question']} · {wire['columns'][-1]['label']} (v")
+        )
+        # the got-worse list, from the server: none of these questions fell below 0.5
+        expect(widget).to_have_attribute("data-worse", "none", timeout=30_000)
+        assert "no question's context_recall fell below 0.5" in widget.locator(".ragtt-hm-worse-head").inner_text()
         assert '"selected"' in (host.get_attribute("data-saved") or "")  # save_changes reached the page
         assert o.aborted == [] and o.dialogs == [] and o.errors == []
     finally:
@@ -92,6 +102,15 @@ def test_the_message_route_answers_what_a_state_left_out(evaluated: dict[str, An
         assert reply["content"]["key"] == "k" and reply["content"]["right"] == ids[0][3]
         assert reply["buffers"] and all(set(b) == {"$buffer"} for b in reply["buffers"])
         assert reply["content"]["data"]["chunks"]["rank_left"]["view"] == {"$ref": 0}
+        # a metric's got-worse list, from the matrix the arguments name (read back, never run)
+        worse = {"type": "worse", "key": "w", "metric": "context_recall"}
+        args = {"dataset": str(evaluated["questions"]), "at": "snapshots"}
+        (reply,) = client.post("/ui/api/model/history_matrix/msg", json={"args": args, "content": worse}).json()
+        assert reply["content"] == {"type": "worse", "key": "w", "metric": "context_recall", "rows": []}
+        (reply,) = client.post(
+            "/ui/api/model/history_matrix/msg", json={"args": {"dataset": "/etc/passwd"}, "content": worse}
+        ).json()
+        assert reply["content"]["error"].startswith("ConfigError: history_matrix: dataset must be inside")  # says why
         bad = client.get("/ui/api/model/history_matrix?dataset=/no/such/file.jsonl")
         assert bad.status_code == 400 and "no/such/file.jsonl" in bad.json()["detail"]
         assert client.get("/ui/api/model/history_matrix").status_code == 422
