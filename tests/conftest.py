@@ -3,7 +3,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,20 @@ def corpus(*parts: str) -> Path:
 def flask_releases() -> list[Path]:
     root = corpus("evolving", "flask")
     return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def release_label(release: Path) -> str:
+    """A Flask release folder's label: 2018-04-26_flask-1.0 -> flask-1.0."""
+    return release.name.split("_", 1)[1]
+
+
+def ingest_releases(proj: ragtt.Project, labels: Iterable[str]) -> None:
+    """Ingest the Flask releases named ``labels``, oldest first, each snapshot under its label."""
+    wanted = set(labels)
+    for release in flask_releases():
+        if release_label(release) in wanted:
+            proj.ingest(release)
+            proj.snapshot(release_label(release))
 
 
 @pytest.fixture

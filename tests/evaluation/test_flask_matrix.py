@@ -16,7 +16,7 @@ import pytest
 
 import ragtt
 from ragtt.timetravel.golden import DEFAULT_MATCH, containment, shingles, text_shingles
-from tests.conftest import flask_releases
+from tests.conftest import flask_releases, release_label
 
 LATEST = {
     "What is the minimum Python version supported?": (
@@ -41,17 +41,13 @@ LATEST = {
 MODE, TOP_K = "bm25", 5
 
 
-def label_of(release: Path) -> str:
-    return release.name.split("_", 1)[1]  # 2018-04-26_flask-1.0 -> flask-1.0
-
-
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ragtt.Project]:
     path = tmp_path_factory.mktemp("flask-matrix") / "proj"
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
         for release in flask_releases():
             proj.ingest(release)
-            proj.snapshot(label_of(release))
+            proj.snapshot(release_label(release))
         yield proj
 
 
@@ -74,7 +70,7 @@ def matrix(history: ragtt.Project, dataset: ragtt.EvalDataset) -> ragtt.HistoryM
 
 
 def test_one_column_per_snapshot(matrix: ragtt.HistoryMatrix) -> None:
-    labels = [label_of(r) for r in flask_releases()]
+    labels = [release_label(r) for r in flask_releases()]
     assert len(matrix.columns) == 22
     assert [c.label for c in matrix.columns] == labels
     assert matrix.to_dict()["columns"][0]["at"].endswith("Z")
@@ -219,7 +215,7 @@ def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
         proj.ingest_texts({"draft.md": "An undated draft, ingested before any release."})  # no snapshot
         for release in releases:
             proj.ingest(release, as_of=dated[release.name])
-            proj.snapshot(label_of(release))
+            proj.snapshot(release_label(release))
         proj.ingest_texts({"notes.md": "An undated note about Flask's secret keys."})  # no as_of: its commit time
         proj.snapshot("undated")
         rows = [
@@ -243,7 +239,7 @@ def test_a_column_is_dated_as_the_timeline_dates_it(tmp_path: Path) -> None:
             assert datetime.fromisoformat(column.at) == placed[column.version], column
         asked = datetime(2021, 6, 1, tzinfo=UTC)  # after flask-2.0.0 (2021-05-11), before 3.1.3
         (column,) = proj.evaluate(rows, mode=MODE, at=[asked]).columns
-        assert column.label == label_of(releases[1]) and column.at == matrix.columns[1].at
+        assert column.label == release_label(releases[1]) and column.at == matrix.columns[1].at
 
 
 def _plain(value: Any) -> Any:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -17,7 +16,7 @@ import pytest
 
 import ragtt
 from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, shingles, text_shingles
-from tests.conftest import flask_releases
+from tests.conftest import flask_releases, ingest_releases, release_label
 
 RELEASES = ("flask-3.1.0", "flask-3.1.1", "flask-3.1.3")
 MODE, TOP_K = "bm25", 4
@@ -27,13 +26,9 @@ SENTENCE = "Must be set for ``url_for`` to generate external URLs outside of a r
 OLD = "Inform the application what host and port it is bound to. Required for subdomain route matching support."
 
 
-def label_of(release: Path) -> str:
-    return release.name.split("_", 1)[1]
-
-
 def entry() -> str:
     """3.1.3's TRUSTED_HOSTS and SERVER_NAME entries, longer than a chunk of the default chunker."""
-    (release,) = [r for r in flask_releases() if label_of(r) == "flask-3.1.3"]
+    (release,) = [r for r in flask_releases() if release_label(r) == "flask-3.1.3"]
     text = (release / "docs" / "config.rst").read_text(encoding="utf-8")
     start = text.index(".. py:data:: TRUSTED_HOSTS")
     end = text.index(".. py:data:: SERVER_NAME")
@@ -54,10 +49,7 @@ def rows() -> list[dict[str, Any]]:
 def proj(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ragtt.Project]:
     path = tmp_path_factory.mktemp("never") / "proj"
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as p:
-        for release in flask_releases():
-            if label_of(release) in RELEASES:
-                p.ingest(release)
-                p.snapshot(label_of(release))
+        ingest_releases(p, RELEASES)
         yield p
 
 

@@ -21,7 +21,7 @@ from ragtt.cli import main
 from ragtt.evaluation.matrix import Fall
 from ragtt.events import types as ev
 from ragtt.timetravel.golden import DEFAULT_MATCH, REACH, containment, shingles, text_shingles
-from tests.conftest import flask_releases
+from tests.conftest import ingest_releases
 
 RELEASES = ("flask-0.12", "flask-1.0", "flask-1.1.2", "flask-2.0.0", "flask-3.0.0", "flask-3.0.3")
 MODE, TOP_K = "bm25", 5
@@ -50,18 +50,11 @@ ROWS: list[dict[str, Any]] = [
 ]
 
 
-def label_of(release: Path) -> str:
-    return release.name.split("_", 1)[1]
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("reasons") / "proj"
     with ragtt.Project.open(path, embedder=ragtt.HashEmbedder(), progress=False) as proj:
-        for release in flask_releases():
-            if label_of(release) in RELEASES:
-                proj.ingest(release)
-                proj.snapshot(label_of(release))
+        ingest_releases(proj, RELEASES)
     return path
 
 

@@ -557,12 +557,7 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         assert states == ["ready"] * 6, page.locator(".ragtt-tab-host[data-state=error]").all_inner_texts()
         # A click while the restored layout still settles can land on a moving tab bar: click
         # until the tab is the current one (bounded), then its widget must paint.
-        matrix_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Matrix · ")
-        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="Matrix · ")
-        deadline = time.monotonic() + 30
-        while current.count() == 0 and time.monotonic() < deadline:
-            matrix_tab.click()
-            page.wait_for_timeout(500)
+        _make_current(page, "Matrix · ")
         matrix = tab(page, "history_matrix", ".ragtt-history-matrix[data-painted]")
         # the matrix shows the cell opened before the reload (it came back with none)
         expect(matrix).to_have_attribute("data-panel", cell["panel"], timeout=60_000)
@@ -570,12 +565,7 @@ def test_matrix_drift_pdf_and_picked_diff_tabs(
         assert matrix.locator(".ragtt-hm-readout").inner_text().startswith(f"{EVIL_QUESTION} · {released} · ")
         screenshot(page, matrix, screens / "lab_history_matrix_restored.png")
         # the timeline is where it was scrubbed to (it came back at the latest version)
-        timeline_tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text="Timeline · ")
-        current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text="Timeline · ")
-        deadline = time.monotonic() + 30
-        while current.count() == 0 and time.monotonic() < deadline:
-            timeline_tab.click()
-            page.wait_for_timeout(500)
+        _make_current(page, "Timeline · ")
         timeline = tab(page, "timeline", ".ragtt-timeline")
         assert timeline.locator(".ragtt-timeline-cursor").get_attribute("aria-valuenow") == scrubbed["at"]
         assert timeline.locator(".ragtt-tl-info").inner_text() == scrubbed["info"]
@@ -722,3 +712,13 @@ def test_a_workspace_edited_with_views_that_do_not_fit_keeps_the_servers(
         assert page.evaluate("window.__pwned") is None and dialogs == []
     finally:
         context.close()
+
+
+def _make_current(page: Any, title: str) -> None:
+    """Click the main-area tab whose title holds ``title`` until it is the current one (30 s at most)."""
+    tab_ = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=title)
+    current = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current", has_text=title)
+    deadline = time.monotonic() + 30
+    while current.count() == 0 and time.monotonic() < deadline:
+        tab_.click()
+        page.wait_for_timeout(500)
