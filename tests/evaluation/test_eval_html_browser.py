@@ -251,5 +251,7 @@ def test_a_matrix_of_no_questions_is_an_empty_page(evaluated: dict[str, Any], of
     widget = page.locator(".ragtt-history-matrix")
     n_c = len(evaluated["wire"]["columns"])
     assert widget.locator(".ragtt-hm-counts").inner_text() == f"0 questions × {n_c} versions"
-    assert "no question" in page.locator(".ragtt-page-foot").inner_text()  # nothing got worse
+    # nothing got worse, and the widget's list (from the page's own state) says so
+    expect(widget).to_have_attribute("data-worse", "none")
+    assert "no question's" in widget.locator(".ragtt-hm-worse").inner_text()
     assert offline.aborted == [] and offline.errors == []
