@@ -317,8 +317,10 @@ class HistoryMatrix(Result):
         }
         return pl.DataFrame(rows, schema=schema, orient="row")
 
+    @functools.cached_property
     def _never_lines(self) -> list[str]:
-        """The text and HTML views' "never found": the questions at 0 at every version, and where their passages are."""
+        """The text and HTML views' "never found": the questions at 0 at every version, and where their
+        passages are, once per matrix (``ragtt eval --out m.html`` shows it in the page and prints it)."""
         if "context_recall" not in self.metrics:
             return []
         found = self._never_found("context_recall", explained=_TEXT_ROWS)
@@ -411,7 +413,7 @@ class HistoryMatrix(Result):
             if len(rows) > _TEXT_ROWS:
                 lines.append(f"  ... {len(rows) - _TEXT_ROWS} more questions (frame() has them all)")
         lines.extend(self._worse_lines)
-        lines.extend(self._never_lines())
+        lines.extend(self._never_lines)
         if self.unparseable:
             lines.append(f"{counted(len(self.unparseable), 'judge verdict')} did not parse (see .unparseable)")
         if self.gate is not None:
@@ -537,7 +539,7 @@ class HistoryMatrix(Result):
         """What the HTML views say below the cells: which questions got worse, and why (unless
         ``listed`` is False: the widget lists them); the verdicts that did not parse; the gate's verdict."""
         parts = []
-        worse = (self._worse_lines if listed else []) + self._never_lines()
+        worse = (self._worse_lines if listed else []) + self._never_lines
         if worse:
             parts.append(f"<pre>{esc(chr(10).join(worse))}</pre>")
         if self.unparseable:
